@@ -1,0 +1,1 @@
+"""trustnode: decentralized auditing of LLM reasoning."""

@@ -1,0 +1,142 @@
+"""Node configuration: environment variables `TRUSTNODE_*` and an optional TOML file.
+
+Nested sections use a double underscore in the environment, e.g.
+`TRUSTNODE_LLM__BASE_URL=http://127.0.0.1:8000/v1`, and a table in TOML (`[llm]`).
+The TOML file is `$TRUSTNODE_CONFIG` if set, else `trustnode.toml` in the working
+directory when present. Every field here is documented in README.md.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+def _default_data_dir() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "trustnode"
+
+
+class ChainSettings(BaseModel):
+    """How to reach the chain and which key signs."""
+
+    rpc_url: str | None = Field(default=None, description="JSON-RPC URL; default: the devnet's.")
+    deployment_file: Path | None = Field(
+        default=None, description="Deployment JSON; default: <data_dir>/devnet/deployment.json."
+    )
+    private_key: SecretStr | None = Field(default=None, description="Hex private key of this node's account.")
+    keystore_path: Path | None = Field(default=None, description="Encrypted eth-account keystore file.")
+    keystore_password: SecretStr | None = Field(default=None, description="Password of the keystore.")
+    account_index: int = Field(default=0, ge=0, description="On the devnet, which anvil dev account to use.")
+    tx_timeout_s: float = Field(default=60.0, gt=0, description="How long to wait for a receipt.")
+    poll_interval_s: float = Field(default=0.5, gt=0, description="Event polling interval.")
+
+
+class DevnetSettings(BaseModel):
+    """The local anvil chain started by `trustnode devnet up`."""
+
+    port: int = Field(default=8545, ge=1, le=65535)
+    block_time_s: float | None = Field(default=None, description="None: mine on every transaction.")
+    chain_id: int = 31337
+
+
+class IPFSSettings(BaseModel):
+    """Blob storage: a Kubo-compatible RPC, or the embedded store when no URL is set."""
+
+    api_url: str | None = Field(default=None, description="e.g. http://127.0.0.1:5001; None: LocalStore.")
+    timeout_s: float = Field(default=30.0, gt=0)
+    retries: int = Field(default=3, ge=0)
+
+
+class LLMSettings(BaseModel):
+    """An OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp)."""
+
+    base_url: str | None = Field(default=None, description="e.g. http://127.0.0.1:11434/v1; None: offline.")
+    model: str = "gpt-4o-mini"
+    api_key: SecretStr = SecretStr("not-needed")
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=4, ge=0, description="Retries on 429/5xx/timeouts.")
+    repair_retries: int = Field(default=2, ge=0, description="Retries that show the model its invalid output.")
+    concurrency: int = Field(default=4, ge=1)
+    structured_output: bool = Field(default=True, description="Ask for json_schema response_format.")
+    seed: int = 7
+    cache_dir: Path | None = Field(default=None, description="Default: <data_dir>/llm-cache.")
+
+
+class APISettings(BaseModel):
+    """The provider/user REST API."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    api_keys: list[SecretStr] = Field(default_factory=list, description="Accepted provider API keys.")
+    max_body_bytes: int = Field(default=1_000_000, gt=0)
+
+
+class BatchSettings(BaseModel):
+    """Batching and shuffling of traces before sessions open (privacy)."""
+
+    size: int = Field(default=4, ge=1, description="Traces per batch.")
+    max_wait_s: float = Field(default=5.0, ge=0, description="Open a partial batch after this long.")
+
+
+class AuditorSettings(BaseModel):
+    """The auditor daemon."""
+
+    tier: str = Field(default="computer", description="computer | llm | human")
+    stake: int = Field(default=1000 * 10**18, ge=0, description="Self-stake in token wei.")
+    domains: int = Field(default=1, ge=0, description="Expertise bitmask.")
+
+
+class Settings(BaseSettings):
+    """All settings of a trustnode process."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="TRUSTNODE_", env_nested_delimiter="__", extra="ignore", validate_default=True
+    )
+
+    data_dir: Path = Field(default_factory=_default_data_dir, description="State, queues, caches, keys.")
+    log_level: str = "INFO"
+    log_json: bool = Field(default=False, description="Structured (JSON) log lines.")
+    chain: ChainSettings = Field(default_factory=ChainSettings)
+    devnet: DevnetSettings = Field(default_factory=DevnetSettings)
+    ipfs: IPFSSettings = Field(default_factory=IPFSSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    api: APISettings = Field(default_factory=APISettings)
+    batch: BatchSettings = Field(default_factory=BatchSettings)
+    auditor: AuditorSettings = Field(default_factory=AuditorSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_path = os.environ.get("TRUSTNODE_CONFIG")
+        path = Path(toml_path) if toml_path else Path("trustnode.toml")
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if path.is_file():
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
+
+    @property
+    def deployment_file(self) -> Path:
+        return self.chain.deployment_file or self.data_dir / "devnet" / "deployment.json"
+
+    @property
+    def llm_cache_dir(self) -> Path:
+        return self.llm.cache_dir or self.data_dir / "llm-cache"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings from env and TOML; keyword overrides win (used by the CLI flags)."""
+    return Settings(**overrides)  # type: ignore[arg-type]
