@@ -1,0 +1,1 @@
+"""Auditor backends (computer, structural, LLM judge, human queue) and their evaluation."""
