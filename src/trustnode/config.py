@@ -63,7 +63,9 @@ class LLMSettings(BaseModel):
     api_key: SecretStr = SecretStr("not-needed")
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=4, ge=0, description="Retries on 429/5xx/timeouts.")
-    repair_retries: int = Field(default=2, ge=0, description="Retries that show the model its invalid output.")
+    repair_retries: int = Field(
+        default=2, ge=0, description="Retries that show the model its invalid output."
+    )
     concurrency: int = Field(default=4, ge=1)
     structured_output: bool = Field(default=True, description="Ask for json_schema response_format.")
     seed: int = 7

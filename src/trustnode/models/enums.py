@@ -6,10 +6,10 @@ so `Tier` values must never be renumbered.
 
 from __future__ import annotations
 
-from enum import Enum, IntEnum
+from enum import IntEnum, StrEnum
 
 
-class Level(str, Enum):
+class Level(StrEnum):
     """Abstraction level of an HDAG node, from the most abstract down."""
 
     GOAL = "GOAL"
@@ -27,7 +27,7 @@ class Level(str, Enum):
         return {"GOAL": "G", "STRATEGY": "S", "TACTIC": "T", "STEP": "ST", "OPERATION": "O"}[self.value]
 
 
-class AuditorType(str, Enum):
+class AuditorType(StrEnum):
     """Who audits a segment (SPEC 2, step 4)."""
 
     T_AUTO = "T_Auto"
@@ -59,7 +59,7 @@ class Tier(IntEnum):
         return cls[key]
 
 
-class Relationship(str, Enum):
+class Relationship(StrEnum):
     DECOMPOSES_TO = "decomposes_to"
     DEPENDS_ON = "depends_on"
     ENABLES = "enables"
@@ -69,7 +69,7 @@ class Relationship(str, Enum):
     CONTRADICTS = "contradicts"
 
 
-class Strength(str, Enum):
+class Strength(StrEnum):
     STRONG = "strong"
     MEDIUM = "medium"
     WEAK = "weak"
@@ -79,13 +79,13 @@ class Strength(str, Enum):
         return {"strong": 3, "medium": 2, "weak": 1}[self.value]
 
 
-class Complexity(str, Enum):
+class Complexity(StrEnum):
     LOW = "Low"
     MEDIUM = "Medium"
     HIGH = "High"
 
 
-class Verdict(str, Enum):
+class Verdict(StrEnum):
     """An auditor's vote on one segment."""
 
     PASS = "PASS"

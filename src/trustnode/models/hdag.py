@@ -56,7 +56,9 @@ class VerificationFlow(BaseModel):
 class HDAGMetadata(BaseModel):
     """Where the HDAG came from and what it cost."""
 
-    decomposer: str = Field(description="offline | llm-five-step | llm-single | import-steps | import-dagmath")
+    decomposer: str = Field(
+        description="offline | llm-five-step | llm-single | import-steps | import-dagmath"
+    )
     model: str | None = None
     llm_calls: int = 0
     prompt_tokens: int = 0

@@ -1,0 +1,209 @@
+"""A web3.py client that deploys and calls our contracts, safely from many threads.
+
+Nonces are handed out by one manager per (chain, sender) in the process, so concurrent
+senders never collide; a revert (at estimation or after mining) becomes a
+`ContractRevertError` naming the custom error.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from eth_account.signers.local import LocalAccount
+from hexbytes import HexBytes
+from web3 import Web3
+from web3.contract import Contract
+from web3.contract.contract import ContractFunction
+from web3.exceptions import ContractLogicError, TimeExhausted
+from web3.types import TxReceipt
+
+from trustnode.chain.artifacts_io import load_artifact
+from trustnode.chain.errors import ChainError, ChainUnavailableError, ContractRevertError, decode_revert
+
+_NONCE_MANAGERS: dict[tuple[int, str], _NonceManager] = {}
+_NONCE_MANAGERS_LOCK = threading.Lock()
+
+
+class _NonceManager:
+    """Hands out consecutive nonces; resynchronises from the chain after a failed send."""
+
+    def __init__(self, w3: Web3, address: str) -> None:
+        self.w3 = w3
+        self.address = address
+        self.lock = threading.Lock()
+        self._next: int | None = None
+
+    def sync(self) -> None:
+        self._next = self.w3.eth.get_transaction_count(self.address, "pending")  # type: ignore[arg-type]
+
+    def take(self) -> int:
+        if self._next is None:
+            self.sync()
+        assert self._next is not None
+        n = self._next
+        self._next += 1
+        return n
+
+
+def _nonce_manager(w3: Web3, chain_id: int, address: str) -> _NonceManager:
+    with _NONCE_MANAGERS_LOCK:
+        key = (chain_id, address)
+        if key not in _NONCE_MANAGERS:
+            _NONCE_MANAGERS[key] = _NonceManager(w3, address)
+        return _NONCE_MANAGERS[key]
+
+
+def _revert_data(exc: ContractLogicError) -> str | None:
+    data = exc.data
+    if isinstance(data, dict):
+        data = data.get("data")
+    if isinstance(data, str) and data.startswith("0x"):
+        return data
+    return None
+
+
+class ChainClient:
+    """One signer on one chain."""
+
+    def __init__(self, w3: Web3, account: LocalAccount, *, tx_timeout_s: float = 60.0) -> None:
+        self.w3 = w3
+        self.account = account
+        self.tx_timeout_s = tx_timeout_s
+        try:
+            self.chain_id = int(w3.eth.chain_id)
+        except Exception as exc:  # requests/connection errors vary by transport
+            raise ChainUnavailableError(f"chain at {self.rpc_url} is not reachable: {exc}") from exc
+        self._nonces = _nonce_manager(w3, self.chain_id, account.address)
+        self.tx_sent = 0
+        self.tx_failed = 0
+        self.on_transaction: Callable[[str, TxReceipt | None], None] | None = None
+
+    @classmethod
+    def connect(
+        cls, rpc_url: str, account: LocalAccount, *, timeout_s: float = 10.0, tx_timeout_s: float = 60.0
+    ) -> ChainClient:
+        w3 = Web3(Web3.HTTPProvider(rpc_url, request_kwargs={"timeout": timeout_s}))
+        return cls(w3, account, tx_timeout_s=tx_timeout_s)
+
+    @property
+    def address(self) -> str:
+        return str(self.account.address)
+
+    @property
+    def rpc_url(self) -> str:
+        return str(getattr(self.w3.provider, "endpoint_uri", "?"))
+
+    # -- contracts -------------------------------------------------------------------------
+
+    def contract(self, name: str, address: str) -> Contract:
+        """A contract object for artifact `name` deployed at `address`."""
+        return self.w3.eth.contract(address=Web3.to_checksum_address(address), abi=load_artifact(name).abi)
+
+    def deploy(self, name: str, *args: Any) -> Contract:
+        """Deploy artifact `name` with constructor `args`; returns the bound contract."""
+        art = load_artifact(name)
+        factory = self.w3.eth.contract(abi=art.abi, bytecode=art.bytecode)
+        receipt = self.transact(factory.constructor(*args))
+        address = receipt["contractAddress"]
+        if address is None:
+            raise ChainError(f"deployment of {name} produced no contract address")
+        return self.contract(name, address)
+
+    # -- calls and transactions -----------------------------------------------------------
+
+    def call(self, fn: ContractFunction, *, block: int | str = "latest") -> Any:
+        """Read-only call; a revert raises ContractRevertError."""
+        try:
+            return fn.call({"from": self.address}, block_identifier=block)  # type: ignore[arg-type]
+        except ContractLogicError as exc:
+            raise decode_revert(_revert_data(exc)) from exc
+
+    def transact(self, fn: Any, *, value: int = 0, gas: int | None = None, wait: bool = True) -> TxReceipt:
+        """Estimate, sign, send and (by default) wait for the receipt of `fn`.
+
+        `fn` is a ContractFunction or a contract constructor. Estimation runs first, so a
+        call that would revert fails before it costs gas or takes a nonce.
+        """
+        base: dict[str, Any] = {"from": self.address, "value": value, "chainId": self.chain_id}
+        if gas is None:
+            try:
+                gas = int(fn.estimate_gas(base) * 1.25) + 10_000
+            except ContractLogicError as exc:
+                self.tx_failed += 1
+                raise decode_revert(_revert_data(exc)) from exc
+            except (ConnectionError, OSError) as exc:
+                raise ChainUnavailableError(f"chain at {self.rpc_url} is not reachable: {exc}") from exc
+        with self._nonces.lock:
+            nonce = self._nonces.take()
+            tx = fn.build_transaction({**base, "gas": gas, "nonce": nonce})
+            signed = self.account.sign_transaction(tx)
+            try:
+                tx_hash = self.w3.eth.send_raw_transaction(signed.raw_transaction)
+            except Exception as exc:
+                self._nonces.sync()
+                self.tx_failed += 1
+                if isinstance(exc, ContractLogicError):
+                    raise decode_revert(_revert_data(exc)) from exc
+                raise ChainError(f"sending transaction failed: {exc}") from exc
+        self.tx_sent += 1
+        if not wait:
+            return TxReceipt({"transactionHash": HexBytes(tx_hash)})  # type: ignore[typeddict-item]
+        receipt = self.wait(tx_hash)
+        if self.on_transaction is not None:
+            self.on_transaction(receipt["transactionHash"].hex(), receipt)
+        if receipt["status"] != 1:
+            self.tx_failed += 1
+            raise self._replay_revert(tx, receipt)
+        return receipt
+
+    def wait(self, tx_hash: bytes | str) -> TxReceipt:
+        try:
+            return self.w3.eth.wait_for_transaction_receipt(
+                HexBytes(tx_hash), timeout=self.tx_timeout_s, poll_latency=0.05
+            )
+        except TimeExhausted as exc:
+            raise ChainError(f"no receipt for {HexBytes(tx_hash).hex()} after {self.tx_timeout_s}s") from exc
+
+    def _replay_revert(self, tx: dict[str, Any], receipt: TxReceipt) -> ContractRevertError:
+        """Re-run a mined failed transaction as a call to recover its revert data."""
+        call = {k: tx[k] for k in ("from", "to", "data", "value", "gas") if k in tx}
+        tx_hash = receipt["transactionHash"].hex()
+        try:
+            self.w3.eth.call(call, block_identifier=receipt["blockNumber"] - 1)  # type: ignore[arg-type]
+        except ContractLogicError as exc:
+            return decode_revert(_revert_data(exc), tx_hash)
+        except Exception:  # noqa: BLE001 - best effort: the receipt already says it failed
+            pass
+        return ContractRevertError("Reverted", {}, "0x", tx_hash)
+
+    def mine(self, blocks: int = 1) -> None:
+        """Devnet only: mine `blocks` empty blocks (anvil_mine)."""
+        self.w3.provider.make_request("anvil_mine", [hex(blocks)])  # type: ignore[arg-type]
+
+    def block_number(self) -> int:
+        return int(self.w3.eth.block_number)
+
+
+def wait_for_rpc(rpc_url: str, timeout_s: float = 30.0) -> int:
+    """Poll until the RPC answers eth_chainId; returns the chain id."""
+    deadline = time.monotonic() + timeout_s
+    last: Exception | None = None
+    w3 = Web3(Web3.HTTPProvider(rpc_url, request_kwargs={"timeout": 2}))
+    while time.monotonic() < deadline:
+        try:
+            return int(w3.eth.chain_id)
+        except Exception as exc:  # noqa: BLE001 - any transport error means "not yet"
+            last = exc
+            time.sleep(0.1)
+    raise ChainUnavailableError(f"chain at {rpc_url} did not answer within {timeout_s}s: {last}")
+
+
+def rpc_alive(rpc_url: str) -> bool:
+    try:
+        wait_for_rpc(rpc_url, timeout_s=1.0)
+        return True
+    except ChainUnavailableError:
+        return False

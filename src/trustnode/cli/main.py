@@ -1,0 +1,35 @@
+"""The `trustnode` command.
+
+Each command group lives in its own module exposing `register(app)`, so capabilities add
+commands without touching each other's code.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+app = typer.Typer(
+    name="trustnode",
+    help="Node of a decentralized network that audits LLM reasoning traces.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+COMMAND_MODULES: tuple[str, ...] = (
+    "trustnode.cli.contracts",
+    "trustnode.cli.devnet",
+)
+
+
+def _register_all() -> None:
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(app)
+
+
+_register_all()
+
+
+if __name__ == "__main__":
+    app()
