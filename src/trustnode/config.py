@@ -42,43 +42,43 @@ class ChainSettings(BaseModel):
 class DevnetSettings(BaseModel):
     """The local anvil chain started by `trustnode devnet up`."""
 
-    port: int = Field(default=8545, ge=1, le=65535)
+    port: int = Field(default=8545, ge=1, le=65535, description="RPC port of anvil on 127.0.0.1.")
     block_time_s: float | None = Field(default=None, description="None: mine on every transaction.")
-    chain_id: int = 31337
+    chain_id: int = Field(default=31337, description="Chain id anvil is started with.")
 
 
 class IPFSSettings(BaseModel):
     """Blob storage: a Kubo-compatible RPC, or the embedded store when no URL is set."""
 
     api_url: str | None = Field(default=None, description="e.g. http://127.0.0.1:5001; None: LocalStore.")
-    timeout_s: float = Field(default=30.0, gt=0)
-    retries: int = Field(default=3, ge=0)
+    timeout_s: float = Field(default=30.0, gt=0, description="Per-request timeout of the IPFS RPC.")
+    retries: int = Field(default=3, ge=0, description="Retries (with backoff) before IPFS counts as down.")
 
 
 class LLMSettings(BaseModel):
     """An OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp)."""
 
     base_url: str | None = Field(default=None, description="e.g. http://127.0.0.1:11434/v1; None: offline.")
-    model: str = "gpt-4o-mini"
-    api_key: SecretStr = SecretStr("not-needed")
-    timeout_s: float = Field(default=60.0, gt=0)
+    model: str = Field(default="gpt-4o-mini", description="Model name sent to the endpoint.")
+    api_key: SecretStr = Field(default=SecretStr("not-needed"), description="Bearer key of the endpoint.")
+    timeout_s: float = Field(default=60.0, gt=0, description="Per-request timeout.")
     max_retries: int = Field(default=4, ge=0, description="Retries on 429/5xx/timeouts.")
     repair_retries: int = Field(
         default=2, ge=0, description="Retries that show the model its invalid output."
     )
-    concurrency: int = Field(default=4, ge=1)
+    concurrency: int = Field(default=4, ge=1, description="Requests in flight at once, per process.")
     structured_output: bool = Field(default=True, description="Ask for json_schema response_format.")
-    seed: int = 7
+    seed: int = Field(default=7, description="Sampling seed sent with every request.")
     cache_dir: Path | None = Field(default=None, description="Default: <data_dir>/llm-cache.")
 
 
 class APISettings(BaseModel):
     """The provider/user REST API."""
 
-    host: str = "127.0.0.1"
-    port: int = Field(default=8080, ge=1, le=65535)
+    host: str = Field(default="127.0.0.1", description="Address the API binds.")
+    port: int = Field(default=8080, ge=1, le=65535, description="Port the API listens on.")
     api_keys: list[SecretStr] = Field(default_factory=list, description="Accepted provider API keys.")
-    max_body_bytes: int = Field(default=1_000_000, gt=0)
+    max_body_bytes: int = Field(default=1_000_000, gt=0, description="Largest accepted request body.")
 
 
 class BatchSettings(BaseModel):
@@ -91,7 +91,7 @@ class BatchSettings(BaseModel):
 class AuditorSettings(BaseModel):
     """The auditor daemon."""
 
-    tier: str = Field(default="computer", description="computer | llm | human")
+    tier: str = Field(default="computer", description="computer, llm or human.")
     stake: int = Field(default=1000 * 10**18, ge=0, description="Self-stake in token wei.")
     domains: int = Field(default=1, ge=0, description="Expertise bitmask.")
 
@@ -104,7 +104,7 @@ class Settings(BaseSettings):
     )
 
     data_dir: Path = Field(default_factory=_default_data_dir, description="State, queues, caches, keys.")
-    log_level: str = "INFO"
+    log_level: str = Field(default="INFO", description="DEBUG, INFO, WARNING or ERROR.")
     log_json: bool = Field(default=False, description="Structured (JSON) log lines.")
     chain: ChainSettings = Field(default_factory=ChainSettings)
     devnet: DevnetSettings = Field(default_factory=DevnetSettings)

@@ -23,7 +23,7 @@ from web3.types import TxReceipt
 from trustnode.chain.artifacts_io import load_artifact
 from trustnode.chain.errors import ChainError, ChainUnavailableError, ContractRevertError, decode_revert
 
-_NONCE_MANAGERS: dict[tuple[int, str], _NonceManager] = {}
+_NONCE_MANAGERS: dict[tuple[str, int, str], _NonceManager] = {}
 _NONCE_MANAGERS_LOCK = threading.Lock()
 
 
@@ -40,17 +40,16 @@ class _NonceManager:
         self._next = self.w3.eth.get_transaction_count(self.address, "pending")  # type: ignore[arg-type]
 
     def take(self) -> int:
-        if self._next is None:
-            self.sync()
-        assert self._next is not None
-        n = self._next
-        self._next += 1
+        """The next nonce: never below the chain's pending count (another process may send too)."""
+        pending = self.w3.eth.get_transaction_count(self.address, "pending")  # type: ignore[arg-type]
+        n = max(self._next or 0, pending)
+        self._next = n + 1
         return n
 
 
 def _nonce_manager(w3: Web3, chain_id: int, address: str) -> _NonceManager:
     with _NONCE_MANAGERS_LOCK:
-        key = (chain_id, address)
+        key = (str(getattr(w3.provider, "endpoint_uri", "")), chain_id, address)
         if key not in _NONCE_MANAGERS:
             _NONCE_MANAGERS[key] = _NonceManager(w3, address)
         return _NONCE_MANAGERS[key]

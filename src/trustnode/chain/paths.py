@@ -30,7 +30,7 @@ def find_tool(name: str) -> Path | None:
     """An npm-installed tool (anvil, forge, jsipfs) from node_modules/.bin, else from PATH."""
     env = os.environ.get(f"TRUSTNODE_{name.upper()}")
     if env:
-        return Path(env)
+        return Path(env) if Path(env).exists() else None
     root = repo_root()
     if root is not None:
         # Prefer the platform binary of @foundry-rs/* over its node shim, so signals reach it.

@@ -1,0 +1,114 @@
+"""The contract build: committed artifacts are fresh, staleness is detected, and the solc
+wrapper gives py-solc-x and forge the same answers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from trustnode.chain.build import COMPILER_SETTINGS, SOLC_VERSION, Artifact, compile_contracts, stale_reasons
+
+pytestmark = pytest.mark.chain
+
+
+def test_committed_artifacts_are_not_stale(repo_root: Path) -> None:
+    reasons = stale_reasons(repo_root)
+    assert reasons == [], "run `trustnode contracts build` and commit the artifacts: " + "; ".join(reasons)
+
+
+def _copy_repo(repo_root: Path, dest: Path) -> Path:
+    shutil.copytree(repo_root / "contracts", dest / "contracts")
+    shutil.copy(repo_root / "package.json", dest / "package.json")
+    (dest / "scripts").mkdir()
+    shutil.copy(repo_root / "scripts" / "solc", dest / "scripts" / "solc")
+    (dest / "node_modules").symlink_to(repo_root / "node_modules")
+    return dest
+
+
+def test_stale_artifacts_are_detected(repo_root: Path, tmp_path: Path) -> None:
+    root = _copy_repo(repo_root, tmp_path)
+    out = tmp_path / "artifacts"
+    shutil.copytree(repo_root / "src" / "trustnode" / "chain" / "artifacts", out)
+    assert stale_reasons(root, out) == []
+    token = root / "contracts" / "src" / "TrustToken.sol"
+    token.write_text(token.read_text().replace('"TRUST"', '"TRST"'))
+    reasons = stale_reasons(root, out)
+    assert any(r.startswith("TrustToken:") for r in reasons), reasons
+    (root / "contracts" / "src" / "Extra.sol").write_text(
+        "// SPDX-License-Identifier: Apache-2.0\npragma solidity 0.8.28;\ncontract Extra { uint256 public x; }\n"
+    )
+    assert "Extra: no committed artifact" in stale_reasons(root, out)
+
+
+def test_compile_error_is_reported(repo_root: Path, tmp_path: Path) -> None:
+    from trustnode.chain.build import BuildError
+
+    root = _copy_repo(repo_root, tmp_path)
+    (root / "contracts" / "src" / "Broken.sol").write_text(
+        "pragma solidity 0.8.28; contract Broken { uint x = ; }"
+    )
+    with pytest.raises(BuildError, match="Broken.sol"):
+        compile_contracts(root)
+
+
+def test_wrapper_version_is_understood_by_py_solc_x(repo_root: Path) -> None:
+    from solcx.wrapper import get_solc_version
+
+    assert str(get_solc_version(repo_root / "scripts" / "solc")) == SOLC_VERSION
+    full = get_solc_version(repo_root / "scripts" / "solc", with_commit_hash=True)
+    assert str(full).startswith(SOLC_VERSION + "+commit.")
+
+
+def test_wrapper_stdout_is_clean_json(repo_root: Path) -> None:
+    src = "// SPDX-License-Identifier: MIT\npragma solidity 0.8.28;\ncontract A { function f() external pure returns (uint) { return 1; } }"
+    req = {
+        "language": "Solidity",
+        "sources": {"A.sol": {"content": src}},
+        "settings": {"outputSelection": {"*": {"*": ["abi"]}}},
+    }
+    out = subprocess.run(
+        [str(repo_root / "scripts" / "solc"), "--standard-json"],
+        input=json.dumps(req),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    parsed = json.loads(out.stdout)
+    assert parsed["contracts"]["A.sol"]["A"]["abi"][0]["name"] == "f"
+
+
+def test_forge_and_py_solc_x_give_identical_bytecode(repo_root: Path, tmp_path: Path) -> None:
+    """forge (through the wrapper) and our py-solc-x build agree byte for byte."""
+    forge = repo_root / "node_modules" / ".bin" / "forge"
+    out_dir, cache_dir = tmp_path / "out", tmp_path / "cache"
+    res = subprocess.run(
+        [
+            str(forge),
+            "build",
+            "--out",
+            str(out_dir),
+            "--cache-path",
+            str(cache_dir),
+            "--skip",
+            "test",
+            "--skip",
+            "script",
+        ],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    artifacts, _ = compile_contracts(repo_root)
+    assert COMPILER_SETTINGS["evmVersion"] == "cancun"
+    for name in ("TrustToken",):
+        forge_art = json.loads((out_dir / "TrustToken.sol" / f"{name}.json").read_text())
+        ours: Artifact = artifacts[name]
+        assert forge_art["bytecode"]["object"] == ours.bytecode
+        assert forge_art["deployedBytecode"]["object"] == ours.deployed_bytecode

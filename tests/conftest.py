@@ -1,0 +1,71 @@
+"""Fixtures shared by every test package: paths, free ports and a real anvil devnet."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from trustnode.chain import devnet as devnet_mod
+from trustnode.chain.accounts import dev_account
+from trustnode.chain.client import ChainClient
+from trustnode.chain.deployment import Deployment
+from trustnode.chain.paths import find_tool
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED = REPO_ROOT.parent / "shared"
+EVAL_DIR = SHARED / "eval"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def eval_dir() -> Path:
+    if not EVAL_DIR.is_dir():
+        pytest.fail(f"evaluation data not found at {EVAL_DIR} (../shared must sit beside the repository)")
+    return EVAL_DIR
+
+
+def _require_anvil() -> None:
+    if find_tool("anvil") is None:
+        pytest.fail("anvil is not installed: run `make install` (npm ci)")
+
+
+@pytest.fixture(scope="session")
+def devnet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
+    """One anvil chain with the protocol deployed, shared by the whole test session."""
+    _require_anvil()
+    dep_file = tmp_path_factory.mktemp("devnet") / "deployment.json"
+    dep = devnet_mod.up(dep_file, port=free_port())
+    try:
+        yield dep
+    finally:
+        devnet_mod.down(dep_file)
+
+
+@pytest.fixture
+def fresh_devnet(tmp_path: Path) -> Iterator[Deployment]:
+    """A chain of the test's own, for tests that need a clean state."""
+    _require_anvil()
+    dep_file = tmp_path / "devnet" / "deployment.json"
+    dep = devnet_mod.up(dep_file, port=free_port())
+    try:
+        yield dep
+    finally:
+        devnet_mod.down(dep_file)
+
+
+def client_for(dep: Deployment, account_index: int = 0) -> ChainClient:
+    """A ChainClient signing with anvil dev account `account_index`."""
+    return ChainClient.connect(dep.rpc_url, dev_account(account_index))
