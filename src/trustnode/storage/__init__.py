@@ -1,0 +1,1 @@
+"""Storage and privacy: IPFS blob stores, segment encryption, key envelopes, Merkle commitments, batching."""

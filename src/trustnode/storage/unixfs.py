@@ -1,0 +1,294 @@
+"""CIDs and blocks exactly as an IPFS daemon imports a file (CIDv1, raw leaves, balanced DAG).
+
+Kubo and js-ipfs, asked for `cid-version=1&raw-leaves=true` with the default chunker, cut a
+file into 256 KiB chunks stored as `raw` blocks; a single chunk *is* the file's block, more
+chunks are gathered under dag-pb/UnixFS `File` nodes of at most 174 links each, level by
+level (the "balanced" layout). Reproducing that byte for byte lets the embedded store and a
+daemon agree on every identity, so a blob can move between them and keep its CID.
+
+The dag-pb and UnixFS protobuf encodings are small, so they are written here by hand in the
+canonical form the daemons emit (links before data; `Name` present and empty).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from multiformats import CID, multihash
+
+from trustnode.storage.errors import BlobIntegrityError, InvalidCIDError
+
+CHUNK_SIZE = 256 * 1024
+MAX_LINKS = 174
+RAW = 0x55
+DAG_PB = 0x70
+SHA2_256 = 0x12
+
+UNIXFS_RAW = 0
+UNIXFS_FILE = 2
+
+
+# --- CID helpers -----------------------------------------------------------------------------
+
+
+def make_cid(codec: str, block: bytes) -> CID:
+    """CIDv1 (base32) of a block under `codec` ('raw' or 'dag-pb'), sha2-256."""
+    digest = hashlib.sha256(block).digest()
+    return CID("base32", 1, codec, multihash.wrap(digest, "sha2-256"))
+
+
+def parse_cid(cid: str | CID) -> CID:
+    """Decode any CID string (v0 `Qm...` or v1 in any multibase), else InvalidCIDError."""
+    if isinstance(cid, CID):
+        return cid
+    if not isinstance(cid, str) or not cid.strip():
+        raise InvalidCIDError(f"not a CID: {cid!r}")
+    try:
+        return CID.decode(cid.strip())
+    except Exception as exc:  # multiformats raises several unrelated types
+        raise InvalidCIDError(f"not a CID: {cid!r} ({exc})") from exc
+
+
+def normalize_cid(cid: str | CID) -> str:
+    """The canonical string of a CID: version 1, base32 (what `add` returns and leaves commit to).
+
+    A CIDv0 is the same dag-pb/sha2-256 identity written differently, so it maps to its v1 form.
+    """
+    c = parse_cid(cid)
+    if c.version == 0:
+        c = CID("base32", 1, "dag-pb", c.digest)
+    return str(c.set(base="base32"))
+
+
+def verify_block(cid: CID, block: bytes) -> None:
+    """Raise BlobIntegrityError unless `block` hashes to the multihash inside `cid`."""
+    code = cid.hashfun.code
+    if code != SHA2_256:
+        raise BlobIntegrityError(f"{cid}: unsupported hash function 0x{code:x} (only sha2-256)")
+    if hashlib.sha256(block).digest() != cid.raw_digest:
+        raise BlobIntegrityError(f"block does not match its CID {cid}: the stored bytes are corrupt")
+
+
+# --- protobuf ------------------------------------------------------------------------------
+
+
+def _varint(n: int) -> bytes:
+    if n < 0:
+        raise ValueError("varint must be non-negative")
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    shift = 0
+    value = 0
+    while True:
+        if pos >= len(buf) or shift > 63:
+            raise BlobIntegrityError("truncated or oversized protobuf varint")
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, pos
+        shift += 7
+
+
+def _field_bytes(num: int, payload: bytes) -> bytes:
+    return _varint(num << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _field_varint(num: int, value: int) -> bytes:
+    return _varint(num << 3) + _varint(value)
+
+
+def _iter_fields(buf: bytes) -> Iterator[tuple[int, int, int | bytes]]:
+    """Yield (field number, wire type, value) for the varint and length-delimited fields used here."""
+    pos = 0
+    while pos < len(buf):
+        key, pos = _read_varint(buf, pos)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            value, pos = _read_varint(buf, pos)
+            yield num, wt, value
+        elif wt == 2:
+            length, pos = _read_varint(buf, pos)
+            if pos + length > len(buf):
+                raise BlobIntegrityError("truncated protobuf field")
+            yield num, wt, buf[pos : pos + length]
+            pos += length
+        else:
+            raise BlobIntegrityError(f"unsupported protobuf wire type {wt}")
+
+
+@dataclass(frozen=True)
+class PBLink:
+    """A dag-pb link: child CID, name (always empty for file chunks) and cumulative size."""
+
+    cid: CID
+    tsize: int
+    name: str = ""
+
+    def encode(self) -> bytes:
+        return (
+            _field_bytes(1, bytes(self.cid))
+            + _field_bytes(2, self.name.encode())
+            + _field_varint(3, self.tsize)
+        )
+
+
+@dataclass(frozen=True)
+class UnixFSData:
+    """The UnixFS `Data` message of a file node (type, inline data, total size, child sizes)."""
+
+    type: int = UNIXFS_FILE
+    data: bytes = b""
+    filesize: int | None = None
+    blocksizes: tuple[int, ...] = ()
+
+    def encode(self) -> bytes:
+        out = _field_varint(1, self.type)
+        if self.data:
+            out += _field_bytes(2, self.data)
+        if self.filesize is not None:
+            out += _field_varint(3, self.filesize)
+        for size in self.blocksizes:
+            out += _field_varint(4, size)
+        return out
+
+    @classmethod
+    def decode(cls, buf: bytes) -> UnixFSData:
+        ftype, data, filesize, sizes = UNIXFS_FILE, b"", None, []
+        for num, _wt, value in _iter_fields(buf):
+            if num == 1 and isinstance(value, int):
+                ftype = value
+            elif num == 2 and isinstance(value, bytes):
+                data = value
+            elif num == 3 and isinstance(value, int):
+                filesize = value
+            elif num == 4 and isinstance(value, int):
+                sizes.append(value)
+        return cls(ftype, data, filesize, tuple(sizes))
+
+
+@dataclass(frozen=True)
+class PBNode:
+    """A dag-pb node; `encode` is the canonical form (links first, then data)."""
+
+    links: tuple[PBLink, ...] = ()
+    data: bytes | None = None
+
+    def encode(self) -> bytes:
+        out = b"".join(_field_bytes(2, link.encode()) for link in self.links)
+        if self.data is not None:
+            out += _field_bytes(1, self.data)
+        return out
+
+    @classmethod
+    def decode(cls, buf: bytes) -> PBNode:
+        links: list[PBLink] = []
+        data: bytes | None = None
+        for num, wt, value in _iter_fields(buf):
+            if num == 2 and wt == 2 and isinstance(value, bytes):
+                cid_b, name, tsize = b"", "", 0
+                for lnum, _lwt, lval in _iter_fields(value):
+                    if lnum == 1 and isinstance(lval, bytes):
+                        cid_b = lval
+                    elif lnum == 2 and isinstance(lval, bytes):
+                        name = lval.decode("utf-8", "replace")
+                    elif lnum == 3 and isinstance(lval, int):
+                        tsize = lval
+                try:
+                    link_cid = CID.decode(cid_b)
+                except Exception as exc:
+                    raise BlobIntegrityError(f"dag-pb link with an invalid CID ({exc})") from exc
+                links.append(PBLink(link_cid, tsize, name))
+            elif num == 1 and wt == 2 and isinstance(value, bytes):
+                data = value
+            else:
+                raise BlobIntegrityError(f"unexpected dag-pb field {num}")
+        return cls(tuple(links), data)
+
+
+# --- import (chunk + balanced layout) -------------------------------------------------------
+
+
+@dataclass
+class ImportedFile:
+    """Result of importing bytes: the root CID and every block, children before parents."""
+
+    cid: CID
+    blocks: list[tuple[CID, bytes]] = field(default_factory=list)
+    size: int = 0  # cumulative size (what the daemon reports as "Size")
+
+    @property
+    def cid_str(self) -> str:
+        return str(self.cid)
+
+
+@dataclass(frozen=True)
+class _Node:
+    cid: CID
+    tsize: int  # cumulative bytes of this block and all blocks below it
+    filesize: int  # file bytes under this node
+
+
+def import_bytes(data: bytes, *, chunk_size: int = CHUNK_SIZE, max_links: int = MAX_LINKS) -> ImportedFile:
+    """Chunk `data` and build the balanced DAG a daemon builds (raw leaves, CIDv1)."""
+    if chunk_size <= 0 or max_links < 2:
+        raise ValueError("chunk_size must be positive and max_links at least 2")
+    out = ImportedFile(cid=make_cid("raw", b""))
+    level: list[_Node] = []
+    view = memoryview(data)
+    offsets = range(0, len(data), chunk_size) if data else range(1)
+    for off in offsets:
+        chunk = bytes(view[off : off + chunk_size])
+        cid = make_cid("raw", chunk)
+        out.blocks.append((cid, chunk))
+        level.append(_Node(cid, len(chunk), len(chunk)))
+    if len(level) == 1:
+        out.cid, out.size = level[0].cid, level[0].tsize
+        return out
+    while len(level) > 1:
+        parents: list[_Node] = []
+        for start in range(0, len(level), max_links):
+            group = level[start : start + max_links]
+            filesize = sum(n.filesize for n in group)
+            unixfs = UnixFSData(UNIXFS_FILE, b"", filesize, tuple(n.filesize for n in group))
+            node = PBNode(tuple(PBLink(n.cid, n.tsize) for n in group), unixfs.encode())
+            block = node.encode()
+            cid = make_cid("dag-pb", block)
+            out.blocks.append((cid, block))
+            parents.append(_Node(cid, len(block) + sum(n.tsize for n in group), filesize))
+        level = parents
+    out.cid, out.size = level[0].cid, level[0].tsize
+    return out
+
+
+def compute_cid(data: bytes) -> str:
+    """The CID (canonical base32 CIDv1 string) a daemon returns when adding `data`."""
+    return str(import_bytes(data).cid)
+
+
+def child_links(cid: CID, block: bytes) -> tuple[bytes, list[CID]]:
+    """Split a verified block into (inline file bytes, children in order) for reassembly."""
+    if cid.codec.code == RAW:
+        return block, []
+    if cid.codec.code != DAG_PB:
+        raise BlobIntegrityError(f"{cid}: codec {cid.codec.name} is not a UnixFS file")
+    node = PBNode.decode(block)
+    inline = b""
+    if node.data is not None:
+        fs = UnixFSData.decode(node.data)
+        if fs.type not in (UNIXFS_FILE, UNIXFS_RAW):
+            raise BlobIntegrityError(f"{cid}: UnixFS type {fs.type} is not a file")
+        inline = fs.data
+    return inline, [link.cid for link in node.links]
