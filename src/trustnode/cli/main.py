@@ -21,6 +21,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "trustnode.cli.contracts",
     "trustnode.cli.devnet",
     "trustnode.cli.demo",
+    "trustnode.cli.params",
+    "trustnode.cli.simulate",
 )
 
 
