@@ -78,6 +78,14 @@ class APISettings(BaseModel):
     host: str = Field(default="127.0.0.1", description="Address the API binds.")
     port: int = Field(default=8080, ge=1, le=65535, description="Port the API listens on.")
     api_keys: list[SecretStr] = Field(default_factory=list, description="Accepted provider API keys.")
+    allowed_signers: list[str] = Field(
+        default_factory=list,
+        description="Addresses whose EIP-191 signatures are accepted; empty: any signer.",
+    )
+    signature_max_age_s: int = Field(
+        default=300, gt=0, description="Oldest accepted signed-request timestamp."
+    )
+    worker: bool = Field(default=True, description="Run the provider pipeline worker inside `api serve`.")
     max_body_bytes: int = Field(default=1_000_000, gt=0, description="Largest accepted request body.")
 
 

@@ -1,0 +1,1 @@
+"""REST API and web pages (FastAPI)."""

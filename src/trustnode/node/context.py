@@ -1,0 +1,66 @@
+"""Everything a node process holds: settings, its databases, storage and chain access.
+
+Built lazily, so `trustnode api serve` starts (and answers /healthz) even while the chain
+or IPFS is down, and says which one is missing instead of failing at import.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import cached_property
+from typing import Any
+
+from trustnode.chain.accounts import load_account
+from trustnode.chain.client import ChainClient, rpc_alive
+from trustnode.chain.deployment import Deployment
+from trustnode.config import Settings
+from trustnode.node.jobs import JobQueue
+from trustnode.storage.base import BlobStore
+from trustnode.storage.blobstore import store_from_settings
+
+
+class NodeContext:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.new_job = threading.Event()
+        self._lock = threading.Lock()
+        self._client: ChainClient | None = None
+
+    @cached_property
+    def jobs(self) -> JobQueue:
+        return JobQueue(self.settings.data_dir / "provider" / "jobs.db")
+
+    @cached_property
+    def store(self) -> BlobStore:
+        return store_from_settings(self.settings)
+
+    def deployment(self) -> Deployment:
+        dep = Deployment.load(self.settings.deployment_file, check_alive=False)
+        if self.settings.chain.rpc_url:
+            dep = dep.model_copy(update={"rpc_url": self.settings.chain.rpc_url})
+        return dep
+
+    def client(self) -> ChainClient:
+        """The signing client of this node (created on first use, then shared)."""
+        with self._lock:
+            if self._client is None:
+                dep = self.deployment()
+                account = load_account(self.settings.chain, devnet=dep.chain_id == 31337)
+                self._client = ChainClient.connect(
+                    dep.rpc_url, account, tx_timeout_s=self.settings.chain.tx_timeout_s
+                )
+            return self._client
+
+    def notify_new_job(self) -> None:
+        self.new_job.set()
+
+    def health(self) -> dict[str, Any]:
+        chain_ok = False
+        rpc = None
+        try:
+            dep = self.deployment()
+            rpc = dep.rpc_url
+            chain_ok = rpc_alive(dep.rpc_url)
+        except Exception:  # noqa: BLE001 - health reports, it does not raise
+            chain_ok = False
+        return {"status": "ok", "chain": {"reachable": chain_ok, "rpc_url": rpc}, "queue": self.jobs.depth()}

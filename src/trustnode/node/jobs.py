@@ -1,0 +1,159 @@
+"""A durable job queue (SQLite) for submitted traces, with leases so a crashed worker's
+job is picked up again and two workers never run the same job at once."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from trustnode.models.jobs import JobStatus, TraceJob, TraceStage
+from trustnode.models.trace import TraceInput
+from trustnode.node.sqlite import Database
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY,
+    provider TEXT NOT NULL,
+    idempotency_key TEXT,
+    status TEXT NOT NULL,
+    stage TEXT NOT NULL,
+    doc TEXT NOT NULL,
+    lease_owner TEXT,
+    lease_until REAL NOT NULL DEFAULT 0,
+    not_before REAL NOT NULL DEFAULT 0,
+    created REAL NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS jobs_idem ON jobs(provider, idempotency_key) WHERE idempotency_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status, not_before);
+"""
+
+
+class JobNotFoundError(KeyError):
+    pass
+
+
+def new_trace_id() -> str:
+    return "tr_" + secrets.token_hex(10)
+
+
+class JobQueue:
+    """Trace jobs: submit, claim with a lease, advance stage by stage, finish or fail."""
+
+    def __init__(self, path: Path) -> None:
+        self.db = Database(path, SCHEMA)
+        self.worker_id = f"{os.getpid()}-{secrets.token_hex(3)}"
+
+    def submit(
+        self, trace: TraceInput, provider: str, idempotency_key: str | None = None
+    ) -> tuple[TraceJob, bool]:
+        """Store a new job; returns (job, created). A repeated idempotency key returns the first job."""
+        now = datetime.now(UTC)
+        with self.db.tx() as conn:
+            if idempotency_key is not None:
+                row = conn.execute(
+                    "SELECT doc FROM jobs WHERE provider = ? AND idempotency_key = ?",
+                    (provider, idempotency_key),
+                ).fetchone()
+                if row is not None:
+                    return TraceJob.model_validate_json(row["doc"]), False
+            job = TraceJob(
+                id=new_trace_id(),
+                provider=provider,
+                status=JobStatus.QUEUED,
+                stage=TraceStage.RECEIVED,
+                trace=trace,
+                idempotency_key=idempotency_key,
+                created_at=now,
+                updated_at=now,
+            )
+            conn.execute(
+                "INSERT INTO jobs (id, provider, idempotency_key, status, stage, doc, created) VALUES (?,?,?,?,?,?,?)",
+                (
+                    job.id,
+                    provider,
+                    idempotency_key,
+                    job.status,
+                    job.stage,
+                    job.model_dump_json(),
+                    time.time(),
+                ),
+            )
+        return job, True
+
+    def get(self, job_id: str) -> TraceJob:
+        row = self.db.conn().execute("SELECT doc FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        if row is None:
+            raise JobNotFoundError(job_id)
+        return TraceJob.model_validate_json(row["doc"])
+
+    def list(self, *, status: JobStatus | None = None, limit: int = 100) -> list[TraceJob]:
+        q = (
+            "SELECT doc FROM jobs"
+            + (" WHERE status = ?" if status else "")
+            + " ORDER BY created DESC LIMIT ?"
+        )
+        args: tuple[Any, ...] = (status, limit) if status else (limit,)
+        return [TraceJob.model_validate_json(r["doc"]) for r in self.db.conn().execute(q, args)]
+
+    def depth(self) -> dict[str, int]:
+        rows = self.db.conn().execute("SELECT status, COUNT(*) AS n FROM jobs GROUP BY status").fetchall()
+        return {r["status"]: r["n"] for r in rows}
+
+    def claim(self, lease_s: float = 60.0, *, at_stage: set[TraceStage] | None = None) -> TraceJob | None:
+        """Lease the oldest runnable job (queued, or running with an expired lease)."""
+        now = time.time()
+        with self.db.tx() as conn:
+            rows = conn.execute(
+                "SELECT id, stage FROM jobs WHERE status IN ('queued', 'running') AND lease_until < ? AND not_before <= ? "
+                "ORDER BY created LIMIT 50",
+                (now, now),
+            ).fetchall()
+            for row in rows:
+                if at_stage is not None and TraceStage(row["stage"]) not in at_stage:
+                    continue
+                conn.execute(
+                    "UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ? WHERE id = ?",
+                    (self.worker_id, now + lease_s, row["id"]),
+                )
+                doc = conn.execute("SELECT doc FROM jobs WHERE id = ?", (row["id"],)).fetchone()["doc"]
+                job = TraceJob.model_validate_json(doc)
+                job.status = JobStatus.RUNNING
+                return job
+        return None
+
+    def save(self, job: TraceJob, *, lease_s: float | None = None) -> None:
+        """Persist the job's fields (a stage's outputs go in the same write as the stage)."""
+        job.updated_at = datetime.now(UTC)
+        with self.db.tx() as conn:
+            sets = "status = ?, stage = ?, doc = ?"
+            args: list[Any] = [job.status, job.stage, job.model_dump_json()]
+            if lease_s is not None:
+                sets += ", lease_until = ?"
+                args.append(time.time() + lease_s)
+            conn.execute(f"UPDATE jobs SET {sets} WHERE id = ?", (*args, job.id))
+
+    def release(self, job: TraceJob, *, delay_s: float = 0.0, error: str | None = None) -> None:
+        """Give the lease back (the job waits `delay_s` before it can be claimed again)."""
+        job.error = error
+        job.attempts += 1 if error else 0
+        job.status = JobStatus.QUEUED
+        job.updated_at = datetime.now(UTC)
+        with self.db.tx() as conn:
+            conn.execute(
+                "UPDATE jobs SET status = ?, doc = ?, lease_owner = NULL, lease_until = 0, not_before = ? WHERE id = ?",
+                (job.status, job.model_dump_json(), time.time() + delay_s, job.id),
+            )
+
+    def finish(self, job: TraceJob, status: JobStatus, error: str | None = None) -> None:
+        job.status = status
+        job.error = error
+        job.updated_at = datetime.now(UTC)
+        with self.db.tx() as conn:
+            conn.execute(
+                "UPDATE jobs SET status = ?, doc = ?, lease_owner = NULL, lease_until = 0 WHERE id = ?",
+                (status, job.model_dump_json(), job.id),
+            )
