@@ -147,7 +147,7 @@ class LocalStore(BlobStore):
         stack = [parse_cid(r) for r in roots]
         while stack:
             c = stack.pop()
-            key = str(c)
+            key = normalize_cid(c)
             if key in seen:
                 continue
             seen.add(key)

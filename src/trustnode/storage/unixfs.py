@@ -207,7 +207,7 @@ class PBNode:
                     elif lnum == 3 and isinstance(lval, int):
                         tsize = lval
                 try:
-                    link_cid = CID.decode(cid_b)
+                    link_cid = CID.decode(cid_b).set(base="base32")
                 except Exception as exc:
                     raise BlobIntegrityError(f"dag-pb link with an invalid CID ({exc})") from exc
                 links.append(PBLink(link_cid, tsize, name))
