@@ -215,6 +215,8 @@ class AuditorSettlement(BaseModel):
     slashed: int
     pool_assets_after: int
     seats: list[SeatSettlement]
+    correct: int = Field(description="agreeing votes on decided segments (rewarded)")
+    slashes: int = Field(description="slash events (each P before the pool cap)")
 
     @field_validator("auditor")
     @classmethod
@@ -232,15 +234,18 @@ def settle_auditor(
     commission_bps: int,
     session_seed: bytes,
     rules: EconomicRules,
+    finalized: bool = True,
 ) -> AuditorSettlement:
-    """Settle every seat of one auditor in seat order.
+    """Settle every seat of one auditor in one session, as the contracts do.
 
-    Agreeing votes on decided segments earn R; the auditor's commission (bps of the gross
-    reward) goes to the auditor directly and the rest into its staking pool.  Disagreeing
-    revealed votes on decided segments are slashed P with probability pSlash(r_before); a
-    seat never revealed is always slashed and counts as incorrect.  A slash takes
-    min(P, pool assets) at that point.  INCONCLUSIVE segments change nothing, except for
-    non-reveals.  Reputation is updated after every counted vote.
+    Seat by seat in seat order: an agreeing vote on a decided segment counts for a reward R;
+    a disagreeing revealed vote on a decided segment is slashed iff its draw is below
+    pSlash(r_before); a seat never revealed is always slashed and counts as incorrect;
+    INCONCLUSIVE segments change nothing for revealed seats.  Reputation moves after every
+    counted vote.  Then, once for the auditor: the slash taken is min(slashes * P, pool assets
+    before this settlement); the commission is gross reward * commission_bps // 10000, paid to
+    the auditor; the rest of the reward goes into its staking pool.  A session that never
+    finalized (cancelled or expired) settles nothing but the lock.
     """
     if not 0 <= commission_bps <= BPS:
         raise ValueError("commission_bps must be in [0, 10000]")
@@ -249,36 +254,29 @@ def settle_auditor(
     r_before = reputation
     p_slash = slash_probability(r_before, rules.p_min, rules.p_max)
     r = r_before
-    assets = pool_assets
-    gross = commission = to_pool = slashed_total = 0
+    correct = slashes = 0
     out: list[SeatSettlement] = []
-    for seat in seats:
+    for seat in seats if finalized else ():
         outcome = outcomes[seat.segment_index]
         if outcome == SegmentOutcome.NONE:
             raise ValueError(f"segment {seat.segment_index} is not finalized")
         decided = outcome in (SegmentOutcome.PASS, SegmentOutcome.FAIL)
-        rewarded = slashed = 0
+        hit = False
         draw: int | None = None
         agreed: bool | None = None
         if seat.vote_fail is None:
-            slashed = min(rules.penalty, assets)
+            hit = True
             r = reputation_update(r, False, rules.gamma)
         elif decided:
             agreed = seat.vote_fail == (outcome == SegmentOutcome.FAIL)
-            if agreed:
-                rewarded = rules.reward
-                fee = rewarded * commission_bps // BPS
-                commission += fee
-                to_pool += rewarded - fee
-                assets += rewarded - fee
-                gross += rewarded
-            else:
+            if not agreed:
                 draw = slash_draw(session_seed, auditor, seat.segment_index)
-                if draw < p_slash:
-                    slashed = min(rules.penalty, assets)
+                hit = draw < p_slash
             r = reputation_update(r, agreed, rules.gamma)
-        assets -= slashed
-        slashed_total += slashed
+        correct += agreed is True
+        slashes += hit
+        rewarded = rules.reward if agreed else 0
+        slashed = rules.penalty if hit else 0
         out.append(
             SeatSettlement(
                 segment_index=seat.segment_index,
@@ -290,6 +288,10 @@ def settle_auditor(
                 draw=draw,
             )
         )
+    gross = correct * rules.reward
+    slashed_total = min(slashes * rules.penalty, pool_assets)
+    commission = gross * commission_bps // BPS
+    to_pool = gross - commission
     return AuditorSettlement(
         auditor=auditor,
         reputation_before=r_before,
@@ -299,8 +301,10 @@ def settle_auditor(
         commission=commission,
         reward_to_pool=to_pool,
         slashed=slashed_total,
-        pool_assets_after=assets,
+        pool_assets_after=pool_assets - slashed_total + to_pool,
         seats=out,
+        correct=correct,
+        slashes=slashes,
     )
 
 
