@@ -14,7 +14,10 @@ contract TrustToken is ERC20, ERC20Permit {
 
     /// @param holder Receives the whole supply.
     /// @param supply Total supply in wei (18 decimals).
-    constructor(address holder, uint256 supply) ERC20("Trust Audit Token", "TRUST") ERC20Permit("Trust Audit Token") {
+    constructor(address holder, uint256 supply)
+        ERC20("Trust Audit Token", "TRUST")
+        ERC20Permit("Trust Audit Token")
+    {
         if (holder == address(0)) revert ZeroHolder();
         _mint(holder, supply);
     }
