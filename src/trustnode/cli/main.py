@@ -20,6 +20,7 @@ app = typer.Typer(
 COMMAND_MODULES: tuple[str, ...] = (
     "trustnode.cli.contracts",
     "trustnode.cli.devnet",
+    "trustnode.cli.ipfs",
     "trustnode.cli.demo",
     "trustnode.cli.params",
     "trustnode.cli.simulate",

@@ -1,0 +1,172 @@
+"""`trustnode ipfs add|cat|cid|pin|unpin|pins|flush`: the node's blob store from the shell.
+
+The store is the daemon at `ipfs.api_url` (behind the local write-behind spool) when set,
+else the embedded LocalStore under `data_dir`; both give the same CIDs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from trustnode.cli.common import console, err_console, errors_as_exit, fail, print_json, settings
+from trustnode.storage.blobstore import (
+    BlobStore,
+    RemotePinPendingError,
+    ResilientStore,
+    StorageError,
+    compute_cid,
+    store_from_settings,
+)
+
+ipfs_app = typer.Typer(
+    help="Add, read and pin blobs (IPFS daemon or the embedded store).", no_args_is_help=True
+)
+
+EXIT_PENDING = 3
+
+
+def _store() -> BlobStore:
+    return store_from_settings(settings())
+
+
+def _read_input(file: str) -> bytes:
+    if file == "-":
+        return sys.stdin.buffer.read()
+    path = Path(file)
+    if not path.is_file():
+        fail(f"no such file: {file}")
+    return path.read_bytes()
+
+
+@ipfs_app.command("add")
+def add_cmd(
+    file: str = typer.Argument(..., help="File to add ('-' for stdin)."),
+    json_out: bool = typer.Option(False, "--json", help='Print {"cid": ...}.'),
+    no_pin: bool = typer.Option(False, "--no-pin", help="Do not pin (the blob may be garbage collected)."),
+) -> None:
+    """Add a file and print its CID (CIDv1, raw leaves: the same on a daemon and locally)."""
+    data = _read_input(file)
+    store = _store()
+    try:
+        with errors_as_exit(StorageError):
+            try:
+                cid = store.add(data, pin=not no_pin)
+            except RemotePinPendingError as exc:
+                if json_out:
+                    print_json({"cid": exc.cid, "pinned_remotely": False, "pending": True})
+                err_console.print(f"[yellow]{exc}[/] Run `trustnode ipfs flush` once the daemon is back.")
+                raise typer.Exit(EXIT_PENDING) from None
+    finally:
+        store.close()
+    if json_out:
+        print_json({"cid": cid})
+    else:
+        typer.echo(cid)
+
+
+@ipfs_app.command("cat")
+def cat_cmd(
+    cid: str = typer.Argument(..., help="CID to read (any spelling)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write to a file instead of stdout."),
+) -> None:
+    """Write a blob's bytes to stdout (verified against its CID)."""
+    store = _store()
+    try:
+        with errors_as_exit(StorageError):
+            data = store.cat(cid)
+    finally:
+        store.close()
+    if output is not None:
+        output.write_bytes(data)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+
+
+@ipfs_app.command("cid")
+def cid_cmd(
+    file: str = typer.Argument(..., help="File ('-' for stdin)."),
+    json_out: bool = typer.Option(False, "--json", help='Print {"cid": ...}.'),
+) -> None:
+    """Compute the CID a daemon would give a file, without storing it."""
+    cid = compute_cid(_read_input(file))
+    if json_out:
+        print_json({"cid": cid})
+    else:
+        typer.echo(cid)
+
+
+@ipfs_app.command("pin")
+def pin_cmd(cid: str = typer.Argument(..., help="CID to pin.")) -> None:
+    """Pin a blob that is already stored."""
+    store = _store()
+    try:
+        with errors_as_exit(StorageError):
+            try:
+                store.pin(cid)
+            except RemotePinPendingError as exc:
+                err_console.print(f"[yellow]{exc}[/]")
+                raise typer.Exit(EXIT_PENDING) from None
+    finally:
+        store.close()
+    console.print(f"pinned {cid}")
+
+
+@ipfs_app.command("unpin")
+def unpin_cmd(cid: str = typer.Argument(..., help="CID to unpin.")) -> None:
+    """Release a pin (no-op if not pinned)."""
+    store = _store()
+    try:
+        with errors_as_exit(StorageError):
+            store.unpin(cid)
+    finally:
+        store.close()
+    console.print(f"unpinned {cid}")
+
+
+@ipfs_app.command("pins")
+def pins_cmd(json_out: bool = typer.Option(False, "--json", help="Print a JSON list.")) -> None:
+    """List pinned CIDs."""
+    store = _store()
+    try:
+        with errors_as_exit(StorageError):
+            pins = store.pins()
+    finally:
+        store.close()
+    if json_out:
+        print_json(pins)
+    else:
+        for cid in pins:
+            typer.echo(cid)
+
+
+@ipfs_app.command("flush")
+def flush_cmd(json_out: bool = typer.Option(False, "--json", help="Print the result as JSON.")) -> None:
+    """Push blobs spooled locally during an IPFS outage to the daemon."""
+    store = _store()
+    try:
+        if not isinstance(store, ResilientStore):
+            fail(
+                "no IPFS daemon configured (ipfs.api_url): blobs live in the embedded store, nothing to flush"
+            )
+        with errors_as_exit(StorageError):
+            result = store.flush()
+    finally:
+        store.close()
+    if json_out:
+        print_json(result.model_dump())
+    else:
+        console.print(
+            f"pushed {len(result.pushed)}, still pending {len(result.pending)}, errors {len(result.errors)}"
+        )
+        for cid, err in result.errors.items():
+            console.print(f"  [red]{cid}[/]: {err}")
+    if not result.complete:
+        raise typer.Exit(EXIT_PENDING)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(ipfs_app, name="ipfs")
