@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 
 import sympy
 
@@ -1132,8 +1133,18 @@ def extract_claims(
 
 
 def bind_from(texts: Iterable[str]) -> dict[str, sympy.Expr]:
-    """Names defined by earlier segments, in reading order (later definitions win)."""
-    out: dict[str, sympy.Expr] = {}
-    for t in texts:
-        out.update(extract_claims(t, out).bindings)
-    return out
+    """Names defined by earlier segments, in reading order (a later segment may rebind)."""
+    seq = tuple(texts)
+    out: tuple[tuple[str, sympy.Expr], ...] = ()
+    for k in range(len(seq) + 1):  # prefixes in order keep the cache's recursion one level deep
+        out = _bind_prefix(seq[:k])
+    return dict(out)
+
+
+@lru_cache(maxsize=2048)
+def _bind_prefix(texts: tuple[str, ...]) -> tuple[tuple[str, sympy.Expr], ...]:
+    # step i of a trace reuses the bindings of steps 0..i-1: cache by prefix
+    if not texts:
+        return ()
+    before = dict(_bind_prefix(texts[:-1]))
+    return tuple(sorted(extract_claims(texts[-1], before).bindings.items()))

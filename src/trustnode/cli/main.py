@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "trustnode.cli.demo",
     "trustnode.cli.params",
     "trustnode.cli.simulate",
+    "trustnode.cli.eval",
 )
 
 
