@@ -97,6 +97,8 @@ class AgentRecord(BaseModel):
     profit: list[float] = Field(description="cumulative tokens gained (pool assets + commission - start)")
     seats: int = 0
     slashes: int = 0
+    final_assets: int = Field(default=0, description="staking pool assets at the end, token wei")
+    commission_earned: int = Field(default=0, description="commission paid to the auditor, token wei")
 
 
 class EconomyResult(BaseModel):
@@ -108,6 +110,7 @@ class EconomyResult(BaseModel):
     sessions_bad: int
     total_rewarded: int
     total_slashed: int
+    total_fees: int
 
     def summary(self) -> dict[str, dict[str, float]]:
         """Mean final reputation and profit per behaviour (tokens)."""
@@ -168,7 +171,7 @@ def simulate_economy(cfg: EconomyConfig, progress: Progress | None = None) -> Ec
     seats_count = [0] * n
     slash_count = [0] * n
     treasury = 0
-    rewarded_total = slashed_total = 0
+    rewarded_total = slashed_total = fees_total = 0
     correct_traces = passed_traces = bad_traces = 0
     seg_tiers = cfg.shape.tiers()
     weights = [cfg.consensus.tier(t).weight for t in seg_tiers]
@@ -205,6 +208,7 @@ def simulate_economy(cfg: EconomyConfig, progress: Progress | None = None) -> Ec
         correct_traces += verdict.passed == truth_ok
         total_seats = sum(len(v) for v in seats_of.values())
         fee = -((-total_seats * cfg.reward * BPS) // 8000)
+        fees_total += fee
         pool, to_treasury = fee_split(fee)
         treasury += to_treasury
         seed = rng.bytes(32)
@@ -245,6 +249,8 @@ def simulate_economy(cfg: EconomyConfig, progress: Progress | None = None) -> Ec
             profit=profit_hist[i],
             seats=seats_count[i],
             slashes=slash_count[i],
+            final_assets=assets[i],
+            commission_earned=commission[i],
         )
         for i in range(n)
     ]
@@ -257,6 +263,7 @@ def simulate_economy(cfg: EconomyConfig, progress: Progress | None = None) -> Ec
         sessions_bad=bad_traces,
         total_rewarded=rewarded_total,
         total_slashed=slashed_total,
+        total_fees=fees_total,
     )
 
 
