@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,11 +17,14 @@ from trustnode.audit.llm_judge import (
     DEFAULT_JUDGE_SEED,
     JudgeError,
     LLMJudge,
+    arithmetic_judge_responder,
+    fence_key_from_file,
+    judge_from_settings,
     prompt_digest,
     slice_in_segment,
     steering_signals,
 )
-from trustnode.config import LLMSettings
+from trustnode.config import LLMSettings, Settings
 from trustnode.llm.client import LLMClient
 from trustnode.llm.fake_server import FakeOpenAIServer, Reply
 from trustnode.models.audit import AuditTask, ViolationType
@@ -436,3 +440,55 @@ def test_steering_screen_ignores_ordinary_reasoning() -> None:
         "dictated-verdict",
         "addresses-auditor",
     ]
+
+
+# ----------------------------------------------------------------------------- construction, stand-in model
+
+
+def test_judge_from_settings_uses_config_cache_and_a_persistent_fence_key(
+    make_hdag: Callable[..., HDAG], tmp_path: Path
+) -> None:
+    task = _tasks(make_hdag)[1]
+    with FakeOpenAIServer(responder=arithmetic_judge_responder, lifetime_s=60) as srv:
+        settings = Settings(
+            data_dir=tmp_path,
+            llm=LLMSettings(base_url=srv.base_url, model="m", seed=99, max_retries=0),
+        )
+        first = judge_from_settings(settings)
+        second = judge_from_settings(settings)
+        key_file = tmp_path / "llm-judge" / "fence.key"
+        assert key_file.stat().st_mode & 0o777 == 0o600 and len(key_file.read_bytes()) == 32
+        assert first.seed == 99 and first.fence_nonce(task) == second.fence_nonce(task)
+        a = first.audit(task)
+        n = len(srv.chat_requests)
+        b = second.audit(task)  # same prompt, answered from the on-disk cache
+        assert len(srv.chat_requests) == n == 2
+        assert a == b and a.verdict is Verdict.FAIL
+        first.client.close()
+        second.client.close()
+    assert second.client.usage().cache_hits == 2
+    key_file.write_bytes(b"short")
+    with pytest.raises(ValueError, match="32-byte fence key"):
+        fence_key_from_file(key_file)
+
+
+def test_arithmetic_stand_in_model_end_to_end(make_hdag: Callable[..., HDAG]) -> None:
+    steps = [
+        "Let A = 3 * 4 apples.",
+        "Ann eats 2 of the A apples. Then A - 2 = 9 apples are left. That is all.",
+        "So 10 apples remain.",
+    ]
+    tasks = _tasks(make_hdag, steps)
+    with judge_on(responder=arithmetic_judge_responder) as (srv, judge):
+        flawed = judge.audit(tasks[1])
+        sound = judge.audit(tasks[0])
+        hostile = judge.audit(tasks[1].model_copy(update={"content": tasks[1].content + INJECTION}))
+    assert flawed.verdict is Verdict.FAIL and sound.verdict is Verdict.PASS
+    (v,) = flawed.evidence.violations
+    assert v.failing_slice == "Then A - 2 = 9 apples are left." and v.step == "ST2"
+    assert "10" in v.explanation  # A = 12 comes from the dependency block
+    assert flawed.evidence.details["verification"] == "done"
+    assert hostile.verdict is Verdict.FAIL and hostile.evidence.violations == flawed.evidence.violations
+    with pytest.raises(ValueError, match="not an LLM-judge request"):
+        arithmetic_judge_responder({"messages": [{"role": "user", "content": "hi"}]})
+    assert len(srv.chat_requests) == 4  # flawed: find + verify; sound: find; hostile: find only

@@ -34,17 +34,21 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import re
 import secrets
 import unicodedata
 from collections.abc import Callable
 from importlib import resources
+from pathlib import Path
 from string import Template
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, JsonValue, field_validator
 
+from trustnode.audit.arithmetic import bind_from, extract_claims
 from trustnode.audit.base import undecided
+from trustnode.config import Settings, load_settings
 from trustnode.llm.client import LLMClient
 from trustnode.llm.errors import LLMError, LLMInvalidOutputError
 from trustnode.models.audit import (
@@ -474,3 +478,106 @@ class LLMJudge:
                 details=details,
             ),
         )
+
+
+# --------------------------------------------------------------------------- construction
+
+
+def fence_key_from_file(path: Path) -> bytes:
+    """The node's fence key: 32 random bytes made once (mode 0600) and reused, so that the same
+    segment gets the same prompt across runs (LLM cache hits) while staying secret to the node."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        key = path.read_bytes()
+        if len(key) != 32:
+            raise ValueError(f"{path} should hold a 32-byte fence key, it holds {len(key)} bytes") from None
+        return key
+    key = secrets.token_bytes(32)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(key)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return key
+
+
+def judge_from_settings(settings: Settings | None = None, *, verify: bool = True) -> LLMJudge:
+    """The judge a node runs: the configured endpoint, its cache, seed and the node's fence key."""
+    settings = settings or load_settings()
+    client = LLMClient(settings.llm, settings.llm_cache_dir)
+    key = fence_key_from_file(settings.data_dir / "llm-judge" / "fence.key")
+    return LLMJudge(client, model_seed=settings.llm.seed, verify=verify, fence_key=key)
+
+
+# --------------------------------------------------------------------------- offline stand-in model
+
+_MARKER = re.compile(r"<<<DATA ([0-9a-f]{32}) BEGIN ")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _request_blocks(request: dict[str, Any]) -> tuple[dict[str, list[tuple[str, str]]], str]:
+    messages = request.get("messages") or []
+    if len(messages) < 2 or not isinstance(messages[0], dict):
+        raise ValueError("not an LLM-judge request: expected a system and a user message")
+    m = _MARKER.search(str(messages[0].get("content", "")))
+    if m is None:
+        raise ValueError("not an LLM-judge request: the system prompt names no fence token")
+    nonce = m.group(1)
+    user = str(messages[-1].get("content", ""))
+    pattern = re.compile(
+        rf"<<<DATA {nonce} BEGIN (\w+) (\S+)>>>[^\n]*\n(.*?)\n<<<DATA {nonce} END \1 \2>>>", re.DOTALL
+    )
+    blocks: dict[str, list[tuple[str, str]]] = {}
+    for b in pattern.finditer(user):
+        blocks.setdefault(b.group(1), []).append((b.group(2), b.group(3)))
+    if "segment" not in blocks:
+        raise ValueError("not an LLM-judge request: no fenced segment block")
+    return blocks, nonce
+
+
+def arithmetic_judge_responder(request: dict[str, Any]) -> dict[str, Any]:
+    """A deterministic stand-in for the judge's model, for offline demos on the fake server.
+
+    `python -m trustnode.llm.fake_server --responder trustnode.audit.llm_judge:arithmetic_judge_responder`
+    It reads the request the way the prompts ask a model to (only blocks fenced with the
+    nonce), reports each sentence of the segment whose arithmetic the exact checker proves
+    wrong as an Unjustified_Inference, and finds no other kind of violation. As verifier it
+    re-checks each finding's slice. It is not a language model and claims no more than that.
+    """
+    blocks, _ = _request_blocks(request)
+    variables = bind_from(body for _, body in blocks.get("dependency", []))
+    step, segment = blocks["segment"][0]
+    if "findings" in blocks:
+        items = json.loads(blocks["findings"][0][1])
+        checks = []
+        for item in items:
+            wrong = extract_claims(str(item.get("failing_slice", "")), variables).wrong
+            checks.append(
+                {
+                    "index": int(item["index"]),
+                    "criterion_met": not wrong,
+                    "substantive": True,
+                    "reason": "the exact checker confirms the error" if wrong else "the arithmetic holds",
+                }
+            )
+        return {"checks": checks}
+    violations = []
+    for sentence in _SENTENCE.split(segment):
+        sentence = sentence.strip()
+        if not sentence:
+            continue
+        wrong = extract_claims(sentence, variables).wrong
+        if wrong:
+            c = wrong[0]
+            violations.append(
+                {
+                    "step": step,
+                    "failing_slice": sentence,
+                    "probe": f"Is {c.expression} equal to {c.found}?",
+                    "type": ViolationType.UNJUSTIFIED_INFERENCE.value,
+                    "acceptance_criterion": f"The step uses the exact value {c.expression} = {c.correct}.",
+                    "explanation": f"{c.expression} evaluates to {c.correct}, not {c.found}.",
+                }
+            )
+    return {"violations": violations[:MAX_VIOLATIONS]}
