@@ -54,7 +54,7 @@ library SumTree {
     }
 
     /// @notice Number of leaves ever allocated (members with weight 0 included).
-    function size(Tree storage tree) internal view returns (uint256) {
+    function leafCount(Tree storage tree) internal view returns (uint256) {
         return tree.size;
     }
 
@@ -81,6 +81,8 @@ library SumTree {
             value = _laneSum(slot);
             index >>= 2;
         }
+        // The total must fit a lane too: it becomes one when the tree grows.
+        if (value > LANE_MASK) revert WeightOverflow();
     }
 
     /// @dev Add a level on top while leaf `index` does not fit under the current top slot.
