@@ -25,10 +25,12 @@ from trustnode.storage.errors import (
 )
 from trustnode.storage.unixfs import (
     CHUNK_SIZE,
+    RAW,
+    cid_binary,
+    cid_codec,
     compute_cid,
     import_bytes,
     normalize_cid,
-    parse_cid,
     verify_block,
 )
 
@@ -176,12 +178,12 @@ class KuboStore(BlobStore):
 
     def _check(self, cid: str, data: bytes) -> None:
         """Raw CIDs are checked exactly; dag-pb ones by re-importing with our (the daemons') layout."""
-        c = parse_cid(cid)
-        if c.codec.name == "raw":
+        c = cid_binary(cid)
+        if cid_codec(c) == RAW:
             verify_block(c, data)
             return
         got = import_bytes(data).cid
-        if str(got) != cid:
+        if got != cid:
             raise BlobIntegrityError(
                 f"bytes returned for {cid} import to {got}: truncated or tampered response"
             )

@@ -15,11 +15,9 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from multiformats import CID
-
 from trustnode.storage.base import BlobStore
 from trustnode.storage.errors import BlobNotFoundError
-from trustnode.storage.unixfs import child_links, import_bytes, normalize_cid, parse_cid, verify_block
+from trustnode.storage.unixfs import child_links, cid_binary, cid_string, import_bytes, verify_block
 
 
 class LocalStore(BlobStore):
@@ -78,37 +76,39 @@ class LocalStore(BlobStore):
         with self._locked(exclusive=False):
             # Children first, root last: a present root means a complete DAG.
             for cid, block in imported.blocks:
-                path = self._block_path(str(cid))
+                path = self._block_path(cid)
                 if not path.exists():
                     self._write_atomic(path, block)
             if pin:
-                self._write_atomic(self._pins / imported.cid_str, b"")
-        return imported.cid_str
+                self._write_atomic(self._pins / imported.cid, b"")
+        return imported.cid
 
     def put_block(self, cid: str, block: bytes) -> str:
         """Store one block fetched elsewhere after checking it matches `cid` (used to mirror DAGs)."""
-        c = parse_cid(normalize_cid(cid))
+        c = cid_binary(cid)
         verify_block(c, block)
+        name = cid_string(c)
         with self._locked(exclusive=False):
-            path = self._block_path(str(c))
+            path = self._block_path(name)
             if not path.exists():
                 self._write_atomic(path, block)
-        return str(c)
+        return name
 
-    def get_block(self, cid: str | CID) -> bytes:
+    def get_block(self, cid: str | bytes) -> bytes:
         """One verified block; BlobNotFoundError if it is not here."""
-        c = parse_cid(normalize_cid(cid))
+        c = cid_binary(cid)
+        name = cid_string(c)
         try:
-            block = self._block_path(str(c)).read_bytes()
+            block = self._block_path(name).read_bytes()
         except FileNotFoundError:
-            raise BlobNotFoundError(f"{c} is not in the local store {self.root}") from None
+            raise BlobNotFoundError(f"{name} is not in the local store {self.root}") from None
         verify_block(c, block)
         return block
 
     def cat(self, cid: str) -> bytes:
-        root = parse_cid(normalize_cid(cid))
+        root = cid_binary(cid)
         out = bytearray()
-        stack: list[CID] = [root]
+        stack: list[bytes] = [root]
         # Depth-first, left to right: the order the file's bytes were chunked in.
         while stack:
             c = stack.pop()
@@ -118,36 +118,36 @@ class LocalStore(BlobStore):
                 if c == root:
                     raise
                 raise BlobNotFoundError(
-                    f"{root} is incomplete in {self.root}: block {c} is missing"
+                    f"{cid_string(root)} is incomplete in {self.root}: block {cid_string(c)} is missing"
                 ) from None
             out += inline
             stack.extend(reversed(children))
         return bytes(out)
 
     def pin(self, cid: str) -> None:
-        norm = normalize_cid(cid)
+        norm = cid_string(cid_binary(cid))
         self.cat(norm)  # proves the whole DAG is present and intact before promising to keep it
         with self._locked(exclusive=False):
             self._write_atomic(self._pins / norm, b"")
 
     def unpin(self, cid: str) -> None:
         with contextlib.suppress(FileNotFoundError):
-            (self._pins / normalize_cid(cid)).unlink()
+            (self._pins / cid_string(cid_binary(cid))).unlink()
 
     def pins(self) -> list[str]:
         return sorted(p.name for p in self._pins.iterdir() if not p.name.startswith("."))
 
     def has(self, cid: str) -> bool:
-        return self._block_path(normalize_cid(cid)).is_file()
+        return self._block_path(cid_string(cid_binary(cid))).is_file()
 
     # -- maintenance ------------------------------------------------------------------------
 
     def _reachable(self, roots: list[str]) -> set[str]:
         seen: set[str] = set()
-        stack = [parse_cid(r) for r in roots]
+        stack = [cid_binary(r) for r in roots]
         while stack:
             c = stack.pop()
-            key = normalize_cid(c)
+            key = cid_string(c)
             if key in seen:
                 continue
             seen.add(key)
