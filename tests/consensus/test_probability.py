@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trustnode.consensus.probability import (
+    binom_pmf,
     exact_failure_from_pmf,
     failure_curve,
     failure_report,
@@ -190,3 +191,14 @@ def test_bounds_above_exact_for_protocol_settings(
     assert rep.exact == pytest.approx(cons.failure_probability(ts), abs=1e-15)
     assert rep.hoeffding >= rep.exact * (1 - 1e-9)
     assert rep.chernoff >= rep.exact * (1 - 1e-9)
+
+
+def test_binomial_pmf_is_exact_at_the_edges() -> None:
+    for n in (0, 1, 5, 40):
+        for p in (0.0, 1e-320, 1.1125369292536007e-308, 0.3, 1.0 - 1e-12, 1.0):
+            got = binom_pmf(np.arange(-1, n + 2), n, p)
+            want = [0.0] + [math.comb(n, x) * p**x * (1 - p) ** (n - x) for x in range(n + 1)] + [0.0]
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300)
+    # subnormal success probabilities (scipy's pmf overflows on these) give a proper distribution
+    pmf = weighted_bernoulli_pmf([1.1125369292536007e-308] * 2, [1, 1])
+    assert pmf.sum() == pytest.approx(1.0) and pmf[0] == pytest.approx(1.0)

@@ -18,11 +18,33 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize, stats
+from scipy import optimize, special, stats
 
 from trustnode.consensus.rules import BPS, quorum
 
 FloatArray = NDArray[np.float64]
+
+
+def binom_pmf(x: ArrayLike, n: ArrayLike, p: ArrayLike) -> FloatArray:
+    """Binomial pmf that stays finite for every p in [0, 1], subnormal values included.
+
+    scipy's pmf overflows internally for subnormal p; the log form with xlogy/xlog1py has
+    0 * log 0 = 0 built in, so p = 0 and p = 1 come out exactly.  Outside 0 <= x <= n it is 0.
+    """
+    x_a, n_a, p_a = np.broadcast_arrays(
+        np.asarray(x, dtype=np.float64), np.asarray(n, dtype=np.float64), np.asarray(p, dtype=np.float64)
+    )
+    valid = (x_a >= 0) & (x_a <= n_a)
+    xs = np.where(valid, x_a, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_pmf = (
+            special.gammaln(n_a + 1)
+            - special.gammaln(xs + 1)
+            - special.gammaln(n_a - xs + 1)
+            + special.xlogy(xs, p_a)
+            + special.xlog1py(n_a - xs, -p_a)
+        )
+    return np.asarray(np.where(valid, np.exp(log_pmf), 0.0), dtype=np.float64)
 
 
 def segment_pass_probability(
@@ -51,7 +73,7 @@ def segment_pass_probability(
     m = np.arange(k_max + 1).reshape((k_max + 1,) + (1,) * k_a.ndim)
     valid = m <= k_a
     honest = np.where(valid, k_a - m, 0)
-    p_malicious = stats.binom.pmf(m, k_a, rho_a)
+    p_malicious = binom_pmf(m, k_a, rho_a)
     if flawed:
         # PASS votes = m + Bin(honest, eps) >= q  <=>  Bin(honest, eps) >= q - m
         need = q_a - m
@@ -86,7 +108,7 @@ def weighted_bernoulli_pmf(p: ArrayLike, w: ArrayLike) -> FloatArray:
         if ws == 0:
             continue
         part = np.zeros(n * ws + 1, dtype=np.float64)
-        part[::ws] = stats.binom.pmf(np.arange(n + 1), n, ps)
+        part[::ws] = binom_pmf(np.arange(n + 1), n, ps)
         pmf = np.convolve(pmf, part)
     return pmf
 
