@@ -91,7 +91,7 @@ def test_seat_carries_the_whole_audit_form(tmp_path: Path, make_hdag: Callable[.
     assert all(c.question.endswith("?") for c in seat.criteria)
     assert q.pending(BOB) == []
     assert q.decision(seat.seat_id) is None
-    assert q.counts() == {"pending": 1, "decided": 0, "committed": 0}
+    assert q.counts() == {"pending": 1, "decided": 0, "committed": 0, "abandoned": 0}
 
 
 def test_seat_id_must_match_its_coordinates(make_hdag: Callable[..., HDAG]) -> None:
@@ -151,7 +151,7 @@ def test_submit_decided_commit_lifecycle(tmp_path: Path, make_hdag: Callable[...
     assert q.mark_committed(d.seat_id) == done  # idempotent
     assert q.decided(ALICE) == []
     assert q.decision(d.seat_id) == done
-    assert q.counts() == {"pending": 3, "decided": 0, "committed": 1}
+    assert q.counts() == {"pending": 3, "decided": 0, "committed": 1, "abandoned": 0}
     result = d.to_result()
     assert result.failed and result.evidence.auditor == "human"
     assert result.evidence.details["criteria"] == criteria
@@ -312,7 +312,7 @@ def test_two_processes_write_concurrently(tmp_path: Path) -> None:
         assert p.returncode == 0, err
         assert out.strip() == "ok"
     q = HumanQueue(path)
-    assert q.counts() == {"pending": n, "decided": n, "committed": 0}
+    assert q.counts() == {"pending": n, "decided": n, "committed": 0, "abandoned": 0}
     for who, session in ((ALICE, 1), (BOB, 2)):
         pend = q.pending(who)
         assert sorted(s.segment_index for s in pend) == list(range(1, n, 2))
@@ -387,3 +387,23 @@ def test_human_auditor_enqueues_and_waits_bounded(tmp_path: Path, make_hdag: Cal
     again = auditor.audit(tasks[2])
     assert again == result
     assert auditor.wait_for(seat_id, timeout_s=0) is None
+
+
+def test_abandoned_seats_leave_both_lists(tmp_path: Path, make_hdag: Callable[..., HDAG]) -> None:
+    q = HumanQueue(tmp_path / "human.db")
+    a, b, c = (q.enqueue(_seat(t)) for t in _tasks(make_hdag))
+    q.submit(b.seat_id, Verdict.PASS, ALL_TRUE)
+    q.submit(c.seat_id, Verdict.FAIL, ALL_TRUE)
+    q.mark_committed(c.seat_id)
+    q.abandon(a.seat_id, "session 7 expired")
+    q.abandon(b.seat_id, "session 7 cancelled")
+    assert q.pending(ALICE, include_expired=True) == [] and q.decided(ALICE) == []
+    with pytest.raises(SeatStateError, match="abandoned: session 7 expired"):
+        q.submit(a.seat_id, Verdict.PASS, ALL_TRUE)
+    with pytest.raises(SeatStateError, match="abandoned: session 7 cancelled"):
+        q.mark_committed(b.seat_id)
+    with pytest.raises(SeatStateError, match="already committed"):
+        q.abandon(c.seat_id, "late")
+    assert q.decision(a.seat_id) is None
+    assert q.decision(b.seat_id).verdict is Verdict.PASS  # type: ignore[union-attr]
+    assert q.counts() == {"pending": 0, "decided": 0, "committed": 1, "abandoned": 2}

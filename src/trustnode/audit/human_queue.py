@@ -7,7 +7,8 @@ so the queue is one SQLite file in WAL mode: every write is a short `BEGIN IMMED
 transaction (one writer at a time, readers never blocked) and every call opens its own
 connection, which makes the queue safe across threads, processes and restarts.
 
-A seat's life: pending -> decided -> committed. A decision is final: resubmitting the same
+A seat's life: pending -> decided -> committed, or abandoned (its session was cancelled or
+expired before the vote could land). A decision is final: resubmitting the same
 answer returns the stored decision; a different one is refused, and so is any answer after
 the seat's commit deadline.
 """
@@ -43,12 +44,13 @@ _SCHEMA = (
     seat_json     TEXT NOT NULL,
     deadline      REAL,
     created_at    REAL NOT NULL,
-    status        TEXT NOT NULL CHECK (status IN ('pending', 'decided', 'committed')),
+    status        TEXT NOT NULL CHECK (status IN ('pending', 'decided', 'committed', 'abandoned')),
     verdict       TEXT,
     criteria_json TEXT,
     note          TEXT,
     decided_at    REAL,
-    committed_at  REAL
+    committed_at  REAL,
+    abandon_reason TEXT
 )""",
     "CREATE INDEX IF NOT EXISTS seats_by_auditor ON seats (auditor, status)",
 )
@@ -85,7 +87,7 @@ class HumanQueue:
     """SQLite-backed store of human seats and decisions; safe for several processes."""
 
     def __init__(
-        self, path: Path, *, clock: Callable[[], float] = time.time, busy_timeout_s: float = 30.0
+        self, path: Path | str, *, clock: Callable[[], float] = time.time, busy_timeout_s: float = 30.0
     ) -> None:
         self.path = Path(path)
         self.clock = clock
@@ -194,6 +196,8 @@ class HumanQueue:
             row = conn.execute("SELECT * FROM seats WHERE seat_id = ?", (seat_id,)).fetchone()
             if row is None:
                 raise SeatNotFoundError(f"no human seat {seat_id!r}")
+            if row["status"] == "abandoned":
+                raise SeatStateError(f"seat {seat_id} was abandoned: {row['abandon_reason']}")
             if row["status"] == "pending":
                 raise SeatStateError(f"seat {seat_id} has no decision yet, so nothing was committed")
             if row["status"] == "decided":
@@ -203,6 +207,20 @@ class HumanQueue:
                 )
                 row = conn.execute("SELECT * FROM seats WHERE seat_id = ?", (seat_id,)).fetchone()
         return self._decision(row)
+
+    def abandon(self, seat_id: str, reason: str) -> None:
+        """Drop a pending or decided seat whose vote can no longer land (session cancelled or
+        expired); it leaves `pending` and `decided`. Committed seats cannot be abandoned."""
+        with self._write() as conn:
+            row = conn.execute("SELECT status FROM seats WHERE seat_id = ?", (seat_id,)).fetchone()
+            if row is None:
+                raise SeatNotFoundError(f"no human seat {seat_id!r}")
+            if row["status"] == "committed":
+                raise SeatStateError(f"seat {seat_id} is already committed on-chain; it cannot be abandoned")
+            conn.execute(
+                "UPDATE seats SET status = 'abandoned', abandon_reason = ? WHERE seat_id = ?",
+                (reason.strip() or "abandoned", seat_id),
+            )
 
     # ------------------------------------------------------------------ web-page side
     def get(self, seat_id: str) -> HumanSeat:
@@ -219,7 +237,7 @@ class HumanQueue:
             row = conn.execute("SELECT * FROM seats WHERE seat_id = ?", (seat_id,)).fetchone()
         if row is None:
             raise SeatNotFoundError(f"no human seat {seat_id!r}")
-        return None if row["status"] == "pending" else self._decision(row)
+        return None if row["verdict"] is None else self._decision(row)
 
     def pending(self, auditor: str, *, include_expired: bool = False) -> list[HumanSeat]:
         """Undecided seats of `auditor`, soonest deadline first (expired ones hidden by default)."""
@@ -251,6 +269,8 @@ class HumanQueue:
             row = conn.execute("SELECT * FROM seats WHERE seat_id = ?", (seat_id,)).fetchone()
             if row is None:
                 raise SeatNotFoundError(f"no human seat {seat_id!r}")
+            if row["status"] == "abandoned":
+                raise SeatStateError(f"seat {seat_id} was abandoned: {row['abandon_reason']}")
             if row["status"] != "pending":
                 stored = self._decision(row)
                 if (stored.verdict, stored.criteria, stored.note) == (verdict, answers, note):
@@ -282,7 +302,7 @@ class HumanQueue:
         """Seats per state (for metrics and status pages)."""
         with self._connect() as conn:
             rows = conn.execute("SELECT status, COUNT(*) AS n FROM seats GROUP BY status").fetchall()
-        out = {"pending": 0, "decided": 0, "committed": 0}
+        out = {"pending": 0, "decided": 0, "committed": 0, "abandoned": 0}
         out.update({r["status"]: int(r["n"]) for r in rows})
         return out
 
