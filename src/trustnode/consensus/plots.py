@@ -65,7 +65,7 @@ def plot_beta_sweep(res: BetaSweepResult, path: Path) -> Path:
 
     ax_f.semilogy(beta, clip(res.hoeffding), label="Hoeffding bound", color="#2ca02c", linestyle="--")
     ax_f.semilogy(beta, clip(res.chernoff), label="Chernoff bound", color="#9467bd", linestyle="-.")
-    ax_f.semilogy(beta, clip(res.exact), label="exact", color="black", linewidth=2)
+    ax_f.semilogy(beta, clip(res.exact), label="exact (0 drawn at 1e-18)", color="black", linewidth=2)
     mc = np.array(res.monte_carlo)
     nz = mc > 0
     ax_f.semilogy(
