@@ -23,7 +23,9 @@ Survival rule. A reported violation survives when all of these hold:
    with its acceptance criterion and asks whether the segment already meets the criterion or
    the objection is pedantic; a violation is withdrawn only if every check of it says so.
    Verification can only turn FAIL into PASS, which is the direction an injection wants, so
-   it is skipped (violations stand) when the segment contains text aimed at the auditor.
+   it is skipped (violations stand) when the segment or its context contains text aimed at
+   the auditor (`steering_signals`).
+The `step` field is recorded as the model gives it; it plays no part in survival.
 
 Evidence records the surviving violations, and in `details` the dropped and withdrawn ones
 with reasons, the model, seed, prompt digest and any suspected injection.
@@ -334,7 +336,8 @@ class LLMJudge:
             }
             for i, v in enumerate(violations, 1)
         ]
-        findings = json.dumps(items, ensure_ascii=False, indent=1)
+        # the first answer knew the token; never let it (or text it echoed) close a fence here
+        findings = json.dumps(items, ensure_ascii=False, indent=1).replace(nonce, "[fence token]")
         blocks = [
             *before,
             self._block(nonce, "segment", node_id, task.content),
@@ -383,7 +386,10 @@ class LLMJudge:
                 self.name,
                 f"the segment has {len(task.content)} characters; the judge reads at most {MAX_SEGMENT_CHARS}",
             )
-        signals = steering_signals(task.content)
+        ctx = task.context
+        signals = steering_signals(
+            task.content, ctx.problem, *(s.content for s in (*ctx.parents, *ctx.children))
+        )
         findings = self._ask(
             task,
             "list of violations",
