@@ -265,7 +265,7 @@ LEFT_JOIN_WORDS = frozenset(
         "of", "times", "by", "per", "over", "plus", "minus", "into", "than", "divided", "multiplied",
         "squared", "cubed", "dozen", "dozens", "half", "halves", "third", "thirds", "quarter", "quarters",
         "twice", "double", "triple", "thrice", "power", "root", "mod", "modulo", "factorial", "choose",
-        "percent", "pct", "fifths", "fourths", "sixths", "tenths", "hundredths", "from", "and", "or",
+        "percent", "pct", "fifths", "fourths", "sixths", "tenths", "hundredths", "from",
     }
 )  # fmt: skip
 # Words that join a number to what follows ("= 5 times as many"): a last side before one is partial.
@@ -913,20 +913,28 @@ def _pair_holds(
             return True, Tolerance.EXACT
     elif sympy.simplify(va - vb) == 0:
         return True, Tolerance.EXACT
-    diff = abs(_rat(va) - _rat(vb))
-    lit_unit = sympy.Integer(0)
-    kind = Tolerance.ROUNDED
-    for side in (a, b):
-        lit = side.literal
-        if lit is not None:  # a written value may be rounded to its last place
-            lit_unit = max(lit_unit, _unit(lit, pct))
-            if lit.ellipsis:
-                kind = Tolerance.TRUNCATED
+    ra, rb = _rat(va), _rat(vb)
+    diff = abs(ra - rb)
     prop = _propagation(a, va, variables, pct) + _propagation(b, vb, variables, pct)
     if prop < 0:
         return False, Tolerance.EXACT
-    if lit_unit > 0 and diff < lit_unit + prop:
-        return True, kind
+    lit_unit = sympy.Integer(0)
+    # a written value may be rounded or truncated at its last place: try each literal side
+    # as the stated one and the other side as the exact value
+    for stated, exact, side in ((rb, ra, b), (ra, rb, a)):
+        lit = side.literal
+        if lit is None:
+            continue
+        u = _unit(lit, pct)
+        lit_unit = max(lit_unit, u)
+        if lit.decimals == 0 and not lit.percent and lit.scale == 1:
+            if diff < u + prop:  # whole numbers: floor, ceiling or rounding ("25/3 = 8 buses")
+                return True, Tolerance.ROUNDED
+            continue
+        if diff <= u / 2 + prop:
+            return True, Tolerance.ROUNDED
+        if _truncate(exact, u) == stated:
+            return True, Tolerance.TRUNCATED
     if prop > 0 and diff <= prop:
         return True, Tolerance.PROPAGATED
     if approx:
@@ -936,8 +944,15 @@ def _pair_holds(
     return False, Tolerance.EXACT
 
 
+def _truncate(x: sympy.Rational, unit: sympy.Rational) -> sympy.Rational:
+    """x cut (toward zero) to a multiple of unit: what "0.6944..." writes."""
+    q = abs(x) / unit
+    t = sympy.Integer(q.p // q.q) * unit
+    return t if x >= 0 else -t
+
+
 def _side_text(text: str, side: Side) -> str:
-    return " ".join(text[side.start : side.end].split())
+    return " ".join(text[side.start : side.end].replace("$", " ").split())
 
 
 def check_chain(chain: Chain, text: str, variables: Mapping[str, sympy.Expr]) -> ChainCheck:
@@ -972,7 +987,6 @@ def check_chain(chain: Chain, text: str, variables: Mapping[str, sympy.Expr]) ->
         ):
             continue  # "5 = 5" restates a value: nothing was computed between the two sides
         approx = any(e.approx for e in chain.eqs[chain.sides.index(a) : i])
-        approx = approx or bool(b.literal is not None and b.literal.ellipsis)
         holds, tol = _pair_holds(a, va, b, vb, approx, variables, True)
         has_pct = any(t.kind is T.NUM and t.percent for t in a.toks + b.toks)
         if not holds and has_pct:

@@ -44,9 +44,9 @@ class DatasetError(ValueError):
 # whose final answer disagrees with the target although no mistake is labelled.
 BBM_VERIFIED_LABEL_ERRORS: dict[int, str] = {
     125: (
-        "labelled without mistake, but step 2 rewrites (2 * 1 - 8 + -5) = -11 as "
-        "(2 * 1 - (8 + -5)) = -1; the final answer is right only because step 2 then also "
-        "evaluates (2 * 1 - 13) as -11"
+        "labelled without mistake, but step 2 rewrites (2 * 1 - 8 + -5), which is -11, as "
+        "(2 * 1 - (8 + -5)), which is -1, then turns (8 + -5) into 13; the two slips cancel, "
+        "so the final answer matches the target"
     ),
 }
 
