@@ -257,3 +257,25 @@ def test_cli_eval(bbm_file: Path, tmp_path: Path) -> None:
     assert bad.exit_code == 2
     bad = cli.invoke(app, ["eval", str(bbm_file), "--format", "bbm", "--annotations", "keep"])
     assert bad.exit_code == 1 and "--annotations" in bad.output
+
+
+def test_llm_mode_runs_the_judge_against_a_local_endpoint(
+    bbm_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trustnode.audit.llm_judge import arithmetic_judge_responder
+    from trustnode.llm.fake_server import FakeOpenAIServer
+
+    monkeypatch.setenv("TRUSTNODE_DATA_DIR", str(tmp_path / "data"))
+    with FakeOpenAIServer(responder=arithmetic_judge_responder, lifetime_s=60) as srv:
+        monkeypatch.setenv("TRUSTNODE_LLM__BASE_URL", srv.base_url)
+        monkeypatch.setenv("TRUSTNODE_LLM__CACHE_DIR", str(tmp_path / "cache"))
+        rep = run(bbm_file, EvalFormat.BBM, AuditorKind.LLM)
+        assert srv.chat_requests  # the judge really asked the endpoint
+    assert [(r.id, r.predicted) for r in rep.rows] == [("bbm-0", 1), ("bbm-1", -1), ("bbm-3", 2)]
+    assert rep.metrics.f1 == 1.0
+    monkeypatch.setenv("TRUSTNODE_LLM__BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
+    monkeypatch.setenv("TRUSTNODE_LLM__CACHE_DIR", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("TRUSTNODE_LLM__MAX_RETRIES", "0")
+    monkeypatch.setenv("TRUSTNODE_LLM__TIMEOUT_S", "2")
+    with pytest.raises(EvalError, match="trace bbm-0: the LLM judge failed"):
+        run(bbm_file, EvalFormat.BBM, AuditorKind.LLM)

@@ -30,6 +30,7 @@ from trustnode.audit.evaluation.datasets import EvalFormat, EvalItem, load
 from trustnode.audit.evaluation.metrics import Metrics, TraceRow, compute
 from trustnode.audit.mapping import map_to_steps
 from trustnode.audit.structural import StructuralAuditor
+from trustnode.llm.errors import LLMError
 from trustnode.models.audit import AuditResult, AuditTask, ContextSegment, SegmentContext
 from trustnode.models.enums import AuditorType, Level, Relationship
 from trustnode.models.hdag import HDAG
@@ -210,7 +211,10 @@ def llm_auditor() -> Auditor:
     factory = getattr(mod, "judge_from_settings", None)
     if factory is None:
         raise EvalError("trustnode.audit.llm_judge has no judge_from_settings(); cannot build the judge")
-    return factory()  # type: ignore[no-any-return]
+    try:
+        return factory()  # type: ignore[no-any-return]
+    except LLMError as exc:
+        raise EvalError(f"cannot start the LLM judge: {exc}") from exc
 
 
 def evaluate_items(
@@ -227,15 +231,25 @@ def evaluate_items(
         per_step = computer
     elif auditor is AuditorKind.LLM:
         per_step = llm_auditor()
-    for k, item in enumerate(items):
-        if per_step is not None:
-            rows.append(run_per_step(item, per_step))
-        elif auditor is AuditorKind.STRUCTURAL:
-            rows.append(run_hdag(item, import_steps(item), None, strict_structure=True))
-        else:
-            rows.append(run_hdag(item, decompose_offline(item), computer, strict_structure=False))
-        if progress is not None:
-            progress(k + 1, len(items))
+    try:
+        for k, item in enumerate(items):
+            try:
+                if per_step is not None:
+                    rows.append(run_per_step(item, per_step))
+                elif auditor is AuditorKind.STRUCTURAL:
+                    rows.append(run_hdag(item, import_steps(item), None, strict_structure=True))
+                else:
+                    rows.append(run_hdag(item, decompose_offline(item), computer, strict_structure=False))
+            except LLMError as exc:
+                # a run with holes would report wrong figures: stop and say where
+                raise EvalError(f"trace {item.id}: the LLM judge failed: {exc}") from exc
+            if progress is not None:
+                progress(k + 1, len(items))
+    finally:
+        client = getattr(per_step, "client", None)
+        close = getattr(client, "close", None)
+        if callable(close):
+            close()
     return rows
 
 
