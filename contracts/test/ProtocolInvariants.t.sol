@@ -362,14 +362,6 @@ contract ProtocolInvariantsTest is TestBase {
 
     /// @dev Once every deadline has passed, `advance` alone (callable by anyone) brings every session
     /// to a terminal state: Finalized, Expired, or Cancelled (provider cancel / too few auditors).
-    /// @dev Once every deadline has passed, `advance` alone (callable by anyone) brings every session
-    /// to a terminal state: Finalized, Expired, or Cancelled (provider cancel / too few auditors).
-    function invariant_zzProbe() public view {
-        assertTrue(
-            !(handler.ghostReveals() > 0 && handler.ghostSettled() > 0 && handler.ghostFinalized() > 0), "hit"
-        );
-    }
-
     function invariant_sessionsCanAlwaysTerminate() public {
         (,, address sessionsAddr,) = handler.contracts();
         AuditSessions sessions = AuditSessions(sessionsAddr);
