@@ -235,3 +235,20 @@ def test_hostile_sizes_are_refused_not_computed() -> None:
     long_text = "so 1 + 1 = 2. " * 3000
     ext = extract_claims(long_text)
     assert len(ext.held) == 3000 and not ext.wrong
+
+
+def test_hostile_nesting_and_foreign_digits_and_renaming() -> None:
+    deep = "so " + "(" * 300 + "1" + ")" * 300 + " = 1"
+    assert extract_claims(deep).wrong == []  # refused as too deep, not a crash
+    signs = "so " + "- " * 300 + "1 = 1"
+    assert extract_claims(signs).wrong == []
+    assert extract_claims("so \u0663 + \u0664 = 9").claims == []  # Arabic-Indic digits are not read
+    assert extract_claims("so (\\sqrt{2}+1)^{9999} = 1").claims == []
+    renaming = " ".join(f"A = {i} + 1. A = 0." for i in range(500))
+    ext = extract_claims(renaming)
+    assert not ext.wrong and "A" not in ext.bindings
+    assert extract_claims("so 1 + 1 = 2. " + "x" * 250_000).truncated
+
+
+def test_a_single_letter_after_a_number_is_not_a_unit() -> None:
+    assert extract_claims("then 3 m + 2 = 11, so m = 3").wrong == []

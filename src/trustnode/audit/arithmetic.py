@@ -10,10 +10,11 @@ alarm on a correct trace is a wrong FAIL vote.
 
 Values are exact sympy numbers. A written value may be rounded: a literal with d
 decimals (or a percentage, or "..." truncation) holds when the exact value lies
-within one unit of its last written place; an explicit approximation ("≈",
-"approximately", "about") also allows 1% relative error; decimals with two or more
-places inside an expression may be rounded inputs, whose effect is bounded by
-perturbing each by one unit.
+equal to the exact value rounded to nearest, or truncated ("0.6944..."), at its last
+written place; a whole number may also be the floor or ceiling ("25/3 = 8 buses"). An
+explicit approximation ("≈", "approximately", "about") also allows 1% relative error;
+decimals with two or more places inside an expression may be rounded inputs, whose
+effect is bounded by perturbing each by one unit.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ MAX_TEXT_CHARS = 200_000
 MAX_NUMBER_DIGITS = 60
 MAX_SEGMENT_TOKENS = 400
 MAX_POWER_DIGITS = 400
+MAX_REBINDS = 64
 
 
 # ---------------------------------------------------------------------------
@@ -246,7 +248,9 @@ class Tok:
     standalone: bool = True
 
 
-_NUM_RE = re.compile(r"(?P<int>\d{1,3}(?:,\d{3})+(?!\d)|\d+)?(?:\.(?P<frac>\d+))?(?P<ell>\.\.\.)?")
+_NUM_RE = re.compile(
+    r"(?P<int>[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|[0-9]+)?(?:\.(?P<frac>[0-9]+))?(?P<ell>\.\.\.)?"
+)
 _WORD_RE = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
 
 APPROX_WORDS = frozenset(
@@ -281,15 +285,19 @@ UNIT_WORDS = frozenset(
     {
         "hour", "hours", "hr", "hrs", "minute", "minutes", "min", "mins", "second", "seconds", "sec", "secs",
         "day", "days", "week", "weeks", "month", "months", "year", "years", "dollar", "dollars", "cent",
-        "cents", "km", "m", "cm", "mm", "kg", "g", "mg", "lb", "lbs", "pound", "pounds", "ounce", "ounces",
+        "cents", "km", "cm", "mm", "kg", "mg", "lb", "lbs", "pound", "pounds", "ounce", "ounces",
         "oz", "mile", "miles", "foot", "feet", "ft", "inch", "inches", "yard", "yards", "meter", "meters",
-        "liter", "liters", "litre", "litres", "gallon", "gallons", "ml", "l", "mph", "kmh", "units",
+        "liter", "liters", "litre", "litres", "gallon", "gallons", "ml", "mph", "kmh", "units",
         "unit", "people", "pieces", "items", "cups", "cup",
     }
 )  # fmt: skip
 SAFE_LEFT_SYMBOLS = frozenset({"\n", ":", ";", ",", ".", '"', "\u201c", "\u201d", "?"})
 SAFE_LEFT_ATTACHED = frozenset({'"', "\u201c", "\n", "[", "{"})
 SAFE_RIGHT_ATTACHED = frozenset({".", ",", ";", ":", "?", '"', "\u201d", "\n", "'"})
+
+
+DIGITS = frozenset("0123456789")  # other scripts' digits are not read as numbers
+MAX_DEPTH = 60  # brackets and signs nested deeper than this are not arithmetic anyone writes
 
 
 def _var_name(word: str) -> bool:
@@ -309,7 +317,7 @@ def tokenize(text: str, variables: Mapping[str, sympy.Expr] | None = None) -> li
             i += 1
             continue
         start = i
-        if c.isdigit() or (c == "." and i + 1 < n and text[i + 1].isdigit()):
+        if c in DIGITS or (c == "." and i + 1 < n and text[i + 1] in DIGITS):
             m = _NUM_RE.match(text, i)
             assert m is not None
             int_part = (m.group("int") or "0").replace(",", "")
@@ -701,6 +709,7 @@ class _Parser:
     ) -> None:
         self.toks = toks
         self.i = 0
+        self.depth = 0
         self.vars = variables
         self.pct = percent_as_fraction
         self.override = override or {}
@@ -751,7 +760,11 @@ class _Parser:
         t = self.peek()
         if t is not None and t.kind is T.OP and t.text in "+-":
             self.i += 1
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise Unparseable("nested too deeply")
             v = self.unary()
+            self.depth -= 1
             return -v if t.text == "-" else v
         return self.power()
 
@@ -779,7 +792,11 @@ class _Parser:
         if t.kind is T.VAR:
             return self.vars[t.text]
         if t.kind is T.LP:
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise Unparseable("nested too deeply")
             v = self.expr()
+            self.depth -= 1
             close = self.peek()
             if close is None or close.kind is not T.RP:
                 raise Unparseable("unclosed bracket")
@@ -810,6 +827,8 @@ def _safe_pow(base: sympy.Expr, exp: sympy.Expr) -> sympy.Expr:
         digits = (len(str(num)) + len(str(den))) * abs(exp_r)
         if digits > MAX_POWER_DIGITS:
             raise Unparseable("power too large")
+    elif not mag.is_Rational and abs(exp_r) > 64:
+        raise Unparseable("power of an irrational too large")
     if base.is_negative and exp_r.q != 1:
         raise Unparseable("fractional power of a negative number")
     return sympy.Pow(base, exp_r)
@@ -911,7 +930,7 @@ def _pair_holds(
     if va.is_Rational and vb.is_Rational:
         if va == vb:
             return True, Tolerance.EXACT
-    elif sympy.simplify(va - vb) == 0:
+    elif _zero(va - vb):
         return True, Tolerance.EXACT
     ra, rb = _rat(va), _rat(vb)
     diff = abs(ra - rb)
@@ -942,6 +961,18 @@ def _pair_holds(
         if diff <= ref / 100 or (lit_unit > 0 and diff < lit_unit * 5):
             return True, Tolerance.APPROXIMATE
     return False, Tolerance.EXACT
+
+
+def _zero(x: sympy.Expr) -> bool:
+    """Is an irrational difference zero? Sympy's canonical form first, then 60 digits.
+
+    (`simplify` can run for minutes on hostile input; a difference below 1e-45 at 60
+    significant digits is zero for every expression this parser can build.)
+    """
+    if x == 0:
+        return True
+    d = sympy.N(x, 60)
+    return bool(d.is_number and abs(d) < sympy.Float("1e-45", 60))
 
 
 def _truncate(x: sympy.Rational, unit: sympy.Rational) -> sympy.Rational:
@@ -1054,6 +1085,7 @@ class Extraction:
     bindings: dict[str, sympy.Expr]
     text: str
     annotations: int = 0
+    truncated: bool = False  # the text was longer than MAX_TEXT_CHARS; the rest was not read
 
     @property
     def wrong(self) -> list[CheckedClaim]:
@@ -1108,7 +1140,8 @@ def extract_claims(
     chains of the form `A = ...` with A unbound define A for later text.
     `annotations`: "strip" removes `<<expr=result>>`; "check" also checks each one.
     """
-    if len(text) > MAX_TEXT_CHARS:
+    truncated = len(text) > MAX_TEXT_CHARS
+    if truncated:
         text = text[:MAX_TEXT_CHARS]
     bindings: dict[str, sympy.Expr] = dict(variables or {})
     norm, notes = normalize(text)
@@ -1119,6 +1152,7 @@ def extract_claims(
             if c is not None:
                 claims.append(c)
     done = -1  # chains ending at or before this offset are already checked
+    rereads = 0
     chains = _make_chains(tokenize(norm, bindings), bindings)
     k = 0
     while k < len(chains):
@@ -1140,10 +1174,17 @@ def extract_claims(
             bindings[name] = res.last_value  # only a computed definition: "A = (-9 - 5 - 0)"
             changed = True
         if changed:
+            rereads += 1
+            if rereads > MAX_REBINDS:  # a text that keeps renaming is not worth quadratic time
+                if name:
+                    bindings.pop(name, None)
+                break
             # the name's meaning changed from here on: read the rest again
             chains = _make_chains(tokenize(norm, bindings), bindings)
             k = 0
-    return Extraction(claims=claims, bindings=bindings, text=norm, annotations=len(notes))
+    return Extraction(
+        claims=claims, bindings=bindings, text=norm, annotations=len(notes), truncated=truncated
+    )
 
 
 def bind_from(texts: Iterable[str]) -> dict[str, sympy.Expr]:

@@ -42,6 +42,7 @@ class ComputerAuditor:
             "claims_checked": len(wrong) + len(held),
             "claims_wrong": len(wrong),
             "names_from_context": sorted(variables),
+            "text_truncated": ext.truncated,
         }
         if not wrong and not held:
             return undecided(self.name, "no checkable arithmetic claim", claims_checked=0)
