@@ -252,3 +252,12 @@ def test_hostile_nesting_and_foreign_digits_and_renaming() -> None:
 
 def test_a_single_letter_after_a_number_is_not_a_unit() -> None:
     assert extract_claims("then 3 m + 2 = 11, so m = 3").wrong == []
+
+
+def test_conditions_and_relations_are_not_claims() -> None:
+    assert statuses("If 2 + 2 = 5, then 3 + 3 = 6") == [("3 + 3 = 6", "holds")]
+    assert statuses("Assume 2 * 3 = 7 here. Then 2 * 3 = 6.") == [("2 * 3 = 6", "holds")]
+    assert extract_claims("check whether 5 * 5 = 24 or not").claims == []
+    assert extract_claims("(1 + 1)^4 = (1 - 1)^4 => 16 = 0, impossible").wrong == []
+    assert extract_claims("so x <= 3 + 2 = 6").wrong == []
+    assert extract_claims("so 7 >= 2 * 3 = 5").wrong == []

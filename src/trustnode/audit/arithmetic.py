@@ -244,6 +244,7 @@ class Tok:
     attached: bool = False  # digits glued to letters ("2x", "3rd"): not a number
     # EQ
     approx: bool = False
+    conditional: bool = False  # inside "if ...", "suppose ...": a condition, not a claim
     # BREAK: a word not glued to a number or operator before it ("so X", not ".75X" or "- X")
     standalone: bool = True
 
@@ -296,6 +297,12 @@ SAFE_LEFT_ATTACHED = frozenset({'"', "\u201c", "\n", "[", "{"})
 SAFE_RIGHT_ATTACHED = frozenset({".", ",", ";", ":", "?", '"', "\u201d", "\n", "'"})
 
 
+# Words that open a condition or a hypothesis: equalities up to the end of the clause are
+# not claimed ("if 2 + 2 = 5, then ..."), and words or marks that end that clause.
+HYPOTHETICAL_WORDS = frozenset(
+    {"if", "whether", "suppose", "supposing", "assume", "assuming", "unless", "iff", "hypothetically"}
+)
+CLAUSE_ENDS = frozenset({".", ";", "!", "?", "\n", ",", "then", "so", "thus", "hence", "therefore"})
 DIGITS = frozenset("0123456789")  # other scripts' digits are not read as numbers
 MAX_DEPTH = 60  # brackets and signs nested deeper than this are not arithmetic anyone writes
 
@@ -365,7 +372,12 @@ def tokenize(text: str, variables: Mapping[str, sympy.Expr] | None = None) -> li
             j = i + 1
             while j < n and text[j] == "=":
                 j += 1
-            toks.append(Tok(T.EQ, "=", i, j, space))
+            if (i > 0 and text[i - 1] in "<>!") or (j < n and text[j] == ">"):
+                # "<=", ">=", "!=", "=>": a relation or an implication, not an equality
+                j += 1 if j < n and text[j] == ">" else 0
+                toks.append(Tok(T.BREAK, "\u2260", i, j, space))
+            else:
+                toks.append(Tok(T.EQ, "=", i, j, space))
             i = j
         elif c == "\u2248" or (c == "~" and i + 1 < n and text[i + 1] == "="):
             j = i + (2 if c == "~" else 1)
@@ -409,6 +421,16 @@ def tokenize(text: str, variables: Mapping[str, sympy.Expr] | None = None) -> li
             toks.append(Tok(T.BREAK, c, i, i + 1, space))
             i += 1
         space = False
+    conditional = False
+    for t in toks:
+        if t.kind is T.BREAK:
+            low = t.text.lower()
+            if low in HYPOTHETICAL_WORDS:
+                conditional = True
+            elif low in CLAUSE_ENDS:
+                conditional = False
+        elif t.kind is T.EQ:
+            t.conditional = conditional
     for prev, t in zip(toks, toks[1:], strict=False):
         if t.kind is T.BREAK and (
             prev.kind not in (T.BREAK, T.LP)
@@ -647,6 +669,8 @@ def _make_chains(toks: list[Tok], variables: Mapping[str, sympy.Expr]) -> list[C
     for run, before, after in _split_runs(toks):
         if not any(t.kind is T.EQ for t in run):
             continue
+        if any(t.kind is T.EQ and t.conditional for t in run):
+            continue  # a condition being tested, not a claim
         if len(run) > MAX_SEGMENT_TOKENS * 4:
             continue
         parts: list[list[Tok]] = [[]]
