@@ -261,3 +261,9 @@ def test_conditions_and_relations_are_not_claims() -> None:
     assert extract_claims("(1 + 1)^4 = (1 - 1)^4 => 16 = 0, impossible").wrong == []
     assert extract_claims("so x <= 3 + 2 = 6").wrong == []
     assert extract_claims("so 7 >= 2 * 3 = 5").wrong == []
+
+
+def test_worded_asides_inside_a_computation_are_skipped() -> None:
+    assert statuses("Remaining = 9 - 3 (from snack) - 2 (for lunch) = 4.") == [("9 - 3 - 2 = 4", "holds")]
+    assert wrong("So 10 (infected) * 6 (each) = 66 people.") == [("10 * 6 = 66", "60")]
+    assert statuses("so 60 / 15 = 4 (15 minutes) blocks") == [("60 / 15 = 4", "holds")]

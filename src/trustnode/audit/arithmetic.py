@@ -188,6 +188,7 @@ def _latex(s: str) -> str:
     return s
 
 
+_ASIDE_RE = re.compile(r"[ \t]\((?=[^()\n]*[A-Za-z]{2})[A-Za-z][A-Za-z ,'\-]{0,60}\)(?=[ \t.,;])")
 _BULLET_RE = re.compile(r"(?m)^[ \t]*(?:[-*\u2022]|\d{1,2}[.)])[ \t]+")
 _POWER_STARS_RE = re.compile(r"(?<=[\d)])[ \t]*\*\*[ \t]*(?=[-\d(])")
 _TIMES_X_RE = re.compile(r"(?<=[\d)])[ \t]*[xX][ \t]*(?=[\d($])")
@@ -204,6 +205,7 @@ def normalize(text: str, *, keep_annotations: bool = False) -> tuple[str, list[t
         text = text.replace(k, v)
     if "\\" in text or "{" in text:
         text = _latex(text)
+    text = _ASIDE_RE.sub(" ", text)  # "9 - 3 (from snack) - 2 (for lunch) = 4"
     text = _BULLET_RE.sub("\n", text)
     text = _POWER_STARS_RE.sub("^", text)
     text = text.replace("**", " ")  # what is left of "**" is markdown bold
