@@ -43,7 +43,10 @@ class DevnetSettings(BaseModel):
     """The local anvil chain started by `trustnode devnet up`."""
 
     port: int = Field(default=8545, ge=1, le=65535, description="RPC port of anvil on 127.0.0.1.")
-    block_time_s: float | None = Field(default=None, description="None: mine on every transaction.")
+    block_time_s: float | None = Field(
+        default=1.0,
+        description="Seconds per empty block besides mining every transaction; None: no empty blocks.",
+    )
     chain_id: int = Field(default=31337, description="Chain id anvil is started with.")
 
 

@@ -58,7 +58,9 @@ def start_anvil(
     cmd = [str(anvil), "--host", "127.0.0.1", "--port", str(port), "--chain-id", str(chain_id)]
     cmd += ["--accounts", "20", "--balance", "100000", "--gas-limit", "60000000"]
     if block_time_s:
-        cmd += ["--block-time", str(block_time_s)]
+        # Mixed mining: transactions still mine at once, and blocks also advance with time,
+        # so block-counted phases (randomness lookahead, deadlines) pass on an idle chain.
+        cmd += ["--block-time", str(block_time_s), "--mixed-mining"]
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("ab") as log:
         proc = subprocess.Popen(
@@ -96,7 +98,7 @@ def stop_pid(pid: int, timeout_s: float = 5.0) -> None:
 
 
 def up(
-    deployment_file: Path, *, port: int = 8545, block_time_s: float | None = None, chain_id: int = 31337
+    deployment_file: Path, *, port: int = 8545, block_time_s: float | None = 1.0, chain_id: int = 31337
 ) -> Deployment:
     """Start (or reuse) the devnet and deploy the protocol."""
     if deployment_file.is_file():

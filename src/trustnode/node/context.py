@@ -51,6 +51,11 @@ class NodeContext:
                 )
             return self._client
 
+    def reset_client(self) -> None:
+        """Forget the chain client (after an outage the next use reconnects)."""
+        with self._lock:
+            self._client = None
+
     def notify_new_job(self) -> None:
         self.new_job.set()
 

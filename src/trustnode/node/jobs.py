@@ -29,6 +29,12 @@ CREATE TABLE IF NOT EXISTS jobs (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS jobs_idem ON jobs(provider, idempotency_key) WHERE idempotency_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status, not_before);
+CREATE TABLE IF NOT EXISTS batches (
+    job_id TEXT PRIMARY KEY,
+    batch_id TEXT NOT NULL,
+    rank INTEGER NOT NULL,
+    opened INTEGER NOT NULL DEFAULT 0
+);
 """
 
 
@@ -135,6 +141,57 @@ class JobQueue:
                 sets += ", lease_until = ?"
                 args.append(time.time() + lease_s)
             conn.execute(f"UPDATE jobs SET {sets} WHERE id = ?", (*args, job.id))
+
+    def unbatched(self) -> list[TraceJob]:
+        """Pinned, unfinished jobs that belong to no batch yet, oldest first."""
+        rows = (
+            self.db.conn()
+            .execute(
+                "SELECT doc FROM jobs WHERE stage = ? AND status IN ('queued', 'running') "
+                "AND id NOT IN (SELECT job_id FROM batches) ORDER BY created",
+                (TraceStage.PINNED,),
+            )
+            .fetchall()
+        )
+        return [TraceJob.model_validate_json(r["doc"]) for r in rows]
+
+    def assign_batch(self, batch_id: str, ranks: dict[str, int]) -> None:
+        """Put jobs into one batch with their (shuffled) opening ranks, atomically."""
+        with self.db.tx() as conn:
+            for job_id, rank in ranks.items():
+                conn.execute(
+                    "INSERT INTO batches (job_id, batch_id, rank) VALUES (?, ?, ?)", (job_id, batch_id, rank)
+                )
+                doc = conn.execute("SELECT doc FROM jobs WHERE id = ?", (job_id,)).fetchone()["doc"]
+                job = TraceJob.model_validate_json(doc)
+                job.batch_id = batch_id
+                if job.stage == TraceStage.PINNED:
+                    job.stage = TraceStage.BATCHED
+                conn.execute(
+                    "UPDATE jobs SET stage = ?, doc = ? WHERE id = ?",
+                    (job.stage, job.model_dump_json(), job_id),
+                )
+
+    def batch_of(self, job_id: str) -> str | None:
+        row = self.db.conn().execute("SELECT batch_id FROM batches WHERE job_id = ?", (job_id,)).fetchone()
+        return None if row is None else str(row["batch_id"])
+
+    def is_turn(self, job_id: str) -> bool:
+        """Whether every trace ranked before this one in its batch has opened (or failed)."""
+        conn = self.db.conn()
+        row = conn.execute("SELECT batch_id, rank FROM batches WHERE job_id = ?", (job_id,)).fetchone()
+        if row is None:
+            return True
+        blocking = conn.execute(
+            "SELECT COUNT(*) AS n FROM batches b JOIN jobs j ON j.id = b.job_id "
+            "WHERE b.batch_id = ? AND b.rank < ? AND b.opened = 0 AND j.status IN ('queued', 'running')",
+            (row["batch_id"], row["rank"]),
+        ).fetchone()["n"]
+        return int(blocking) == 0
+
+    def mark_opened(self, job_id: str) -> None:
+        with self.db.tx() as conn:
+            conn.execute("UPDATE batches SET opened = 1 WHERE job_id = ?", (job_id,))
 
     def release(self, job: TraceJob, *, delay_s: float = 0.0, error: str | None = None) -> None:
         """Give the lease back (the job waits `delay_s` before it can be claimed again)."""

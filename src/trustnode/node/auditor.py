@@ -1,0 +1,370 @@
+"""The auditor daemon: register and stake, follow sessions, audit own seats, commit, reveal,
+settle, withdraw.
+
+Crash safety: a session's verdicts and salt are written to SQLite before the commit
+transaction is sent; every later step first reads the chain to learn whether it already
+happened. So a daemon killed at any point (SIGKILL included) restarts, finds the same
+verdicts and salt, and its reveal still matches its commitment.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from trustnode.audit.base import Auditor
+from trustnode.chain.errors import ChainError, ContractRevertError
+from trustnode.models.audit import AuditResult, AuditTask, ContextSegment, SegmentContext
+from trustnode.models.enums import Tier, Verdict
+from trustnode.node.context import NodeContext
+from trustnode.node.events import ChainEvent, EventFollower
+from trustnode.node.onchain import Protocol, SessionStatus
+from trustnode.node.sqlite import Database
+from trustnode.node.structure import SegmentPlaintext, SessionBundle
+from trustnode.storage.envelopes import EncryptionKeyPair, open_envelopes
+from trustnode.storage.errors import StorageError
+from trustnode.storage.segments import fetch_segment
+
+log = logging.getLogger(__name__)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS votes (session_id INTEGER PRIMARY KEY, doc TEXT NOT NULL);
+"""
+
+
+class VoteRecord(BaseModel):
+    """One session from this auditor's point of view; written before anything is sent."""
+
+    session_id: int
+    manifest_cid: str
+    seats: list[int]
+    verdicts: list[Verdict | None] = Field(default_factory=list, description="Per seat, in seat order.")
+    evidence_hashes: list[str | None] = Field(default_factory=list)
+    salt: str | None = None
+    state: str = "auditing"  # auditing -> decided -> committed -> revealed -> settled | abandoned
+    tx_hashes: dict[str, str] = Field(default_factory=dict)
+    note: str = ""
+
+    @property
+    def bitmap(self) -> int:
+        return sum(1 << j for j, v in enumerate(self.verdicts) if v == Verdict.FAIL)
+
+
+class VoteStore:
+    def __init__(self, path: Path) -> None:
+        self.db = Database(path, SCHEMA)
+
+    def get(self, session_id: int) -> VoteRecord | None:
+        row = self.db.conn().execute("SELECT doc FROM votes WHERE session_id = ?", (session_id,)).fetchone()
+        return None if row is None else VoteRecord.model_validate_json(row["doc"])
+
+    def put(self, rec: VoteRecord) -> None:
+        with self.db.tx() as conn:
+            conn.execute(
+                "INSERT INTO votes (session_id, doc) VALUES (?, ?) ON CONFLICT(session_id) DO UPDATE SET doc = excluded.doc",
+                (rec.session_id, rec.model_dump_json()),
+            )
+
+    def active(self) -> list[VoteRecord]:
+        rows = self.db.conn().execute("SELECT doc FROM votes ORDER BY session_id").fetchall()
+        recs = [VoteRecord.model_validate_json(r["doc"]) for r in rows]
+        return [r for r in recs if r.state not in ("settled", "abandoned")]
+
+    def all(self) -> list[VoteRecord]:
+        rows = self.db.conn().execute("SELECT doc FROM votes ORDER BY session_id").fetchall()
+        return [VoteRecord.model_validate_json(r["doc"]) for r in rows]
+
+
+BackendFactory = Callable[[VoteRecord], Auditor]
+
+
+class AuditorDaemon:
+    """One auditor's node process."""
+
+    def __init__(
+        self,
+        ctx: NodeContext,
+        tier: Tier,
+        backend: Auditor | BackendFactory,
+        *,
+        undecided_policy: Verdict | None = Verdict.PASS,
+        poll_s: float | None = None,
+    ) -> None:
+        """`undecided_policy`: the vote cast for a seat the backend could not decide (None: wait)."""
+        self.ctx = ctx
+        self.tier = tier
+        self._backend = backend
+        self.undecided_policy = undecided_policy
+        self.poll_s = poll_s if poll_s is not None else ctx.settings.chain.poll_interval_s
+        root = ctx.settings.data_dir / "auditor"
+        self.votes = VoteStore(root / "votes.db")
+        self.keys = EncryptionKeyPair.load_or_create(root / "encryption.key")
+        self._protocol: Protocol | None = None
+        self._follower: EventFollower | None = None
+        self.last_error: str | None = None
+
+    @property
+    def protocol(self) -> Protocol:
+        if self._protocol is None:
+            self._protocol = Protocol(self.ctx.client(), self.ctx.deployment())
+        return self._protocol
+
+    @property
+    def address(self) -> str:
+        return self.protocol.client.address
+
+    def backend_for(self, rec: VoteRecord) -> Auditor:
+        if callable(self._backend) and not hasattr(self._backend, "audit"):
+            return self._backend(rec)
+        return self._backend  # type: ignore[return-value]
+
+    # -- setup ---------------------------------------------------------------------------------
+
+    def ensure_registered(self, *, stake: int | None = None, domains: int | None = None) -> None:
+        """Register with this tier and encryption key, and stake up to the configured amount."""
+        p = self.protocol
+        c = p.client
+        want = self.ctx.settings.auditor.stake if stake is None else stake
+        if not c.call(p.registry.functions.isRegistered(c.address)):
+            c.transact(
+                p.registry.functions.register(
+                    int(self.tier),
+                    self.ctx.settings.auditor.domains if domains is None else domains,
+                    self.keys.public_key,
+                )
+            )
+        elif bytes(c.call(p.registry.functions.encryptionKeyOf(c.address))) != self.keys.public_key:
+            c.transact(
+                p.registry.functions.updateProfile(self.ctx.settings.auditor.domains, self.keys.public_key)
+            )
+        have = int(
+            c.call(
+                p.staking.functions.previewRedeem(
+                    c.address, c.call(p.staking.functions.sharesOf(c.address, c.address))
+                )
+            )
+        )
+        if have < want:
+            need = want - have
+            balance = int(c.call(p.token.functions.balanceOf(c.address)))
+            if balance < need:
+                raise ChainError(f"auditor {c.address} needs {need} token wei to stake but holds {balance}")
+            if int(c.call(p.token.functions.allowance(c.address, p.staking.address))) < need:
+                c.transact(p.token.functions.approve(p.staking.address, 2**256 - 1))
+            c.transact(p.staking.functions.stake(c.address, need))
+
+    # -- loop ----------------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event, *, on_tick: Callable[[AuditorDaemon], None] | None = None) -> None:
+        """Follow the chain until `stop`; outages back off and never lose state."""
+        backoff = self.poll_s
+        while not stop.is_set():
+            try:
+                self.tick()
+                self.last_error = None
+                backoff = self.poll_s
+            except (ChainError, StorageError, OSError, ConnectionError) as exc:
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                log.warning("auditor %s: %s (retrying in %.1fs)", self.tier.name.lower(), exc, backoff)
+                self._protocol = None
+                self._follower = None
+                self.ctx.reset_client()
+                backoff = min(30.0, backoff * 2)
+            if on_tick is not None:
+                on_tick(self)
+            stop.wait(backoff)
+
+    def tick(self) -> None:
+        self._follow_events()
+        for rec in self.votes.active():
+            self.drive(rec)
+
+    def _follow_events(self) -> None:
+        if self._follower is None:
+            self._follower = EventFollower(
+                self.protocol.client.w3,
+                self.votes.db,
+                [self.protocol.sessions],
+                name="sessions",
+                start_block=self.protocol.deployment.deploy_block,
+            )
+        self._follower.poll(self._on_event)
+
+    def _on_event(self, ev: ChainEvent) -> None:
+        if ev.name != "KeysPublished":
+            return
+        sid = int(ev.args["sessionId"])
+        if self.votes.get(sid) is not None:
+            return
+        seats = self.protocol.seats_of(sid, self.address)
+        if not seats:
+            return
+        self.votes.put(VoteRecord(session_id=sid, manifest_cid=str(ev.args["manifestCid"]), seats=seats))
+
+    # -- one session ------------------------------------------------------------------------------
+
+    def drive(self, rec: VoteRecord) -> None:
+        """Take the next step the session allows (idempotent; safe after any crash)."""
+        p = self.protocol
+        sid = rec.session_id
+        status = p.status(sid)
+        if status in (SessionStatus.CANCELLED, SessionStatus.EXPIRED):
+            rec.state = "abandoned"
+            rec.note = f"session {status.name.lower()}"
+            self.votes.put(rec)
+            return
+        if rec.state == "auditing":
+            if status in (SessionStatus.KEYS_PUBLISHED, SessionStatus.COMMIT):
+                self._audit(rec)
+            else:
+                rec.state = "abandoned"
+                rec.note = f"keys seen too late (session {status.name.lower()})"
+                self.votes.put(rec)
+                return
+        if rec.state == "decided":
+            self._commit(rec, status)
+        if rec.state == "committed" and status == SessionStatus.REVEAL:
+            self._reveal(rec)
+        elif rec.state == "committed" and status in (SessionStatus.KEYS_PUBLISHED, SessionStatus.COMMIT):
+            state = p.session(sid)
+            if p.block_number() > state.commit_deadline:
+                p.client.transact(p.sessions.functions.advance(sid))
+        if rec.state in ("committed", "revealed") and status == SessionStatus.FINALIZED:
+            self._settle(rec)
+
+    def _tasks(self, rec: VoteRecord) -> tuple[list[AuditTask], int]:
+        p = self.protocol
+        bundle = SessionBundle.model_validate_json(self.ctx.store.cat(rec.manifest_cid))
+        keys = open_envelopes(bundle.manifest, self.address, self.keys.private_key)
+        root = bytes.fromhex(p.session(rec.session_id).merkle_root[2:])
+
+        def plain(i: int) -> SegmentPlaintext:
+            data = fetch_segment(self.ctx.store, bundle.manifest, i, keys[i], onchain_root=root)
+            return SegmentPlaintext.model_validate_json(data)
+
+        shape = bundle.shape
+        goal = [plain(i) for i in shape.goal_indices() if i in keys]
+        problem = goal[0].content if goal else ""
+        tasks = []
+        for seg in rec.seats:
+            node = shape.nodes[seg]
+            own = plain(seg)
+
+            def ctx_list(indices: list[int]) -> list[ContextSegment]:
+                out = []
+                for i in indices:
+                    if i in keys:
+                        pt = plain(i)
+                        out.append(ContextSegment(node_id=pt.node_id, level=pt.level, content=pt.content))
+                return out
+
+            tasks.append(
+                AuditTask(
+                    segment_index=seg,
+                    node_id=own.node_id,
+                    level=own.level,
+                    auditor_type=own.auditor,
+                    content=own.content,
+                    context=SegmentContext(
+                        problem=problem, parents=ctx_list(node.parents), children=ctx_list(node.children)
+                    ),
+                )
+            )
+        return tasks, p.session(rec.session_id).commit_deadline
+
+    def _audit(self, rec: VoteRecord) -> None:
+        tasks, _ = self._tasks(rec)
+        backend = self.backend_for(rec)
+        verdicts: list[Verdict | None] = []
+        hashes: list[str | None] = []
+        evidence_dir = self.ctx.settings.data_dir / "auditor" / "evidence"
+        evidence_dir.mkdir(parents=True, exist_ok=True)
+        for task in tasks:
+            result: AuditResult = backend.audit(task)
+            verdict: Verdict | None = result.verdict if result.decided else self.undecided_policy
+            verdicts.append(verdict)
+            hashes.append(result.evidence_hash())
+            (evidence_dir / f"{rec.session_id}-{task.segment_index}.json").write_text(
+                json.dumps(
+                    {"decided": result.decided, "verdict": verdict, "result": result.model_dump(mode="json")},
+                    default=str,
+                )
+            )
+        rec.verdicts = verdicts
+        rec.evidence_hashes = hashes
+        if all(v is not None for v in verdicts):
+            rec.salt = "0x" + secrets.token_bytes(32).hex()
+            rec.state = "decided"
+        self.votes.put(rec)  # durable before any commit is sent
+
+    def _commit(self, rec: VoteRecord, status: SessionStatus) -> None:
+        p = self.protocol
+        assert rec.salt is not None
+        salt = bytes.fromhex(rec.salt[2:])
+        commitment = p.compute_commitment(rec.session_id, self.address, rec.bitmap, salt)
+        flags = p.vote_flags(rec.session_id, self.address)
+        if flags["committed"] and (
+            flags["revealed"] or p.commitment_prefix_matches(rec.session_id, self.address, commitment)
+        ):
+            rec.state = "committed"
+            self.votes.put(rec)
+            return
+        if status not in (SessionStatus.KEYS_PUBLISHED, SessionStatus.COMMIT):
+            rec.state = "abandoned"
+            rec.note = "commit phase over before the vote was committed"
+            self.votes.put(rec)
+            return
+        receipt = p.client.transact(p.sessions.functions.commit(rec.session_id, commitment))
+        rec.tx_hashes["commit"] = "0x" + bytes(receipt["transactionHash"]).hex()
+        rec.state = "committed"
+        self.votes.put(rec)
+
+    def _reveal(self, rec: VoteRecord) -> None:
+        p = self.protocol
+        if p.vote_flags(rec.session_id, self.address)["revealed"]:
+            rec.state = "revealed"
+            self.votes.put(rec)
+            return
+        assert rec.salt is not None
+        item = (self.address, rec.bitmap, bytes.fromhex(rec.salt[2:]))
+        try:
+            receipt = p.client.transact(p.sessions.functions.revealBatch(rec.session_id, [item]))
+        except ContractRevertError as exc:
+            if exc.name == "AlreadyRevealed":
+                rec.state = "revealed"
+                self.votes.put(rec)
+                return
+            raise
+        rec.tx_hashes["reveal"] = "0x" + bytes(receipt["transactionHash"]).hex()
+        rec.state = "revealed"
+        self.votes.put(rec)
+
+    def _settle(self, rec: VoteRecord) -> None:
+        p = self.protocol
+        if not p.vote_flags(rec.session_id, self.address)["settled"]:
+            try:
+                receipt = p.client.transact(p.sessions.functions.settleBatch(rec.session_id, [self.address]))
+                rec.tx_hashes["settle"] = "0x" + bytes(receipt["transactionHash"]).hex()
+            except ContractRevertError as exc:
+                if exc.name != "AlreadySettled":
+                    raise
+        rec.state = "settled"
+        self.votes.put(rec)
+
+    def status(self) -> dict[str, Any]:
+        recs = self.votes.all()
+        return {
+            "address": self.address,
+            "tier": self.tier.name.lower(),
+            "sessions": {s: sum(1 for r in recs if r.state == s) for s in {r.state for r in recs}},
+            "last_error": self.last_error,
+            "time": time.time(),
+        }

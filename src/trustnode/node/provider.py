@@ -1,0 +1,383 @@
+"""The provider pipeline: decompose -> validate -> encrypt and pin -> batch and shuffle ->
+open session (fee paid) -> draw -> publish key envelopes -> follow to Finalized.
+
+Every stage stores its outputs together with the stage in the job queue before the next
+starts, and every on-chain stage first looks at the chain to see whether its action already
+happened (a crash between sending a transaction and recording it), so a restarted worker
+resumes where the last one stopped and never opens a session twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from trustnode.chain.errors import ChainError, ContractRevertError
+from trustnode.hdag import decompose
+from trustnode.models.enums import SegmentOutcome
+from trustnode.models.hdag import HDAG
+from trustnode.models.jobs import JobStatus, SegmentRecord, TraceJob, TraceStage
+from trustnode.node.context import NodeContext
+from trustnode.node.onchain import Protocol, SessionStatus
+from trustnode.node.structure import SegmentPlaintext, SessionBundle, SessionShape
+from trustnode.storage.errors import StorageError
+from trustnode.storage.segments import PreparedSession, SegmentSecret, prepare_session
+
+log = logging.getLogger(__name__)
+
+LEASE_S = 120.0
+WAIT_S = 0.5
+
+
+class Waiting(Exception):
+    """The job cannot advance yet (chain phase not reached); try again after `delay_s`."""
+
+    def __init__(self, reason: str, delay_s: float = WAIT_S) -> None:
+        super().__init__(reason)
+        self.delay_s = delay_s
+
+
+class PermanentFailure(Exception):
+    """The job can never complete (invalid trace, session cancelled or expired)."""
+
+
+StageObserver = Callable[[str, float], None]
+
+
+class ProviderPipeline:
+    """Runs trace jobs through the stages; safe to run in several threads or processes."""
+
+    def __init__(
+        self, ctx: NodeContext, *, decomposer: str = "offline", observe: StageObserver | None = None
+    ) -> None:
+        self.ctx = ctx
+        self.decomposer = decomposer
+        self.observe = observe
+        self._protocol: Protocol | None = None
+        self._batch_lock = threading.Lock()
+
+    @property
+    def protocol(self) -> Protocol:
+        if self._protocol is None:
+            self._protocol = Protocol(self.ctx.client(), self.ctx.deployment())
+        return self._protocol
+
+    # -- driving ---------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event, *, idle_s: float = 0.2) -> None:
+        """Work until `stop` is set."""
+        while not stop.is_set():
+            if not self.step():
+                self.ctx.new_job.wait(idle_s)
+                self.ctx.new_job.clear()
+
+    def step(self) -> bool:
+        """Advance one runnable job as far as it goes; False when none was runnable."""
+        job = self.ctx.jobs.claim(LEASE_S)
+        if job is None:
+            return False
+        try:
+            self.advance(job)
+        except Waiting as w:
+            self.ctx.jobs.release(job, delay_s=w.delay_s)
+        except PermanentFailure as exc:
+            log.warning("trace %s failed: %s", job.id, exc)
+            self.ctx.jobs.finish(job, JobStatus.FAILED, str(exc))
+        except (ChainError, StorageError, OSError) as exc:
+            # Outages: keep everything, back off, try again.
+            delay = min(30.0, 1.0 * 2 ** min(job.attempts, 5))
+            log.warning("trace %s stage %s will retry in %.1fs: %s", job.id, job.stage, delay, exc)
+            self.ctx.jobs.release(job, delay_s=delay, error=f"{type(exc).__name__}: {exc}")
+        return True
+
+    def advance(self, job: TraceJob) -> None:
+        stages: dict[TraceStage, Callable[[TraceJob], None]] = {
+            TraceStage.RECEIVED: self._decompose,
+            TraceStage.DECOMPOSED: self._pin,
+            TraceStage.PINNED: self._batch,
+            TraceStage.BATCHED: self._open,
+            TraceStage.OPENED: self._draw,
+            TraceStage.DRAWN: self._publish_keys,
+            TraceStage.KEYS_PUBLISHED: self._follow,
+        }
+        while job.stage != TraceStage.FINALIZED:
+            started = time.monotonic()
+            before = job.stage
+            stages[job.stage](job)
+            elapsed = time.monotonic() - started
+            job.stage_times[str(job.stage)] = job.stage_times.get(str(job.stage), 0.0) + elapsed
+            if self.observe is not None:
+                self.observe(str(before), elapsed)
+            job.error = None
+            self.ctx.jobs.save(job, lease_s=LEASE_S)
+        self.ctx.jobs.finish(job, JobStatus.DONE)
+
+    # -- stages ------------------------------------------------------------------------------
+
+    def _decompose(self, job: TraceJob) -> None:
+        client = None
+        mode = "offline"
+        if self.decomposer != "offline" and self.ctx.settings.llm.base_url:
+            from trustnode.llm.client import LLMClient
+
+            client = LLMClient(self.ctx.settings.llm, self.ctx.settings.llm_cache_dir)
+            mode = self.decomposer
+        try:
+            hdag, report = decompose(job.trace, mode=mode, client=client)  # type: ignore[arg-type]
+        except ValueError as exc:
+            raise PermanentFailure(f"decomposition failed: {exc}") from exc
+        job.hdag = hdag.model_dump(mode="json", by_alias=True)
+        job.report = report.model_dump(mode="json")
+        job.stage = TraceStage.DECOMPOSED
+
+    def _pin(self, job: TraceJob) -> None:
+        hdag = HDAG.model_validate(job.hdag)
+        params = self.protocol.params()
+        tiers = [int(n.primary_auditor.tier) for n in hdag.nodes]
+        weights = [params.weight_of(t) for t in tiers]
+        plaintexts = [
+            SegmentPlaintext(
+                index=i,
+                node_id=n.id,
+                level=n.abstraction_level,
+                type=n.type,
+                auditor=n.primary_auditor,
+                content=n.content,
+                summary=n.summary,
+                domain=job.trace.domain,
+            )
+            .model_dump_json()
+            .encode()
+            for i, n in enumerate(hdag.nodes)
+        ]
+        prepared = prepare_session(
+            self.ctx.store, plaintexts, tiers, weights, chain_id=self.protocol.client.chain_id
+        )
+        shape = SessionShape.from_hdag(hdag, weights)
+        job.session_nonce = prepared.session_nonce
+        job.merkle_root = "0x" + prepared.merkle_root.hex()
+        job.segments = [
+            SegmentRecord(
+                index=s.index,
+                node_id=hdag.nodes[s.index].id,
+                cid=s.cid,
+                key_hex=s.key,
+                tier=s.tier,
+                weight=s.weight,
+                parents=shape.nodes[s.index].parents,
+                children=shape.nodes[s.index].children,
+            )
+            for s in prepared.segments
+        ]
+        job.stage = TraceStage.PINNED
+        if prepared.pending:
+            # Kept locally under the same CIDs; opening must wait until auditors can fetch them.
+            self.ctx.jobs.save(job)
+            raise StorageError(f"{len(prepared.pending)} segments are not on IPFS yet (kept locally)")
+
+    def _prepared(self, job: TraceJob) -> PreparedSession:
+        assert job.session_nonce is not None
+        return PreparedSession(
+            chain_id=self.protocol.client.chain_id,
+            session_nonce=job.session_nonce,
+            segments=[
+                SegmentSecret(index=s.index, cid=s.cid, tier=s.tier, weight=s.weight, key=s.key_hex)
+                for s in job.segments
+            ],
+        )
+
+    def _batch(self, job: TraceJob) -> None:
+        """Form a batch from waiting traces (any provider) and give each a random opening slot."""
+        flush = getattr(self.ctx.store, "flush", None)
+        if flush is not None:
+            result = flush()
+            if not result.complete:
+                raise StorageError("IPFS still unreachable: segments stay spooled locally")
+        settings = self.ctx.settings.batch
+        with self._batch_lock:
+            existing = self.ctx.jobs.batch_of(job.id)
+            if existing is not None:
+                job.batch_id = existing
+                job.stage = TraceStage.BATCHED
+                return
+            waiting = self.ctx.jobs.unbatched()
+            oldest = min((j.created_at for j in waiting), default=job.created_at)
+            age = time.time() - oldest.timestamp()
+            if len(waiting) < settings.size and age < settings.max_wait_s:
+                raise Waiting("batch not full", delay_s=min(WAIT_S, settings.max_wait_s - age))
+            members = waiting[: settings.size] if waiting else [job]
+            if job.id not in {m.id for m in members}:
+                members.append(job)
+            batch_id = "b_" + secrets.token_hex(6)
+            order = list(range(len(members)))
+            secrets.SystemRandom().shuffle(order)
+            self.ctx.jobs.assign_batch(batch_id, {m.id: rank for m, rank in zip(members, order, strict=True)})
+        job.batch_id = batch_id
+        job.stage = TraceStage.BATCHED
+
+    def _open(self, job: TraceJob) -> None:
+        # Open in the batch's shuffled order: wait until every lower rank has opened.
+        if not self.ctx.jobs.is_turn(job.id):
+            raise Waiting("earlier traces of the batch open first", delay_s=0.1)
+        proto = self.protocol
+        root = bytes.fromhex(job.merkle_root[2:]) if job.merkle_root else b""
+        existing = self._find_opened(root)
+        if existing is None:
+            prepared = self._prepared(job)
+            params = proto.params()
+            fee = params.fee_for([s.tier for s in job.segments])
+            me = proto.client.address
+            allowance = proto.client.call(proto.token.functions.allowance(me, proto.sessions.address))
+            if allowance < fee:
+                proto.client.transact(proto.token.functions.approve(proto.sessions.address, 2**256 - 1))
+            receipt = proto.client.transact(
+                proto.sessions.functions.openSession(root, prepared.tiers_weights, fee)
+            )
+            events = proto.sessions.events.SessionOpened().process_receipt(receipt)
+            job.session_id = int(events[0]["args"]["sessionId"])
+            job.tx_hashes["open"] = "0x" + bytes(receipt["transactionHash"]).hex()
+        else:
+            job.session_id, job.tx_hashes["open"] = existing
+        self.ctx.jobs.mark_opened(job.id)
+        job.stage = TraceStage.OPENED
+
+    def _find_opened(self, root: bytes) -> tuple[int, str] | None:
+        """A session this node already opened for `root` (recovery after a crash mid-open)."""
+        proto = self.protocol
+        logs = proto.sessions.events.SessionOpened().get_logs(
+            from_block=proto.deployment.deploy_block, argument_filters={"provider": proto.client.address}
+        )
+        for ev in logs:
+            if bytes(ev["args"]["merkleRoot"]) == root:
+                return int(ev["args"]["sessionId"]), "0x" + bytes(ev["transactionHash"]).hex()
+        return None
+
+    def _draw(self, job: TraceJob) -> None:
+        proto = self.protocol
+        sid = self._sid(job)
+        state = proto.session(sid)
+        if state.status in (SessionStatus.CANCELLED, SessionStatus.EXPIRED):
+            raise PermanentFailure(
+                f"session {sid} was {state.status.name.lower()} (not enough eligible auditors?)"
+            )
+        if state.status == SessionStatus.DRAWING and state.drawn_seats == state.total_seats:
+            job.stage = TraceStage.DRAWN
+            return
+        if state.status not in (SessionStatus.CREATED, SessionStatus.DRAWING):
+            job.stage = TraceStage.DRAWN
+            return
+        try:
+            receipt = proto.client.transact(proto.sessions.functions.draw(sid, 64))
+        except ContractRevertError as exc:
+            if exc.name in ("TooEarly", "NotReady", "RandomnessNotReady"):
+                raise Waiting("randomness not ready yet") from exc
+            raise
+        job.tx_hashes.setdefault("draw", "0x" + bytes(receipt["transactionHash"]).hex())
+        state = proto.session(sid)
+        if state.status in (SessionStatus.CANCELLED, SessionStatus.EXPIRED):
+            raise PermanentFailure(f"session {sid} was {state.status.name.lower()} during the draw")
+        if state.drawn_seats < state.total_seats:
+            raise Waiting("draw continues", delay_s=0.0)
+        job.stage = TraceStage.DRAWN
+
+    def _publish_keys(self, job: TraceJob) -> None:
+        proto = self.protocol
+        sid = self._sid(job)
+        status = proto.status(sid)
+        if status in (SessionStatus.CANCELLED, SessionStatus.EXPIRED):
+            raise PermanentFailure(f"session {sid} was {status.name.lower()} before its keys were published")
+        if status == SessionStatus.DRAWING:
+            shape = self._shape(job)
+            seats: list[tuple[str, int]] = []
+            keys: dict[str, bytes] = {}
+            for auditor in proto.auditors_of(sid):
+                keys[auditor] = proto.encryption_key_of(auditor)
+                for seg in proto.seats_of(sid, auditor):
+                    seats.append((auditor, seg))
+                    seats.extend((auditor, c) for c in sorted(shape.context_of(seg)))
+            manifest = self._prepared(job).manifest(session_id=sid, seats=seats, auditor_keys=keys)
+            bundle = SessionBundle(manifest=manifest, shape=shape)
+            cid = self.ctx.store.add(bundle.model_dump_json().encode(), pin=True)
+            receipt = proto.client.transact(proto.sessions.functions.publishKeys(sid, cid))
+            job.manifest_cid = cid
+            job.tx_hashes["publish_keys"] = "0x" + bytes(receipt["transactionHash"]).hex()
+        elif job.manifest_cid is None:
+            logs = proto.sessions.events.KeysPublished().get_logs(
+                from_block=proto.deployment.deploy_block, argument_filters={"sessionId": sid}
+            )
+            if logs:
+                job.manifest_cid = str(logs[0]["args"]["manifestCid"])
+                job.tx_hashes["publish_keys"] = "0x" + bytes(logs[0]["transactionHash"]).hex()
+        job.structure_cid = job.manifest_cid
+        job.stage = TraceStage.KEYS_PUBLISHED
+
+    def _shape(self, job: TraceJob) -> SessionShape:
+        hdag = HDAG.model_validate(job.hdag)
+        return SessionShape.from_hdag(hdag, [s.weight for s in job.segments])
+
+    def _follow(self, job: TraceJob) -> None:
+        proto = self.protocol
+        sid = self._sid(job)
+        state = proto.session(sid)
+        if state.status in (SessionStatus.CANCELLED, SessionStatus.EXPIRED):
+            raise PermanentFailure(f"session {sid} ended {state.status.name.lower()}")
+        if state.status == SessionStatus.REVEAL:
+            due = proto.block_number() > state.reveal_deadline or state.revealed_count == state.auditor_count
+            if not due:
+                raise Waiting("reveal phase open", delay_s=WAIT_S)
+            receipt = proto.client.transact(proto.sessions.functions.advance(sid))
+            job.tx_hashes["finalize"] = "0x" + bytes(receipt["transactionHash"]).hex()
+            state = proto.session(sid)
+        if state.status in (SessionStatus.KEYS_PUBLISHED, SessionStatus.COMMIT):
+            if proto.block_number() > state.commit_deadline:
+                proto.client.transact(proto.sessions.functions.advance(sid))
+            raise Waiting("commit phase open", delay_s=WAIT_S)
+        if state.status != SessionStatus.FINALIZED:
+            raise Waiting(f"session is {state.status.name.lower()}", delay_s=WAIT_S)
+        if "finalize" not in job.tx_hashes:
+            logs = proto.sessions.events.SessionFinalized().get_logs(
+                from_block=proto.deployment.deploy_block, argument_filters={"sessionId": sid}
+            )
+            if logs:
+                job.tx_hashes["finalize"] = "0x" + bytes(logs[0]["transactionHash"]).hex()
+        job.outcome = self._outcome(job, state.passed, state.score_bps)
+        job.stage = TraceStage.FINALIZED
+
+    def _outcome(self, job: TraceJob, passed: bool, score_bps: int) -> dict[str, Any]:
+        proto = self.protocol
+        sid = self._sid(job)
+        segs = proto.segments(sid, len(job.segments))
+        hdag = HDAG.model_validate(job.hdag)
+        failing = sorted(
+            (s.index for s in segs if s.outcome == SegmentOutcome.FAIL),
+            key=lambda i: hdag.nodes[i].span.start,
+        )
+
+        def step_of(i: int) -> int | None:
+            node = hdag.nodes[i]
+            return (
+                node.step_index
+                if node.step_index is not None
+                else hdag.document.step_index_at(node.span.start)
+            )
+
+        return {
+            "passed": passed,
+            "verdict": "PASS" if passed else "FAIL",
+            "score_bps": score_bps,
+            "failing_segments": [
+                {"index": i, "node_id": job.segments[i].node_id, "step_index": step_of(i)} for i in failing
+            ],
+            "earliest_failing_segment": failing[0] if failing else None,
+            "segments": [s.model_dump(mode="json") for s in segs],
+        }
+
+    @staticmethod
+    def _sid(job: TraceJob) -> int:
+        if job.session_id is None:
+            raise PermanentFailure("job has no session id at a stage that needs one")
+        return job.session_id
