@@ -1,14 +1,74 @@
-"""Deploy the protocol's contracts and return their addresses by name."""
+"""Deploy the whole protocol, wired together, and return every contract address by name.
+
+Order: TrustToken -> Treasury -> Staking -> AuditorRegistry -> LookaheadRandomness ->
+AuditSessions, then `Staking.wire(registry, sessions)`. The deployer owns everything while
+wiring; if another `owner` is given, ownership is then offered to it (Ownable2Step: the
+owner completes it with `acceptOwnership()` on Staking, AuditorRegistry, AuditSessions and
+Treasury).
+"""
 
 from __future__ import annotations
 
 from trustnode.chain.client import ChainClient
+from trustnode.chain.protocol import (
+    DEVNET_RANDOMNESS_DELAY,
+    DEVNET_SESSION_PARAMS,
+    DEVNET_STAKING_PARAMS,
+    SessionParams,
+    StakingParams,
+)
 
 INITIAL_SUPPLY = 1_000_000_000 * 10**18
 
+CONTRACT_NAMES = (
+    "TrustToken",
+    "Treasury",
+    "Staking",
+    "AuditorRegistry",
+    "LookaheadRandomness",
+    "AuditSessions",
+)
 
-def deploy_protocol(client: ChainClient, *, owner: str | None = None) -> dict[str, str]:
-    """Deploy every contract of the protocol, wired together; owner defaults to the deployer."""
+
+def deploy_protocol(
+    client: ChainClient,
+    *,
+    owner: str | None = None,
+    session_params: SessionParams = DEVNET_SESSION_PARAMS,
+    staking_params: StakingParams = DEVNET_STAKING_PARAMS,
+    randomness_delay: int = DEVNET_RANDOMNESS_DELAY,
+    supply: int = INITIAL_SUPPLY,
+) -> dict[str, str]:
+    """Deploy every contract of the protocol, wired together; the supply goes to `owner`.
+
+    Defaults are devnet-friendly (phases of tens of blocks, small minimum stakes); pass other
+    parameter sets for a long-lived network.
+    """
     owner = owner or client.address
-    token = client.deploy("TrustToken", owner, INITIAL_SUPPLY)
-    return {"TrustToken": token.address}
+    me = client.address
+    token = client.deploy("TrustToken", owner, supply)
+    treasury = client.deploy("Treasury", token.address, me)
+    staking = client.deploy("Staking", token.address, me, treasury.address, staking_params.as_abi())
+    registry = client.deploy("AuditorRegistry", staking.address, me)
+    randomness = client.deploy("LookaheadRandomness", randomness_delay)
+    sessions = client.deploy(
+        "AuditSessions",
+        token.address,
+        staking.address,
+        randomness.address,
+        treasury.address,
+        me,
+        session_params.as_abi(),
+    )
+    client.transact(staking.functions.wire(registry.address, sessions.address))
+    if owner.lower() != me.lower():
+        for contract in (treasury, staking, registry, sessions):
+            client.transact(contract.functions.transferOwnership(owner))
+    return {
+        "TrustToken": token.address,
+        "Treasury": treasury.address,
+        "Staking": staking.address,
+        "AuditorRegistry": registry.address,
+        "LookaheadRandomness": randomness.address,
+        "AuditSessions": sessions.address,
+    }
