@@ -94,3 +94,14 @@ def test_cycles_are_definite(make_hdag: Callable[..., HDAG]) -> None:
     rep = analyze(h)
     assert rep.cyclic == ["ST1", "ST2", "ST3", "ST5"]
     assert "on a dependency cycle" in rep.defects("ST1")
+
+
+def test_support_from_the_problem_reads_numbers_exactly(make_hdag: Callable[..., HDAG]) -> None:
+    h = make_hdag(
+        "A farm has 100 cows and 1,200.50 dollars.",
+        ["It has 1 barn.", "It holds 1200.5 dollars.", "Count the cows."],
+        levels=[Level.STEP] * 3,
+    )
+    # "1" must not match "100" (no stripping of integer zeros); 1200.5 matches 1,200.50;
+    # "Count the cows." has no number and shares the word "cows" with the problem
+    assert analyze(h).unsupported == ["ST1"]
