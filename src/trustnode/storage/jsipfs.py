@@ -21,6 +21,8 @@ import httpx
 from trustnode.chain.paths import INSTALL_HINT, find_tool
 from trustnode.storage.errors import StorageError
 
+_FATAL_LOG = ("EADDRINUSE", "EACCES", "LockExistsError")
+
 
 class JsIpfsError(StorageError):
     """The js-ipfs daemon could not be initialised or started."""
@@ -124,6 +126,7 @@ class JsIpfsDaemon:
             lock.rmdir()
         elif lock.exists():
             lock.unlink()
+        log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child for its lifetime
         try:
             self._proc = subprocess.Popen(
@@ -140,6 +143,11 @@ class JsIpfsDaemon:
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
                 raise JsIpfsError(f"js-ipfs daemon exited with {self._proc.returncode}: {self._log_tail()}")
+            fatal = self._fatal_in_log(log_start)
+            if fatal:
+                # js-ipfs logs some start-up failures (a taken port) and then hangs instead of exiting.
+                self.stop()
+                raise JsIpfsError(f"js-ipfs daemon failed to start ({fatal}): {self._log_tail()}")
             try:
                 r = httpx.post(f"{self.api_url}/api/v0/version", timeout=2.0)
                 if r.status_code == 200 and "Version" in r.json():
@@ -167,6 +175,18 @@ class JsIpfsDaemon:
         # Children that ignored the TERM (none expected) go with the group.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
+
+    def _fatal_in_log(self, start: int) -> str | None:
+        try:
+            with open(self.log_path, "rb") as fh:
+                fh.seek(start)
+                text = fh.read().decode(errors="replace")
+        except OSError:
+            return None
+        for pattern in _FATAL_LOG:
+            if pattern in text:
+                return pattern
+        return None
 
     def _log_tail(self, n: int = 2000) -> str:
         try:
