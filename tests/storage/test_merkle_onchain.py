@@ -7,6 +7,7 @@ how the protocol is deployed.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +16,11 @@ import solcx
 from tests.conftest import REPO_ROOT, client_for
 from trustnode.chain.build import COMPILER_SETTINGS, find_solc
 from trustnode.chain.deployment import Deployment
+from trustnode.chain.protocol import Protocol
+from trustnode.storage.local import LocalStore
 from trustnode.storage.merkle import SegmentCommitment, SegmentMerkleTree
-from trustnode.storage.unixfs import compute_cid
+from trustnode.storage.segments import prepare_session
+from trustnode.storage.unixfs import compute_cid, parse_cid
 
 pytestmark = pytest.mark.chain
 
@@ -80,3 +84,26 @@ def test_python_proofs_verify_on_chain(harness: Any, n: int) -> None:
         assert not harness.functions.verifySegment(
             tree.root, s.index, other_cid, s.tier, s.weight, proof
         ).call()
+
+
+def test_verify_segment_on_the_protocol_contract(fresh_devnet: Deployment, tmp_path: Path) -> None:
+    """A session opened with our root and packed tiers/weights; AuditSessions.verifySegment accepts our proofs."""
+    store = LocalStore(tmp_path / "blobs")
+    texts = [f"segment {i}: {i} + {i} = {2 * i}".encode() for i in range(5)]
+    tiers, weights = [0, 1, 2, 1, 0], [3, 5, 8, 5, 3]
+    prep = prepare_session(store, texts, tiers, weights, chain_id=fresh_devnet.chain_id)
+    protocol = Protocol(client_for(fresh_devnet, 0), fresh_devnet.contracts)
+    params = protocol.params()
+    seats = sum(params.seats_per_tier[t] for t in tiers)
+    fee = -(-seats * params.reward * 10_000 // 8_000)
+    session_id = protocol.open_session(prep.merkle_root, tiers, weights, fee)
+    info = protocol.session(session_id)
+    assert info.merkle_root == "0x" + prep.merkle_root.hex() and info.segment_count == 5
+    tree = prep.tree()
+    for s in prep.segments:
+        proof = tree.proof(s.index)
+        assert protocol.verify_segment(session_id, s.index, s.cid, s.tier, s.weight, proof)
+        assert not protocol.verify_segment(session_id, s.index, s.cid, s.tier, s.weight + 1, proof)
+        assert not protocol.verify_segment(session_id, s.index, s.cid, (s.tier + 1) % 3, s.weight, proof)
+        b58 = str(parse_cid(s.cid).set(base="base58btc"))  # the leaf commits to the canonical spelling
+        assert not protocol.verify_segment(session_id, s.index, b58, s.tier, s.weight, proof)
