@@ -3,6 +3,14 @@
 Nodes are exact spans of the trace document; edges carry a typed relationship. The
 model only describes shape; checks that need the source text or graph algorithms live in
 `trustnode.hdag.validate`.
+
+Edge direction reads as the relationship's sentence, like the TRUST paper: an edge
+`from: A, to: B, relationship: R` says "A R B". So `decomposes_to` and `enables` run from
+the prerequisite to what it leads to (G1 decomposes_to S1), while `depends_on`,
+`validates`, `exemplifies`, `refines` and `contradicts` run from the dependent segment to
+the one it is about (ST2 depends_on ST1). `HDAGEdge.prerequisite` / `.dependent`
+normalise this; acyclicity and "reachable from a GOAL" are checked on that normalised
+flow (prerequisite -> dependent).
 """
 
 from __future__ import annotations
@@ -42,6 +50,23 @@ class HDAGEdge(BaseModel):
     relationship: Relationship
     strength: Strength = Strength.MEDIUM
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+
+    @property
+    def forward(self) -> bool:
+        """True when the edge already points from prerequisite to dependent."""
+        return self.relationship in FORWARD_RELATIONSHIPS
+
+    @property
+    def prerequisite(self) -> str:
+        return self.source if self.forward else self.target
+
+    @property
+    def dependent(self) -> str:
+        return self.target if self.forward else self.source
+
+
+#: Relationships whose edge runs from the prerequisite to the dependent segment.
+FORWARD_RELATIONSHIPS = frozenset({Relationship.DECOMPOSES_TO, Relationship.ENABLES})
 
 
 class VerificationFlow(BaseModel):
@@ -94,8 +119,9 @@ class HDAG(BaseModel):
         raise KeyError(node_id)
 
     def parents(self, node_id: str) -> list[str]:
-        """Nodes this node depends on (edge target == node for depends_on is reversed: see docs)."""
-        return [e.source for e in self.edges if e.target == node_id]
+        """Prerequisites of a node (direction normalised, see the module docstring)."""
+        return [e.prerequisite for e in self.edges if e.dependent == node_id]
 
     def children(self, node_id: str) -> list[str]:
-        return [e.target for e in self.edges if e.source == node_id]
+        """Segments that build on a node (direction normalised)."""
+        return [e.dependent for e in self.edges if e.prerequisite == node_id]

@@ -1,0 +1,42 @@
+"""Graph views of an HDAG (networkx) and the verification flow derived from them."""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from trustnode.models.enums import Level
+from trustnode.models.hdag import HDAG, VerificationFlow
+
+_LOWER = (Level.TACTIC, Level.STEP, Level.OPERATION)
+
+
+def flow_graph(hdag: HDAG) -> nx.DiGraph:
+    """Nodes in document order; an edge prerequisite -> dependent for every HDAG edge."""
+    g = nx.DiGraph()
+    ids = set()
+    for n in hdag.nodes:
+        g.add_node(n.id)
+        ids.add(n.id)
+    for i, e in enumerate(hdag.edges):
+        pre, dep = e.prerequisite, e.dependent
+        if pre in ids and dep in ids and pre != dep:
+            g.add_edge(pre, dep, index=i)
+    return g
+
+
+def verification_flow(hdag: HDAG, g: nx.DiGraph | None = None) -> VerificationFlow:
+    """Entry points (no prerequisite), exit points (nothing builds on them), the longest
+    prerequisite chain (critical path) and parallel tracks: groups of TACTIC/STEP/OPERATION
+    segments with no dependency between groups, which can be audited independently."""
+    g = flow_graph(hdag) if g is None else g
+    order = {n.id: i for i, n in enumerate(hdag.nodes)}
+    entry = [n for n in g.nodes if g.in_degree(n) == 0]
+    exits = [n for n in g.nodes if g.out_degree(n) == 0]
+    critical: list[str] = list(nx.dag_longest_path(g)) if nx.is_directed_acyclic_graph(g) else []
+    lower = [n.id for n in hdag.nodes if n.abstraction_level in _LOWER]
+    sub = g.subgraph(lower)
+    tracks = [sorted(c, key=order.__getitem__) for c in nx.weakly_connected_components(sub)]
+    tracks.sort(key=lambda t: order[t[0]])
+    return VerificationFlow(
+        entry_points=entry, critical_path=critical, parallel_tracks=tracks, exit_points=exits
+    )
