@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from trustnode.api.auth import authenticate
+from trustnode.api.public import register_public_routes
 from trustnode.api.views import TraceAccepted, TraceView, trace_view
 from trustnode.models.trace import TraceInput
 from trustnode.node.context import NodeContext
@@ -128,4 +129,5 @@ def create_app(ctx: NodeContext) -> FastAPI:
         """Liveness plus what this node can reach."""
         return ctx.health()
 
+    register_public_routes(app, ctx)
     return app

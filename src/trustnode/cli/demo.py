@@ -1,36 +1,103 @@
-"""`trustnode demo`: the main job on a local devnet."""
+"""`trustnode demo`: the main job. A whole local network audits the sample traces end to end."""
 
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 import typer
+from rich.live import Live
+from rich.table import Table
 
-from trustnode.chain import devnet
-from trustnode.chain.errors import ChainError
-from trustnode.cli.common import console, errors_as_exit
+from trustnode.cli.common import console, fail
+from trustnode.models.enums import Tier
+from trustnode.models.jobs import TraceStage
+from trustnode.node.cluster import AuditorSpec, ClusterConfig, LocalCluster
+from trustnode.node.samples import load_samples
+
+DEMO_AUDITORS = [
+    AuditorSpec(name="computer-1", tier=Tier.COMPUTER, account=2),
+    AuditorSpec(name="computer-2", tier=Tier.COMPUTER, account=3),
+    AuditorSpec(name="llm-1", tier=Tier.LLM, account=4),
+    AuditorSpec(name="human-1", tier=Tier.HUMAN, account=5),
+]
+
+
+def _table(rows: dict[str, dict[str, Any]], names: dict[str, str], started: float) -> Table:
+    t = Table(title=f"auditing {len(rows)} traces ({time.monotonic() - started:.0f}s)")
+    for col in ("trace", "stage", "session", "verdict"):
+        t.add_column(col)
+    for tid, view in rows.items():
+        stage = view.get("stage", "received")
+        bar = "#" * (TraceStage(stage).order + 1) + "." * (len(TraceStage) - TraceStage(stage).order - 1)
+        verdict = (view.get("outcome") or {}).get("verdict") or (
+            "error" if view.get("status") == "failed" else ""
+        )
+        t.add_row(names[tid], f"{bar} {stage}", str(view.get("session_id") or ""), verdict)
+    return t
 
 
 def demo(
-    port: int = typer.Option(8545, "--port", help="RPC port of the demo chain on 127.0.0.1."),
-    keep: bool = typer.Option(False, "--keep", help="Leave the devnet running afterwards."),
+    workdir: Path = typer.Option(
+        None, help="Where processes keep their data and logs (default: a new temp dir)."
+    ),
+    timeout: float = typer.Option(240, help="Seconds to wait for every verdict."),
 ) -> None:
-    """Start a devnet, deploy the contracts, show their status, and shut down."""
-    dep_file = Path(tempfile.mkdtemp(prefix="trustnode-demo-")) / "deployment.json"
-    with errors_as_exit(ChainError):
-        with console.status("starting anvil and deploying the contracts ..."):
-            dep = devnet.up(dep_file, port=port)
-        try:
-            live = devnet.status(dep_file)
-            console.print(f"[bold]devnet[/]: chain {live.chain_id} at {live.rpc_url}")
-            for name, addr in live.contracts.items():
-                console.print(f"  {name:<22} {addr}")
-        finally:
-            if not keep:
-                devnet.down(dep_file)
-                console.print("devnet stopped")
-    _ = dep
+    """Run a local devnet with an API node and four auditor daemons; audit the sample traces."""
+    samples = load_samples()
+    work = workdir or Path(tempfile.mkdtemp(prefix="trustnode-demo-"))
+    cfg = ClusterConfig(
+        workdir=work,
+        auditors=DEMO_AUDITORS,
+        flawed_phrases=[p for s in samples for p in s.flawed_phrases],
+        batch_size=len(samples),
+    )
+    console.print(f"[bold]trustnode demo[/] (data and logs in {work})")
+    started = time.monotonic()
+    with LocalCluster(cfg, log=lambda m: console.print(f"  {m}")) as cluster:
+        console.print(
+            f"  API on {cluster.api_url}; auditors: "
+            + ", ".join(f"{a.name} ({a.tier.name.lower()})" for a in cfg.auditors)
+        )
+        names = {cluster.submit(s.payload()): s.name for s in samples}
+        rows: dict[str, dict[str, Any]] = {tid: {"stage": "received"} for tid in names}
+        with Live(_table(rows, names, started), console=console, refresh_per_second=4) as live:
+
+            def update(tid: str, view: dict[str, Any]) -> None:
+                rows[tid] = view
+                live.update(_table(rows, names, started))
+
+            try:
+                views = cluster.wait(list(names), timeout_s=timeout, on_update=update)
+            except TimeoutError as exc:
+                fail(f"{exc}; logs in {work / 'logs'}")
+        mismatches = 0
+        console.print()
+        for tid, view in views.items():
+            sample = next(s for s in samples if s.name == names[tid])
+            out = view.get("outcome") or {}
+            verdict = out.get("verdict", "ERROR")
+            ok = verdict == sample.expected_verdict
+            mismatches += not ok
+            colour = "green" if verdict == "PASS" else "red"
+            console.print(
+                f"[bold]{sample.name}[/]: session {view.get('session_id')} [{colour}]{verdict}[/] "
+                f"score {out.get('score_bps', 0) / 100:.1f}% (expected {sample.expected_verdict}"
+                f"{'' if ok else ', MISMATCH'})"
+            )
+            if view.get("status") == "failed":
+                console.print(f"  error: {view.get('error')}")
+            for seg in out.get("failing_segments", []):
+                console.print(
+                    f"  failing segment {seg['index']} ({seg['node_id']}, original step {seg['step_index']})"
+                )
+            for step, h in view.get("tx_hashes", {}).items():
+                console.print(f"  {step:<13} {h}")
+        console.print(f"\nall traces audited in {time.monotonic() - started:.0f}s; shutting down")
+    if mismatches:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

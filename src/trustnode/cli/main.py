@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "trustnode.cli.devnet",
     "trustnode.cli.ipfs",
     "trustnode.cli.demo",
+    "trustnode.cli.node",
     "trustnode.cli.params",
     "trustnode.cli.simulate",
     "trustnode.cli.eval",

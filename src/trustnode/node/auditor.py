@@ -22,11 +22,11 @@ from pydantic import BaseModel, Field
 
 from trustnode.audit.base import Auditor
 from trustnode.chain.errors import ChainError, ContractRevertError
+from trustnode.chain.protocol import Protocol, SessionStatus
 from trustnode.models.audit import AuditResult, AuditTask, ContextSegment, SegmentContext
 from trustnode.models.enums import Tier, Verdict
 from trustnode.node.context import NodeContext
 from trustnode.node.events import ChainEvent, EventFollower
-from trustnode.node.onchain import Protocol, SessionStatus
 from trustnode.node.sqlite import Database
 from trustnode.node.structure import SegmentPlaintext, SessionBundle
 from trustnode.storage.envelopes import EncryptionKeyPair, open_envelopes
@@ -108,13 +108,16 @@ class AuditorDaemon:
         self.votes = VoteStore(root / "votes.db")
         self.keys = EncryptionKeyPair.load_or_create(root / "encryption.key")
         self._protocol: Protocol | None = None
+        self._deploy_block = 0
         self._follower: EventFollower | None = None
         self.last_error: str | None = None
 
     @property
     def protocol(self) -> Protocol:
         if self._protocol is None:
-            self._protocol = Protocol(self.ctx.client(), self.ctx.deployment())
+            dep = self.ctx.deployment()
+            self._protocol = Protocol(self.ctx.client(), dep.contracts)
+            self._deploy_block = dep.deploy_block
         return self._protocol
 
     @property
@@ -194,7 +197,7 @@ class AuditorDaemon:
                 self.votes.db,
                 [self.protocol.sessions],
                 name="sessions",
-                start_block=self.protocol.deployment.deploy_block,
+                start_block=self._deploy_block,
             )
         self._follower.poll(self._on_event)
 
@@ -235,7 +238,7 @@ class AuditorDaemon:
             self._reveal(rec)
         elif rec.state == "committed" and status in (SessionStatus.KEYS_PUBLISHED, SessionStatus.COMMIT):
             state = p.session(sid)
-            if p.block_number() > state.commit_deadline:
+            if p.client.block_number() > state.commit_deadline:
                 p.client.transact(p.sessions.functions.advance(sid))
         if rec.state in ("committed", "revealed") and status == SessionStatus.FINALIZED:
             self._settle(rec)
@@ -291,7 +294,7 @@ class AuditorDaemon:
             result: AuditResult = backend.audit(task)
             verdict: Verdict | None = result.verdict if result.decided else self.undecided_policy
             verdicts.append(verdict)
-            hashes.append(result.evidence_hash())
+            hashes.append("0x" + result.evidence_hash().hex())
             (evidence_dir / f"{rec.session_id}-{task.segment_index}.json").write_text(
                 json.dumps(
                     {"decided": result.decided, "verdict": verdict, "result": result.model_dump(mode="json")},
@@ -310,10 +313,8 @@ class AuditorDaemon:
         assert rec.salt is not None
         salt = bytes.fromhex(rec.salt[2:])
         commitment = p.compute_commitment(rec.session_id, self.address, rec.bitmap, salt)
-        flags = p.vote_flags(rec.session_id, self.address)
-        if flags["committed"] and (
-            flags["revealed"] or p.commitment_prefix_matches(rec.session_id, self.address, commitment)
-        ):
+        vote = p.vote(rec.session_id, self.address)
+        if vote.committed and (vote.revealed or vote.commitment_prefix == "0x" + commitment[:24].hex()):
             rec.state = "committed"
             self.votes.put(rec)
             return
@@ -329,7 +330,7 @@ class AuditorDaemon:
 
     def _reveal(self, rec: VoteRecord) -> None:
         p = self.protocol
-        if p.vote_flags(rec.session_id, self.address)["revealed"]:
+        if p.vote(rec.session_id, self.address).revealed:
             rec.state = "revealed"
             self.votes.put(rec)
             return
@@ -349,7 +350,7 @@ class AuditorDaemon:
 
     def _settle(self, rec: VoteRecord) -> None:
         p = self.protocol
-        if not p.vote_flags(rec.session_id, self.address)["settled"]:
+        if not p.vote(rec.session_id, self.address).settled:
             try:
                 receipt = p.client.transact(p.sessions.functions.settleBatch(rec.session_id, [self.address]))
                 rec.tx_hashes["settle"] = "0x" + bytes(receipt["transactionHash"]).hex()

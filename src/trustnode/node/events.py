@@ -57,7 +57,8 @@ class EventFollower:
         self._addresses: list[str] = []
         for c in contracts:
             self._addresses.append(c.address)
-            for item in c.abi:
+            abi: list[dict[str, Any]] = [dict(i) for i in c.abi]
+            for item in abi:
                 if item.get("type") == "event":
                     sig = f"{item['name']}({','.join(_type(i) for i in item['inputs'])})"
                     topic = Web3.keccak(text=sig)

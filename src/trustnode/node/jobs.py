@@ -96,7 +96,7 @@ class JobQueue:
             raise JobNotFoundError(job_id)
         return TraceJob.model_validate_json(row["doc"])
 
-    def list(self, *, status: JobStatus | None = None, limit: int = 100) -> list[TraceJob]:
+    def list_jobs(self, *, status: JobStatus | None = None, limit: int = 100) -> list[TraceJob]:
         q = (
             "SELECT doc FROM jobs"
             + (" WHERE status = ?" if status else "")

@@ -17,12 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 from trustnode.chain.errors import ChainError, ContractRevertError
+from trustnode.chain.protocol import Protocol, SessionParams, SessionStatus
 from trustnode.hdag import decompose
 from trustnode.models.enums import SegmentOutcome
 from trustnode.models.hdag import HDAG
 from trustnode.models.jobs import JobStatus, SegmentRecord, TraceJob, TraceStage
 from trustnode.node.context import NodeContext
-from trustnode.node.onchain import Protocol, SessionStatus
 from trustnode.node.structure import SegmentPlaintext, SessionBundle, SessionShape
 from trustnode.storage.errors import StorageError
 from trustnode.storage.segments import PreparedSession, SegmentSecret, prepare_session
@@ -31,6 +31,17 @@ log = logging.getLogger(__name__)
 
 LEASE_S = 120.0
 WAIT_S = 0.5
+
+
+def weight_of(params: SessionParams, tier: int) -> int:
+    """The weight a segment of `tier` must carry (1 where the provider may choose)."""
+    return params.tier_weight[tier] or 1
+
+
+def fee_for(params: SessionParams, tiers: list[int]) -> int:
+    """The smallest fee whose 80% audit pool covers R for every seat."""
+    need = sum(params.seats_per_tier[t] for t in tiers) * params.reward
+    return -(-need * 10_000 // 8_000)
 
 
 class Waiting(Exception):
@@ -58,12 +69,15 @@ class ProviderPipeline:
         self.decomposer = decomposer
         self.observe = observe
         self._protocol: Protocol | None = None
+        self._deploy_block = 0
         self._batch_lock = threading.Lock()
 
     @property
     def protocol(self) -> Protocol:
         if self._protocol is None:
-            self._protocol = Protocol(self.ctx.client(), self.ctx.deployment())
+            dep = self.ctx.deployment()
+            self._protocol = Protocol(self.ctx.client(), dep.contracts)
+            self._deploy_block = dep.deploy_block
         return self._protocol
 
     # -- driving ---------------------------------------------------------------------------
@@ -138,7 +152,7 @@ class ProviderPipeline:
         hdag = HDAG.model_validate(job.hdag)
         params = self.protocol.params()
         tiers = [int(n.primary_auditor.tier) for n in hdag.nodes]
-        weights = [params.weight_of(t) for t in tiers]
+        weights = [weight_of(params, t) for t in tiers]
         plaintexts = [
             SegmentPlaintext(
                 index=i,
@@ -229,7 +243,7 @@ class ProviderPipeline:
         if existing is None:
             prepared = self._prepared(job)
             params = proto.params()
-            fee = params.fee_for([s.tier for s in job.segments])
+            fee = fee_for(params, [s.tier for s in job.segments])
             me = proto.client.address
             allowance = proto.client.call(proto.token.functions.allowance(me, proto.sessions.address))
             if allowance < fee:
@@ -249,7 +263,7 @@ class ProviderPipeline:
         """A session this node already opened for `root` (recovery after a crash mid-open)."""
         proto = self.protocol
         logs = proto.sessions.events.SessionOpened().get_logs(
-            from_block=proto.deployment.deploy_block, argument_filters={"provider": proto.client.address}
+            from_block=self._deploy_block, argument_filters={"provider": proto.client.address}
         )
         for ev in logs:
             if bytes(ev["args"]["merkleRoot"]) == root:
@@ -293,9 +307,9 @@ class ProviderPipeline:
         if status == SessionStatus.DRAWING:
             shape = self._shape(job)
             seats: list[tuple[str, int]] = []
-            keys: dict[str, bytes] = {}
+            keys: dict[str, str] = {}
             for auditor in proto.auditors_of(sid):
-                keys[auditor] = proto.encryption_key_of(auditor)
+                keys[auditor] = proto.profile(auditor).encryption_key
                 for seg in proto.seats_of(sid, auditor):
                     seats.append((auditor, seg))
                     seats.extend((auditor, c) for c in sorted(shape.context_of(seg)))
@@ -307,7 +321,7 @@ class ProviderPipeline:
             job.tx_hashes["publish_keys"] = "0x" + bytes(receipt["transactionHash"]).hex()
         elif job.manifest_cid is None:
             logs = proto.sessions.events.KeysPublished().get_logs(
-                from_block=proto.deployment.deploy_block, argument_filters={"sessionId": sid}
+                from_block=self._deploy_block, argument_filters={"sessionId": sid}
             )
             if logs:
                 job.manifest_cid = str(logs[0]["args"]["manifestCid"])
@@ -326,21 +340,24 @@ class ProviderPipeline:
         if state.status in (SessionStatus.CANCELLED, SessionStatus.EXPIRED):
             raise PermanentFailure(f"session {sid} ended {state.status.name.lower()}")
         if state.status == SessionStatus.REVEAL:
-            due = proto.block_number() > state.reveal_deadline or state.revealed_count == state.auditor_count
+            due = (
+                proto.client.block_number() > state.reveal_deadline
+                or state.revealed_count == state.auditor_count
+            )
             if not due:
                 raise Waiting("reveal phase open", delay_s=WAIT_S)
             receipt = proto.client.transact(proto.sessions.functions.advance(sid))
             job.tx_hashes["finalize"] = "0x" + bytes(receipt["transactionHash"]).hex()
             state = proto.session(sid)
         if state.status in (SessionStatus.KEYS_PUBLISHED, SessionStatus.COMMIT):
-            if proto.block_number() > state.commit_deadline:
+            if proto.client.block_number() > state.commit_deadline:
                 proto.client.transact(proto.sessions.functions.advance(sid))
             raise Waiting("commit phase open", delay_s=WAIT_S)
         if state.status != SessionStatus.FINALIZED:
             raise Waiting(f"session is {state.status.name.lower()}", delay_s=WAIT_S)
         if "finalize" not in job.tx_hashes:
             logs = proto.sessions.events.SessionFinalized().get_logs(
-                from_block=proto.deployment.deploy_block, argument_filters={"sessionId": sid}
+                from_block=self._deploy_block, argument_filters={"sessionId": sid}
             )
             if logs:
                 job.tx_hashes["finalize"] = "0x" + bytes(logs[0]["transactionHash"]).hex()
@@ -350,7 +367,7 @@ class ProviderPipeline:
     def _outcome(self, job: TraceJob, passed: bool, score_bps: int) -> dict[str, Any]:
         proto = self.protocol
         sid = self._sid(job)
-        segs = proto.segments(sid, len(job.segments))
+        segs = proto.segments(sid)
         hdag = HDAG.model_validate(job.hdag)
         failing = sorted(
             (s.index for s in segs if s.outcome == SegmentOutcome.FAIL),

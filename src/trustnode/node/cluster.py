@@ -1,0 +1,348 @@
+"""A whole local network in separate processes: anvil, js-ipfs, an LLM endpoint, the
+provider API node and several auditor daemons. Used by `trustnode demo`, the end-to-end
+tests and the throughput benchmark, so all three exercise exactly the same wiring.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, Field
+
+from trustnode.audit.human_queue import HumanQueue
+from trustnode.chain import devnet
+from trustnode.chain.accounts import dev_account
+from trustnode.chain.client import ChainClient
+from trustnode.chain.deployment import Deployment
+from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol, SessionParams
+from trustnode.models.enums import Tier, Verdict
+from trustnode.storage.jsipfs import JsIpfsDaemon, free_port
+
+TOKEN = 10**18
+
+
+class AuditorSpec(BaseModel):
+    name: str
+    tier: Tier
+    account: int = Field(ge=2, le=19, description="anvil dev account (0 deploys, 1 is the provider)")
+
+
+class ClusterConfig(BaseModel):
+    workdir: Path
+    auditors: list[AuditorSpec]
+    seats_per_tier: tuple[int, int, int] = (2, 1, 1)
+    seat_cap: int = Field(default=32, description="A four-auditor network cannot keep a 25% cap.")
+    batch_size: int = 2
+    batch_wait_s: float = 1.0
+    api_key: str = "demo-provider-key"
+    llm_responder: str = "trustnode.audit.llm_judge:arithmetic_judge_responder"
+    flawed_phrases: list[str] = Field(default_factory=list, description="Answer key of the scripted human.")
+    auditor_stake: int = 1_000 * TOKEN
+    poll_interval_s: float = 0.3
+    provider_threads: int = 4
+
+
+class ManagedProcess:
+    """A child process with its own log file, started in its own process group."""
+
+    def __init__(self, name: str, cmd: list[str], env: dict[str, str], log: Path) -> None:
+        self.name, self.cmd, self.env, self.log = name, cmd, env, log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> ManagedProcess:
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with self.log.open("ab") as fh:
+            self.proc = subprocess.Popen(
+                self.cmd,
+                env=self.env,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        return self
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, sig)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+
+    def stop(self) -> None:
+        self.kill(signal.SIGTERM)
+
+    def tail(self, n: int = 3000) -> str:
+        try:
+            return self.log.read_text(errors="replace")[-n:]
+        except OSError:
+            return ""
+
+
+class LocalCluster:
+    """Start with `start()`, stop with `stop()` (or use as a context manager)."""
+
+    def __init__(self, config: ClusterConfig, *, log: Any = None) -> None:
+        self.cfg = config
+        self.say = log or (lambda msg: None)
+        self.work = config.workdir
+        self.dep_file = self.work / "devnet" / "deployment.json"
+        self.deployment: Deployment | None = None
+        self.ipfs: JsIpfsDaemon | None = None
+        self.llm: ManagedProcess | None = None
+        self.api: ManagedProcess | None = None
+        self.auditors: dict[str, ManagedProcess] = {}
+        self.api_port = free_port()
+        self._stop = threading.Event()
+        self._human_threads: list[threading.Thread] = []
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def __enter__(self) -> LocalCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> LocalCluster:
+        self.work.mkdir(parents=True, exist_ok=True)
+        try:
+            self._start_chain()
+            self._start_ipfs()
+            if any(a.tier == Tier.LLM for a in self.cfg.auditors):
+                self._start_llm()
+            self._fund()
+            for spec in self.cfg.auditors:
+                self.start_auditor(spec.name)
+            self._wait_registered()
+            self.start_api()
+            for spec in self.cfg.auditors:
+                if spec.tier == Tier.HUMAN:
+                    t = threading.Thread(target=self._scripted_human, args=(spec,), daemon=True)
+                    t.start()
+                    self._human_threads.append(t)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        for p in [self.api, *self.auditors.values(), self.llm]:
+            if p is not None:
+                p.stop()
+        if self.ipfs is not None:
+            self.ipfs.stop()
+        devnet.down(self.dep_file)
+
+    def _start_chain(self) -> None:
+        self.say("starting anvil and deploying the contracts")
+        self.deployment = devnet.up(self.dep_file, port=free_port())
+        owner = Protocol(
+            ChainClient.connect(self.deployment.rpc_url, dev_account(0)), self.deployment.contracts
+        )
+        params: SessionParams = DEVNET_SESSION_PARAMS.model_copy(
+            update={"seats_per_tier": self.cfg.seats_per_tier, "seat_cap": self.cfg.seat_cap}
+        )
+        owner.client.transact(owner.sessions.functions.setParams(params.as_abi()))
+        self.owner = owner
+
+    def _start_ipfs(self) -> None:
+        self.say("starting the IPFS daemon (js-ipfs)")
+        self.ipfs = JsIpfsDaemon(self.work / "ipfs").start()
+
+    def _start_llm(self) -> None:
+        port = free_port()
+        self.llm = ManagedProcess(
+            "llm",
+            [
+                sys.executable,
+                "-m",
+                "trustnode.llm.fake_server",
+                "--port",
+                str(port),
+                "--responder",
+                self.cfg.llm_responder,
+            ],
+            dict(os.environ),
+            self.work / "logs" / "llm.log",
+        ).start()
+        self.llm_url = f"http://127.0.0.1:{port}/v1"
+        _wait_http(f"http://127.0.0.1:{port}/v1/models", 30, self.llm)
+
+    def _fund(self) -> None:
+        """The deployer pays the provider and every auditor from the initial supply."""
+        self.owner.transfer(dev_account(1).address, 1_000_000 * TOKEN)
+        for spec in self.cfg.auditors:
+            self.owner.transfer(dev_account(spec.account).address, self.cfg.auditor_stake * 2)
+
+    def _env(self, name: str, account: int, **extra: str) -> dict[str, str]:
+        assert self.deployment is not None and self.ipfs is not None
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TRUSTNODE_")}
+        env.update(
+            {
+                "TRUSTNODE_DATA_DIR": str(self.work / name),
+                "TRUSTNODE_CHAIN__DEPLOYMENT_FILE": str(self.dep_file),
+                "TRUSTNODE_CHAIN__ACCOUNT_INDEX": str(account),
+                "TRUSTNODE_CHAIN__POLL_INTERVAL_S": str(self.cfg.poll_interval_s),
+                "TRUSTNODE_IPFS__API_URL": self.ipfs.api_url,
+                "TRUSTNODE_LOG_JSON": "true",
+                **extra,
+            }
+        )
+        return env
+
+    def start_auditor(self, name: str) -> ManagedProcess:
+        spec = next(a for a in self.cfg.auditors if a.name == name)
+        extra = {"TRUSTNODE_AUDITOR__STAKE": str(self.cfg.auditor_stake)}
+        if spec.tier == Tier.LLM:
+            extra["TRUSTNODE_LLM__BASE_URL"] = self.llm_url
+        proc = ManagedProcess(
+            name,
+            [sys.executable, "-m", "trustnode.cli.main", "auditor", "run", "--tier", spec.tier.name.lower()],
+            self._env(name, spec.account, **extra),
+            self.work / "logs" / f"{name}.log",
+        ).start()
+        self.auditors[name] = proc
+        return proc
+
+    def _wait_registered(self, timeout_s: float = 60) -> None:
+        deadline = time.monotonic() + timeout_s
+        for spec in self.cfg.auditors:
+            addr = dev_account(spec.account).address
+            while (
+                not self.owner.profile(addr).registered
+                or self.owner.pool(addr).assets < self.cfg.auditor_stake
+            ):
+                proc = self.auditors[spec.name]
+                if not proc.alive:
+                    raise RuntimeError(f"auditor {spec.name} exited:\n{proc.tail()}")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"auditor {spec.name} did not register in {timeout_s}s:\n{proc.tail()}"
+                    )
+                time.sleep(0.2)
+
+    def start_api(self) -> ManagedProcess:
+        env = self._env(
+            "provider",
+            1,
+            TRUSTNODE_API__PORT=str(self.api_port),
+            TRUSTNODE_API__API_KEYS=json.dumps([self.cfg.api_key]),
+            TRUSTNODE_BATCH__SIZE=str(self.cfg.batch_size),
+            TRUSTNODE_BATCH__MAX_WAIT_S=str(self.cfg.batch_wait_s),
+        )
+        self.api = ManagedProcess(
+            "provider",
+            [
+                sys.executable,
+                "-m",
+                "trustnode.cli.main",
+                "api",
+                "serve",
+                "--threads",
+                str(self.cfg.provider_threads),
+            ],
+            env,
+            self.work / "logs" / "provider.log",
+        ).start()
+        _wait_http(f"{self.api_url}/healthz", 60, self.api)
+        return self.api
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.api_port}"
+
+    # -- the scripted human ----------------------------------------------------------------------
+
+    def _scripted_human(self, spec: AuditorSpec) -> None:
+        """Stands in for a person at the audit form: answers from the demo's answer key."""
+        queue_path = self.work / spec.name / "human" / "queue.db"
+        address = dev_account(spec.account).address
+        while not self._stop.is_set():
+            if queue_path.exists():
+                queue = HumanQueue(queue_path)
+                for seat in queue.pending(address):
+                    flawed = [p for p in self.cfg.flawed_phrases if p.lower() in seat.reasoning.lower()]
+                    verdict = Verdict.FAIL if flawed else Verdict.PASS
+                    criteria = {c.key: not flawed for c in seat.criteria}
+                    note = f"uses {flawed[0]!r} without support" if flawed else "follows from the note"
+                    queue.submit(seat.seat_id, verdict, criteria, note)
+            self._stop.wait(0.3)
+
+    # -- traces ----------------------------------------------------------------------------------
+
+    def submit(self, trace: dict[str, Any]) -> str:
+        r = httpx.post(
+            f"{self.api_url}/v1/traces",
+            json=trace,
+            headers={"Authorization": f"Bearer {self.cfg.api_key}"},
+            timeout=30,
+        )
+        if r.status_code != 202:
+            raise RuntimeError(f"submission refused: {r.status_code} {r.text}")
+        return str(r.json()["trace_id"])
+
+    def trace(self, trace_id: str) -> dict[str, Any]:
+        r = httpx.get(
+            f"{self.api_url}/v1/traces/{trace_id}",
+            headers={"Authorization": f"Bearer {self.cfg.api_key}"},
+            timeout=30,
+        )
+        r.raise_for_status()
+        result: dict[str, Any] = r.json()
+        return result
+
+    def wait(
+        self, trace_ids: list[str], timeout_s: float = 180, on_update: Any = None
+    ) -> dict[str, dict[str, Any]]:
+        """Poll until every trace is done or failed; `on_update(trace_id, view)` sees progress."""
+        deadline = time.monotonic() + timeout_s
+        views: dict[str, dict[str, Any]] = {}
+        while True:
+            for tid in trace_ids:
+                try:
+                    views[tid] = self.trace(tid)
+                except httpx.HTTPError:
+                    continue  # the API may be restarting
+                if on_update is not None:
+                    on_update(tid, views[tid])
+            if len(views) == len(trace_ids) and all(
+                v["status"] in ("done", "failed") for v in views.values()
+            ):
+                return views
+            if time.monotonic() > deadline:
+                stuck = {t: v.get("stage") for t, v in views.items() if v["status"] not in ("done", "failed")}
+                raise TimeoutError(f"traces not finished after {timeout_s}s: {stuck}")
+            time.sleep(0.5)
+
+
+def _wait_http(url: str, timeout_s: float, proc: ManagedProcess) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not proc.alive:
+            raise RuntimeError(f"{proc.name} exited during start-up:\n{proc.tail()}")
+        try:
+            if httpx.get(url, timeout=2).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{proc.name} did not answer at {url} within {timeout_s}s:\n{proc.tail()}")
