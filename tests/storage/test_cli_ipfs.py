@@ -96,3 +96,17 @@ def test_add_cat_on_daemon(tmp_path: Path, ipfs_api_url: str) -> None:
     assert cid in KuboStore(ipfs_api_url).pins()
     res = runner.invoke(app, ["ipfs", "cat", cid], env=env)
     assert res.exit_code == 0 and res.stdout_bytes == data
+
+
+def test_stdin_and_pin_commands(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    res = runner.invoke(app, ["ipfs", "add", "-", "--no-pin", "--json"], input=b"from stdin", env=env)
+    assert res.exit_code == 0, res.output
+    cid = json.loads(res.stdout)["cid"]
+    assert cid == compute_cid(b"from stdin")
+    assert json.loads(runner.invoke(app, ["ipfs", "pins", "--json"], env=env).stdout) == []
+    res = runner.invoke(app, ["ipfs", "pin", cid], env=env)
+    assert res.exit_code == 0 and cid in res.stdout
+    assert json.loads(runner.invoke(app, ["ipfs", "pins", "--json"], env=env).stdout) == [cid]
+    res = runner.invoke(app, ["ipfs", "pin", compute_cid(b"absent")], env=env)
+    assert res.exit_code == 1 and "not in the local store" in res.output
