@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from trustnode.cli.main import app
+from trustnode.storage.errors import StorageUnavailableError
 from trustnode.storage.jsipfs import free_port
 from trustnode.storage.kubo import KuboStore
 from trustnode.storage.unixfs import compute_cid
@@ -110,3 +115,43 @@ def test_stdin_and_pin_commands(tmp_path: Path) -> None:
     assert json.loads(runner.invoke(app, ["ipfs", "pins", "--json"], env=env).stdout) == [cid]
     res = runner.invoke(app, ["ipfs", "pin", compute_cid(b"absent")], env=env)
     assert res.exit_code == 1 and "not in the local store" in res.output
+
+
+@pytest.mark.ipfs
+def test_daemon_command_serves_until_sigterm(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, **_env(tmp_path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "trustnode.cli.main", "ipfs", "daemon", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        store = KuboStore(f"http://127.0.0.1:{port}", timeout_s=5, retries=0)
+        deadline = time.monotonic() + 90
+        while True:
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            try:
+                store.version()
+                break
+            except StorageUnavailableError:
+                assert time.monotonic() < deadline, "daemon did not come up"
+                time.sleep(0.3)
+        cid = store.add(b"through the CLI daemon")
+        assert store.cat(cid) == b"through the CLI daemon"
+        assert (tmp_path / "data" / "jsipfs" / "config").is_file()
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 0, out
+        assert b"stopped" in out
+        with pytest.raises(StorageUnavailableError):
+            store.version()
+    finally:
+        if proc.poll() is None:  # failure path: SIGTERM lets the CLI stop its js-ipfs child first
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)

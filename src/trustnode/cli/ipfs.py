@@ -1,4 +1,4 @@
-"""`trustnode ipfs add|cat|cid|pin|unpin|pins|flush`: the node's blob store from the shell.
+"""`trustnode ipfs add|cat|cid|pin|unpin|pins|flush|daemon`: the node's blob store from the shell.
 
 The store is the daemon at `ipfs.api_url` (behind the local write-behind spool) when set,
 else the embedded LocalStore under `data_dir`; both give the same CIDs.
@@ -6,7 +6,9 @@ else the embedded LocalStore under `data_dir`; both give the same CIDs.
 
 from __future__ import annotations
 
+import signal
 import sys
+import time
 from pathlib import Path
 
 import typer
@@ -20,6 +22,7 @@ from trustnode.storage.blobstore import (
     compute_cid,
     store_from_settings,
 )
+from trustnode.storage.jsipfs import JsIpfsDaemon, JsIpfsError
 
 ipfs_app = typer.Typer(
     help="Add, read and pin blobs (IPFS daemon or the embedded store).", no_args_is_help=True
@@ -166,6 +169,38 @@ def flush_cmd(json_out: bool = typer.Option(False, "--json", help="Print the res
             console.print(f"  [red]{cid}[/]: {err}")
     if not result.complete:
         raise typer.Exit(EXIT_PENDING)
+
+
+@ipfs_app.command("daemon")
+def daemon_cmd(
+    repo: Path | None = typer.Option(None, "--repo", help="IPFS repository (default: <data_dir>/jsipfs)."),
+    port: int = typer.Option(5001, "--port", help="API port on 127.0.0.1."),
+    gateway_port: int | None = typer.Option(None, "--gateway-port", help="Gateway port (default: any free)."),
+) -> None:
+    """Run a local js-ipfs daemon (offline, 127.0.0.1) in the foreground until Ctrl-C or SIGTERM."""
+    repo_dir = repo or settings().data_dir / "jsipfs"
+    stop = {"now": False}
+
+    def _on_signal(_signum: int, _frame: object) -> None:
+        stop["now"] = True
+
+    with errors_as_exit(JsIpfsError):
+        daemon = JsIpfsDaemon(repo_dir, api_port=port, gateway_port=gateway_port)
+        daemon.start()
+    previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        console.print(
+            f"js-ipfs API at {daemon.api_url} (repo {repo_dir}); set TRUSTNODE_IPFS__API_URL to use it"
+        )
+        while not stop["now"] and daemon.running:
+            time.sleep(0.2)
+        if not stop["now"]:
+            fail(f"the js-ipfs daemon exited; see {daemon.log_path}")
+    finally:
+        daemon.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    console.print("js-ipfs daemon stopped")
 
 
 def register(app: typer.Typer) -> None:
