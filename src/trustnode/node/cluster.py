@@ -42,6 +42,9 @@ class ClusterConfig(BaseModel):
     auditors: list[AuditorSpec]
     seats_per_tier: tuple[int, int, int] = (2, 1, 1)
     seat_cap: int = Field(default=32, description="A four-auditor network cannot keep a 25% cap.")
+    beta_bps: int = Field(
+        default=9000, description="Trace PASS needs 90% of the segment weight to PASS: one definite error in a short trace fails it."
+    )
     batch_size: int = 2
     batch_wait_s: float = 1.0
     api_key: str = "demo-provider-key"
@@ -159,7 +162,11 @@ class LocalCluster:
             ChainClient.connect(self.deployment.rpc_url, dev_account(0)), self.deployment.contracts
         )
         params: SessionParams = DEVNET_SESSION_PARAMS.model_copy(
-            update={"seats_per_tier": self.cfg.seats_per_tier, "seat_cap": self.cfg.seat_cap}
+            update={
+                "seats_per_tier": self.cfg.seats_per_tier,
+                "seat_cap": self.cfg.seat_cap,
+                "beta_bps": self.cfg.beta_bps,
+            }
         )
         owner.client.transact(owner.sessions.functions.setParams(params.as_abi()))
         self.owner = owner

@@ -18,7 +18,7 @@ from typing import Any
 
 from trustnode.chain.errors import ChainError, ContractRevertError
 from trustnode.chain.protocol import Protocol, SessionParams, SessionStatus
-from trustnode.hdag import decompose
+from trustnode.hdag.offline import decompose_offline_report
 from trustnode.models.enums import SegmentOutcome
 from trustnode.models.hdag import HDAG
 from trustnode.models.jobs import JobStatus, SegmentRecord, TraceJob, TraceStage
@@ -133,15 +133,15 @@ class ProviderPipeline:
     # -- stages ------------------------------------------------------------------------------
 
     def _decompose(self, job: TraceJob) -> None:
-        client = None
-        mode = "offline"
-        if self.decomposer != "offline" and self.ctx.settings.llm.base_url:
-            from trustnode.llm.client import LLMClient
-
-            client = LLMClient(self.ctx.settings.llm, self.ctx.settings.llm_cache_dir)
-            mode = self.decomposer
         try:
-            hdag, report = decompose(job.trace, mode=mode, client=client)  # type: ignore[arg-type]
+            if self.decomposer != "offline" and self.ctx.settings.llm.base_url:
+                from trustnode.hdag import decompose
+                from trustnode.llm.client import LLMClient
+
+                client = LLMClient(self.ctx.settings.llm, self.ctx.settings.llm_cache_dir)
+                hdag, report = decompose(job.trace, mode=self.decomposer, client=client)
+            else:
+                hdag, report = decompose_offline_report(job.trace)
         except ValueError as exc:
             raise PermanentFailure(f"decomposition failed: {exc}") from exc
         job.hdag = hdag.model_dump(mode="json", by_alias=True)
