@@ -495,10 +495,10 @@ class Protocol:
         return self._tx(self.sessions.functions.cancel(session_id))
 
     def blocks_until_drawable(self, session_id: int) -> int:
-        """Blocks to wait before the session's seed can be fixed (0 when it can be drawn now)."""
+        """Blocks to mine/wait before the seed can be fixed (gas estimation runs at the latest block)."""
         info = self.session(session_id)
         target = int(self._call(self.randomness.functions.targetBlockOf(info.randomness_id)))
-        return max(0, target - self.client.block_number())
+        return max(0, target + 1 - self.client.block_number())
 
     def draw(self, session_id: int, max_seats: int) -> TxReceipt:
         return self._tx(self.sessions.functions.draw(session_id, max_seats))
