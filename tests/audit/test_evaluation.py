@@ -279,3 +279,42 @@ def test_llm_mode_runs_the_judge_against_a_local_endpoint(
     monkeypatch.setenv("TRUSTNODE_LLM__TIMEOUT_S", "2")
     with pytest.raises(EvalError, match="trace bbm-0: the LLM judge failed"):
         run(bbm_file, EvalFormat.BBM, AuditorKind.LLM)
+
+
+PB_TRACES = [
+    {
+        "id": "pb-0",
+        "problem": "Tom has 3 bags of 4 apples and eats 2. How many apples are left?",
+        "steps": [
+            "Tom has 3 bags with 4 apples each, so he has 3 * 4 = 12 apples.",
+            "He eats 2 of them, so 12 - 2 = 9 apples are left.",
+            "The answer is 9.",
+        ],
+        "label": 1,
+    },
+    {
+        "id": "pb-1",
+        "problem": "Tom has 3 bags of 4 apples and eats 2. How many apples are left?",
+        "steps": [
+            "Tom has 3 bags with 4 apples each, so he has 3 * 4 = 12 apples.",
+            "He eats 2 of them, so 12 - 2 = 10 apples are left.",
+            "The answer is 10.",
+        ],
+        "label": -1,
+    },
+]
+
+
+def test_pipeline_and_structural_modes_use_the_hdag_package(tmp_path: Path) -> None:
+    p = tmp_path / "pb.json"
+    p.write_text(json.dumps(PB_TRACES))
+    pipe = run(p, EvalFormat.PROCESSBENCH, AuditorKind.PIPELINE)
+    assert [(r.id, r.predicted) for r in pipe.rows] == [("pb-0", 1), ("pb-1", -1)]
+    assert pipe.rows[0].reason.endswith("12 - 2 = 9 (correct: 10)")
+    assert pipe.rows[0].segments > 3  # the offline decomposer split the steps further
+    assert pipe.metrics.f1 == 1.0 and pipe.failed == []
+    structural = run(p, EvalFormat.PROCESSBENCH, AuditorKind.STRUCTURAL)
+    assert len(structural.rows) == 2 and structural.metrics.claims_checked == 0
+    # the importer makes a GOAL node for the problem and one node per step; only the
+    # step/operation nodes are judged by structure
+    assert all(r.decided and r.segments == 4 and r.decided_segments == 3 for r in structural.rows)

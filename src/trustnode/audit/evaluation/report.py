@@ -27,7 +27,7 @@ def markdown(report: EvalReport, max_rows: int = 400) -> str:
         f"- auditor: `{report.auditor.value}`; calculator annotations: {report.annotations}",
         f"- traces evaluated: {m.n} ({m.n_erroneous} with an error, {m.n_correct} without)"
         + (f"; limit {report.limit}" if report.limit else ""),
-        f"- excluded as suspect labels: {len(report.excluded)}",
+        f"- excluded as suspect labels: {len(report.excluded)}; could not be audited: {len(report.failed)}",
         f"- run time: {report.elapsed_s:.1f} s",
         "",
         "## Figures",
@@ -50,6 +50,10 @@ def markdown(report: EvalReport, max_rows: int = 400) -> str:
         f"| no error | - | {c.false_alarm} (false alarm) | - | {c.clean} |",
         "",
     ]
+    if report.failed:
+        lines += ["## Traces that could not be audited", "", "| id | reason |", "|---|---|"]
+        lines += [f"| {e.id} | {e.reason} |" for e in report.failed]
+        lines.append("")
     if report.excluded:
         lines += ["## Excluded records", "", "| id | reason |", "|---|---|"]
         lines += [f"| {e.id} | {e.reason} |" for e in report.excluded]

@@ -62,6 +62,9 @@ class EvalReport(BaseModel):
     limit: int | None = None
     annotations: str = "strip"
     excluded: list[Excluded] = Field(default_factory=list)
+    failed: list[Excluded] = Field(
+        default_factory=list, description="Traces that could not be audited (e.g. not decomposable)."
+    )
     metrics: Metrics
     rows: list[TraceRow]
     elapsed_s: float
@@ -156,15 +159,16 @@ def _hdag_function(module: str, attr: str) -> Callable[..., Any]:
 
 
 def import_steps(item: EvalItem) -> HDAG:
-    """The steps as an HDAG through the HDAG package's importer."""
+    """The steps as an HDAG through the HDAG package's importer (one node per step)."""
     from_steps = _hdag_function("trustnode.hdag.importers", "from_steps")
     return from_steps(_trace(item))  # type: ignore[no-any-return]
 
 
 def decompose_offline(item: EvalItem) -> HDAG:
-    """The deterministic (no LLM) decomposition of the trace."""
+    """The deterministic (no LLM) decomposition of the trace, validated."""
     decompose = _hdag_function("trustnode.hdag", "decompose")
-    return decompose(_trace(item), mode="offline")  # type: ignore[no-any-return]
+    hdag, _report = decompose(_trace(item), mode="offline")
+    return hdag  # type: ignore[no-any-return]
 
 
 def run_hdag(item: EvalItem, hdag: HDAG, computer: Auditor | None, strict_structure: bool) -> TraceRow:
@@ -222,8 +226,13 @@ def evaluate_items(
     auditor: AuditorKind,
     annotations: Literal["strip", "check"] = "strip",
     progress: Callable[[int, int], None] | None = None,
+    failed: list[Excluded] | None = None,
 ) -> list[TraceRow]:
-    """Rows for the given items (no exclusion here)."""
+    """Rows for the given items (no exclusion here).
+
+    A trace the HDAG package refuses (validation or format error) gets no row: it is
+    appended to `failed` with the reason, so the figures are over audited traces only.
+    """
     rows: list[TraceRow] = []
     computer = ComputerAuditor(annotations=annotations)
     per_step: Auditor | None = None
@@ -243,6 +252,10 @@ def evaluate_items(
             except LLMError as exc:
                 # a run with holes would report wrong figures: stop and say where
                 raise EvalError(f"trace {item.id}: the LLM judge failed: {exc}") from exc
+            except ValueError as exc:
+                if per_step is not None or failed is None:
+                    raise
+                failed.append(Excluded(id=item.id, reason=f"not decomposable: {exc}"))
             if progress is not None:
                 progress(k + 1, len(items))
     finally:
@@ -271,7 +284,8 @@ def run(
     excluded = [] if keep_suspect else [Excluded(id=i.id, reason=i.suspect) for i in items if i.suspect]
     kept = items if keep_suspect else [i for i in items if not i.suspect]
     t0 = time.perf_counter()
-    rows = evaluate_items(kept, auditor, annotations, progress)
+    failed: list[Excluded] = []
+    rows = evaluate_items(kept, auditor, annotations, progress, failed)
     return EvalReport(
         file=str(path),
         format=fmt,
@@ -279,6 +293,7 @@ def run(
         limit=limit,
         annotations=annotations,
         excluded=excluded,
+        failed=failed,
         metrics=compute(rows),
         rows=rows,
         elapsed_s=time.perf_counter() - t0,
