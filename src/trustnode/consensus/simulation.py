@@ -37,7 +37,7 @@ from trustnode.consensus.rules import (
     trace_verdict,
 )
 from trustnode.consensus.trace import ConsensusParams, TierSetting, TraceShape
-from trustnode.models.enums import SegmentOutcome, Tier
+from trustnode.models.enums import Tier
 
 Progress = Callable[[int], None]
 
@@ -546,7 +546,6 @@ __all__ = [
     "EconomyResult",
     "PopulationTier",
     "SimTrace",
-    "SegmentOutcome",
     "beta_sweep",
     "corruption_sweep",
     "processbench_traces",
