@@ -318,3 +318,24 @@ def test_pipeline_and_structural_modes_use_the_hdag_package(tmp_path: Path) -> N
     # the importer makes a GOAL node for the problem and one node per step; only the
     # step/operation nodes are judged by structure
     assert all(r.decided and r.segments == 4 and r.decided_segments == 3 for r in structural.rows)
+
+
+def test_a_trace_the_decomposer_refuses_is_listed_not_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = tmp_path / "pb.json"
+    p.write_text(json.dumps(PB_TRACES))
+    real = runner_mod.decompose_offline
+
+    def picky(item: EvalItem) -> HDAG:
+        if item.id == "pb-1":
+            raise ValueError("span 3..9 is not in the document")
+        return real(item)
+
+    monkeypatch.setattr(runner_mod, "decompose_offline", picky)
+    rep = run(p, EvalFormat.PROCESSBENCH, AuditorKind.PIPELINE)
+    assert [r.id for r in rep.rows] == ["pb-0"] and rep.metrics.n == 1
+    assert [(f.id, f.reason) for f in rep.failed] == [
+        ("pb-1", "not decomposable: span 3..9 is not in the document")
+    ]
+    assert "## Traces that could not be audited" in markdown(rep)
