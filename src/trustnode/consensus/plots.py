@@ -109,8 +109,13 @@ def plot_corruption(res: CorruptionResult, path: Path) -> Path:
     for m in res.methods:
         mean, std = np.array(m.mean), np.array(m.std)
         ax.errorbar(rates, mean, yerr=std, marker="o", capsize=3, label=m.method)
+    c = res.config.consensus
     ax.set(
-        title=f"{res.dataset}: {res.traces} traces ({res.bad_traces} wrong)",
+        title=(
+            f"{res.dataset}: {res.traces} traces ({res.bad_traces} wrong)\n"
+            f"eps C/L/H {c.computer.eps:g}/{c.llm.eps:g}/{c.human.eps:g}, rho_H {c.human.rho:g}; "
+            f"TRUST k {c.computer.k}/{c.llm.k}/{c.human.k}, tau {c.tau_bps / 10000:g}, beta {c.beta_bps / 10000:g}"
+        ),
         xlabel="votes flipped (%)",
         ylabel="trace accuracy (%)",
     )
