@@ -30,7 +30,7 @@ _NUM = r"(?<![A-Za-z_\d.])\$?\d[\d,]*(?:\.\d+)?%?(?![A-Za-z_\d])"
 _OPERAND = rf"(?:\(\s*)*-?{_NUM}(?:\s*\))*"
 _EXPR = rf"{_OPERAND}(?:\s*(?:[-+*/^]|\*\*|x(?=\s*\d))\s*{_OPERAND})+"
 _EQ = r"\s*(?:=|\\approx|\u2248|==)\s*"
-_CHECKABLE = re.compile(rf"{_EXPR}{_EQ}-?{_NUM}|{_NUM}{_EQ}{_EXPR}|<<[^<>=]+=[^<>]+>>")
+_CHECKABLE = re.compile(rf"{_EXPR}{_EQ}{_OPERAND}|{_NUM}{_EQ}{_EXPR}|<<[^<>=]+=[^<>]+>>")
 _WORDED = re.compile(
     rf"{_NUM}\s+(?:times|multiplied by|divided by|plus|minus|added to|less than|more than|"
     rf"percent of|% of|of)\s+{_NUM}\s+(?:is|are|equals|gives|makes|=)\s+{_NUM}",
