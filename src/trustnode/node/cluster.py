@@ -114,6 +114,8 @@ class LocalCluster:
         self.auditors: dict[str, ManagedProcess] = {}
         self.api_port = free_port()
         self._stop = threading.Event()
+        self.human_answers = threading.Event()  # cleared: the scripted human stops answering
+        self.human_answers.set()
         self._human_threads: list[threading.Thread] = []
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -284,7 +286,7 @@ class LocalCluster:
         queue_path = self.work / spec.name / "human" / "queue.db"
         address = dev_account(spec.account).address
         while not self._stop.is_set():
-            if queue_path.exists():
+            if queue_path.exists() and self.human_answers.is_set():
                 queue = HumanQueue(queue_path)
                 for seat in queue.pending(address):
                     flawed = [p for p in self.cfg.flawed_phrases if p.lower() in seat.reasoning.lower()]
