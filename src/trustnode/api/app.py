@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from trustnode.api.auth import authenticate
 from trustnode.api.public import register_public_routes
 from trustnode.api.views import TraceAccepted, TraceView, trace_view
+from trustnode.api.web import register_web
 from trustnode.models.trace import TraceInput
 from trustnode.node.context import NodeContext
 from trustnode.node.jobs import JobNotFoundError
@@ -130,4 +131,5 @@ def create_app(ctx: NodeContext) -> FastAPI:
         return ctx.health()
 
     register_public_routes(app, ctx)
+    register_web(app, ctx)
     return app
