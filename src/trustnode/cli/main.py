@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "trustnode.cli.params",
     "trustnode.cli.simulate",
     "trustnode.cli.eval",
+    "trustnode.cli.web",
 )
 
 
