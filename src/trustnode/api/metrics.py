@@ -25,7 +25,7 @@ from trustnode.llm.client import LLMUsage
 from trustnode.node.context import NodeContext
 from trustnode.node.paths import human_queue_path
 from trustnode.storage.base import BlobStore
-from trustnode.storage.errors import StorageError, StorageUnavailableError
+from trustnode.storage.errors import RemotePinPendingError, StorageError, StorageUnavailableError
 
 #: Buckets for pipeline stages: from a local decomposition (ms) to a chain phase (minutes).
 STAGE_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900)
@@ -57,7 +57,7 @@ class NodeMetrics:
             registry=r,
         )
         self.tx_sent = Counter(
-            "trustnode_chain_transactions_sent", "Transactions mined successfully.", registry=r
+            "trustnode_chain_transactions_sent", "Transactions signed and sent to the chain.", registry=r
         )
         self.tx_failed = Counter(
             "trustnode_chain_transactions_failed",
@@ -181,6 +181,10 @@ class InstrumentedStore(BlobStore):
         started = time.monotonic()
         try:
             return fn()
+        except RemotePinPendingError:
+            # The daemon is down: the blob is safe in the local spool but not on IPFS yet.
+            m.ipfs_errors.labels(op=op, kind="spooled").inc()
+            raise
         except StorageUnavailableError:
             m.ipfs_errors.labels(op=op, kind="unavailable").inc()
             raise
