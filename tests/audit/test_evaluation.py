@@ -142,14 +142,15 @@ def test_processbench_gsm8k_mrben_loaders(tmp_path: Path) -> None:
     sol = {
         "Question": "q?",
         "Options": "A: 1",
-        "Model_Solution_Steps": ["Step 1: 2 + 2 = 4", "Step 2: so A"],
+        "Model_Solution_Steps": ["Step 1: 2 + 2 = 4", "Step 2: so A", "Step 3:"],
         "Model_Solution_Correctness": "incorrect",
         "Model_Solution_First_Error_Step": "2",
     }
     ok = dict(sol, Model_Solution_Correctness="correct", Model_Solution_First_Error_Step="N/A")
     mr.write_text(json.dumps({"uuid-1": [sol, ok]}))
     a, b = load(mr, EvalFormat.MRBEN)
-    assert (a.label, b.label) == (1, -1) and a.steps == ["2 + 2 = 4", "so A"] and a.problem == "q?\nA: 1"
+    assert (a.label, b.label) == (1, -1) and a.problem == "q?\nA: 1"
+    assert a.steps == ["2 + 2 = 4", "so A", "Step 3:"]  # an empty step keeps its prefix
 
 
 @pytest.mark.parametrize(

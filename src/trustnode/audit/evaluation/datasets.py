@@ -170,6 +170,11 @@ def load_gsm8k(path: Path) -> list[EvalItem]:
 _STEP_PREFIX = re.compile(r"^\s*Step\s+\d+\s*:\s*", re.IGNORECASE)
 
 
+def _mrben_step(raw: str) -> str:
+    """Drop the "Step N:" prefix; an empty step keeps its prefix so step numbers stay aligned."""
+    return _STEP_PREFIX.sub("", raw).strip() or raw.strip() or "(empty step)"
+
+
 def load_mrben(path: Path) -> list[EvalItem]:
     data = _read_json(path)
     if not isinstance(data, dict):
@@ -205,7 +210,7 @@ def load_mrben(path: Path) -> list[EvalItem]:
                 EvalItem(
                     id=f"mrben-{str(qid)[:8]}-{j}",
                     problem=problem,
-                    steps=[_STEP_PREFIX.sub("", s) for s in steps],
+                    steps=[_mrben_step(s) for s in steps],
                     label=label,
                     suspect=suspect,
                     meta={"subject": str(sol.get("Subject", "")), "model": str(sol.get("Sampled_Model", ""))},
