@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -142,3 +143,32 @@ def test_resilient_store_spools_when_primary_down(tmp_path: Path) -> None:
     assert res.pushed == [] and res.pending == [info.value.cid] and not res.complete
     # a new ResilientStore over the same spool (e.g. after a restart) still knows the backlog
     assert ResilientStore(primary, LocalStore(tmp_path / "spool")).pending() == [info.value.cid]
+
+
+def test_add_file_retry_rewinds_the_upload(
+    fake_rpc: Callable[[Handler], tuple[str, list[str]]], tmp_path: Path
+) -> None:
+    data = os.urandom(5000)
+    f = tmp_path / "f.bin"
+    f.write_bytes(data)
+    bodies: list[int] = []
+
+    def handler(req: BaseHTTPRequestHandler, n: int) -> tuple[int, bytes]:
+        bodies.append(int(req.headers.get("Content-Length") or 0))
+        if n == 1:
+            return 502, b"bad gateway"
+        return 200, json.dumps({"Hash": compute_cid(data)}).encode()
+
+    url, calls = fake_rpc(handler)
+    assert KuboStore(url, retries=2, backoff_s=0.001).add_file(f) == compute_cid(data)
+    assert len(calls) == 2 and bodies[0] == bodies[1] > len(data)  # the retry re-sent the whole file
+
+
+def test_resilient_add_file_pending(tmp_path: Path) -> None:
+    primary = KuboStore(f"http://127.0.0.1:{free_port()}", timeout_s=1, retries=0)
+    store = ResilientStore(primary, LocalStore(tmp_path / "spool"))
+    f = tmp_path / "seg"
+    f.write_bytes(b"file while down")
+    with pytest.raises(RemotePinPendingError) as info:
+        store.add_file(f)
+    assert info.value.cid == compute_cid(b"file while down") and store.pending() == [info.value.cid]

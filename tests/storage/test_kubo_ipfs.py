@@ -100,3 +100,12 @@ def test_cids_accepted_in_any_spelling(ipfs_api_url: str) -> None:
 
 def test_version(ipfs_api_url: str) -> None:
     assert "Version" in KuboStore(ipfs_api_url).version()
+
+
+def test_add_file_streams_to_daemon(ipfs_api_url: str, tmp_path: Path) -> None:
+    store = KuboStore(ipfs_api_url, timeout_s=60)
+    data = os.urandom(3 * CHUNK_SIZE + 100)
+    f = tmp_path / "big.bin"
+    f.write_bytes(data)
+    cid = store.add_file(f)
+    assert cid == compute_cid(data) and store.cat(cid) == data and cid in store.pins()

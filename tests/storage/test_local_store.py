@@ -112,3 +112,15 @@ def test_concurrent_adds(tmp_path: Path) -> None:
 def test_add_rejects_text(tmp_path: Path) -> None:
     with pytest.raises(TypeError):
         LocalStore(tmp_path).add("text")  # type: ignore[arg-type]
+
+
+def test_add_file_streams_to_the_same_cid(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "store")
+    for size in (0, 5, 2 * CHUNK_SIZE + 9):
+        data = os.urandom(size)
+        f = tmp_path / f"in-{size}"
+        f.write_bytes(data)
+        cid = store.add_file(f)
+        assert cid == compute_cid(data) and store.cat(cid) == data and cid in store.pins()
+    unpinned = store.add_file(f, pin=False)
+    assert unpinned in store.pins()  # same content was pinned already

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import os
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +20,10 @@ from trustnode.storage.unixfs import (
     cid_binary,
     cid_codec,
     compute_cid,
+    compute_file_cid,
+    file_chunks,
     import_bytes,
+    import_chunks,
     normalize_cid,
     parse_cid,
     verify_block,
@@ -102,3 +107,30 @@ def test_truncated_protobuf_rejected() -> None:
     root = import_bytes(os.urandom(CHUNK_SIZE + 1)).blocks[-1][1]
     with pytest.raises(BlobIntegrityError):
         PBNode.decode(root[:-5])
+
+
+class _Trickle(io.RawIOBase):
+    """A stream that returns at most 1000 bytes per read, like a pipe or socket."""
+
+    def __init__(self, data: bytes) -> None:
+        self._buf = io.BytesIO(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        return self._buf.read(min(n, 1000) if n >= 0 else 1000)
+
+
+@pytest.mark.parametrize("size", [0, 1, CHUNK_SIZE, CHUNK_SIZE + 1, 3 * CHUNK_SIZE - 1])
+def test_streamed_import_equals_in_memory_import(tmp_path: Path, size: int) -> None:
+    data = os.urandom(size)
+    blocks: list[tuple[str, bytes]] = []
+    cid, total = import_chunks(file_chunks(_Trickle(data)), lambda c, b: blocks.append((c, b)))  # type: ignore[arg-type]
+    mem = import_bytes(data)
+    assert (cid, total, blocks) == (mem.cid, mem.size, mem.blocks)
+    f = tmp_path / "f.bin"
+    f.write_bytes(data)
+    assert compute_file_cid(f) == compute_cid(data)
+    with pytest.raises(ValueError):
+        import_chunks(iter([]), lambda c, b: None)

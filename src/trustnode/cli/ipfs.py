@@ -23,6 +23,7 @@ from trustnode.storage.blobstore import (
     store_from_settings,
 )
 from trustnode.storage.jsipfs import JsIpfsDaemon, JsIpfsError
+from trustnode.storage.unixfs import compute_file_cid
 
 ipfs_app = typer.Typer(
     help="Add, read and pin blobs (IPFS daemon or the embedded store).", no_args_is_help=True
@@ -44,6 +45,12 @@ def _read_input(file: str) -> bytes:
     return path.read_bytes()
 
 
+def _file_cid(file: str) -> str:
+    if not Path(file).is_file():
+        fail(f"no such file: {file}")
+    return compute_file_cid(file)
+
+
 @ipfs_app.command("add")
 def add_cmd(
     file: str = typer.Argument(..., help="File to add ('-' for stdin)."),
@@ -51,12 +58,16 @@ def add_cmd(
     no_pin: bool = typer.Option(False, "--no-pin", help="Do not pin (the blob may be garbage collected)."),
 ) -> None:
     """Add a file and print its CID (CIDv1, raw leaves: the same on a daemon and locally)."""
-    data = _read_input(file)
+    if file != "-" and not Path(file).is_file():
+        fail(f"no such file: {file}")
     store = _store()
     try:
         with errors_as_exit(StorageError):
             try:
-                cid = store.add(data, pin=not no_pin)
+                if file == "-":
+                    cid = store.add(sys.stdin.buffer.read(), pin=not no_pin)
+                else:
+                    cid = store.add_file(file, pin=not no_pin)
             except RemotePinPendingError as exc:
                 if json_out:
                     print_json({"cid": exc.cid, "pinned_remotely": False, "pending": True})
@@ -95,7 +106,7 @@ def cid_cmd(
     json_out: bool = typer.Option(False, "--json", help='Print {"cid": ...}.'),
 ) -> None:
     """Compute the CID a daemon would give a file, without storing it."""
-    cid = compute_cid(_read_input(file))
+    cid = compute_cid(_read_input(file)) if file == "-" else _file_cid(file)
     if json_out:
         print_json({"cid": cid})
     else:
@@ -184,20 +195,24 @@ def daemon_cmd(
     def _on_signal(_signum: int, _frame: object) -> None:
         stop["now"] = True
 
-    with errors_as_exit(JsIpfsError):
-        daemon = JsIpfsDaemon(repo_dir, api_port=port, gateway_port=gateway_port)
-        daemon.start()
+    # Handlers go in before the child starts, so a signal at any moment still stops the child.
     previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    daemon: JsIpfsDaemon | None = None
     try:
+        with errors_as_exit(JsIpfsError):
+            daemon = JsIpfsDaemon(repo_dir, api_port=port, gateway_port=gateway_port)
+            daemon.start()
         console.print(
             f"js-ipfs API at {daemon.api_url} (repo {repo_dir}); set TRUSTNODE_IPFS__API_URL to use it"
         )
+        sys.stdout.flush()
         while not stop["now"] and daemon.running:
             time.sleep(0.2)
         if not stop["now"]:
             fail(f"the js-ipfs daemon exited; see {daemon.log_path}")
     finally:
-        daemon.stop()
+        if daemon is not None:
+            daemon.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     console.print("js-ipfs daemon stopped")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from pathlib import Path
 
 
 class BlobStore(ABC):
@@ -15,6 +16,10 @@ class BlobStore(ABC):
     @abstractmethod
     def add(self, data: bytes, *, pin: bool = True) -> str:
         """Store `data`, optionally pin it, and return its CID."""
+
+    def add_file(self, path: Path | str, *, pin: bool = True) -> str:
+        """Store a file's content; stores that can stream override this to use constant memory."""
+        return self.add(Path(path).read_bytes(), pin=pin)
 
     @abstractmethod
     def cat(self, cid: str) -> bytes:

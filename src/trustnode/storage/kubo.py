@@ -12,7 +12,8 @@ import json
 import re
 import time
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
 import httpx
 
@@ -29,6 +30,7 @@ from trustnode.storage.unixfs import (
     cid_binary,
     cid_codec,
     compute_cid,
+    compute_file_cid,
     import_bytes,
     normalize_cid,
     verify_block,
@@ -94,13 +96,17 @@ class KuboStore(BlobStore):
 
     # -- transport ------------------------------------------------------------------------
 
-    def _request(self, command: str, params: dict[str, Any], *, files: Any = None) -> httpx.Response:
+    def _request(
+        self, command: str, params: dict[str, Any], *, files: Any = None, rewind: BinaryIO | None = None
+    ) -> httpx.Response:
         """POST one RPC command with bounded retries; map failures to storage errors."""
         url = f"{self.base}/{command}"
         last: str = ""
         for attempt in range(self.retries + 1):
             if attempt:
                 self._sleep(min(self.backoff_s * 2 ** (attempt - 1), 5.0))
+                if rewind is not None:
+                    rewind.seek(0)
             try:
                 resp = self._client.post(url, params=params, files=files)
             except httpx.TransportError as exc:
@@ -145,9 +151,8 @@ class KuboStore(BlobStore):
         """The daemon's `/version` answer (also a cheap liveness check)."""
         return dict(self._request("version", {}).json())
 
-    def add(self, data: bytes, *, pin: bool = True) -> str:
-        expected = compute_cid(bytes(data)) if self.verify else None
-        params = {
+    def _add_params(self, pin: bool) -> dict[str, str]:
+        return {
             "cid-version": "1",
             "raw-leaves": "true",
             "chunker": f"size-{CHUNK_SIZE}",
@@ -156,7 +161,8 @@ class KuboStore(BlobStore):
             "cid-base": "base32",
             "progress": "false",
         }
-        resp = self._request("add", params, files={"file": ("blob", bytes(data), "application/octet-stream")})
+
+    def _added_cid(self, resp: httpx.Response, expected: str | None) -> str:
         entries = [e for e in self._json_lines(resp) if "Hash" in e]
         if not entries:
             raise StorageError(f"IPFS add returned no hash: {resp.text[:300]!r}")
@@ -167,6 +173,19 @@ class KuboStore(BlobStore):
                 "its import layout differs (need CIDv1, raw leaves, 256 KiB chunks, balanced)"
             )
         return cid
+
+    def add(self, data: bytes, *, pin: bool = True) -> str:
+        expected = compute_cid(bytes(data)) if self.verify else None
+        files = {"file": ("blob", bytes(data), "application/octet-stream")}
+        return self._added_cid(self._request("add", self._add_params(pin), files=files), expected)
+
+    def add_file(self, path: Path | str, *, pin: bool = True) -> str:
+        """Stream a file to the daemon (httpx uploads file objects in chunks); re-opened per retry."""
+        expected = compute_file_cid(path) if self.verify else None
+        with open(path, "rb") as fh:
+            files = {"file": (Path(path).name, fh, "application/octet-stream")}
+            resp = self._request("add", self._add_params(pin), files=files, rewind=fh)
+        return self._added_cid(resp, expected)
 
     def cat(self, cid: str) -> bytes:
         norm = normalize_cid(cid)

@@ -17,7 +17,15 @@ from pathlib import Path
 
 from trustnode.storage.base import BlobStore
 from trustnode.storage.errors import BlobNotFoundError
-from trustnode.storage.unixfs import child_links, cid_binary, cid_string, import_bytes, verify_block
+from trustnode.storage.unixfs import (
+    child_links,
+    cid_binary,
+    cid_string,
+    file_chunks,
+    import_bytes,
+    import_chunks,
+    verify_block,
+)
 
 
 class LocalStore(BlobStore):
@@ -82,6 +90,20 @@ class LocalStore(BlobStore):
             if pin:
                 self._write_atomic(self._pins / imported.cid, b"")
         return imported.cid
+
+    def add_file(self, path: Path | str, *, pin: bool = True) -> str:
+        """Stream a file in, block by block (constant memory), with the same CID as `add`."""
+
+        def write(cid: str, block: bytes) -> None:
+            dest = self._block_path(cid)
+            if not dest.exists():
+                self._write_atomic(dest, block)
+
+        with open(path, "rb") as fh, self._locked(exclusive=False):
+            cid, _size = import_chunks(file_chunks(fh), write)
+            if pin:
+                self._write_atomic(self._pins / cid, b"")
+        return cid
 
     def put_block(self, cid: str, block: bytes) -> str:
         """Store one block fetched elsewhere after checking it matches `cid` (used to mirror DAGs)."""

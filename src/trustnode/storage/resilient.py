@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -80,8 +81,15 @@ class ResilientStore(BlobStore):
     def add(self, data: bytes, *, pin: bool = True) -> str:
         # Local first, pinned regardless of `pin`, so the bytes survive until the primary has them.
         cid = self.spool.add(data, pin=True)
+        return self._push(cid, pin, lambda: self.primary.add(data, pin=pin))
+
+    def add_file(self, path: Path | str, *, pin: bool = True) -> str:
+        cid = self.spool.add_file(path, pin=True)
+        return self._push(cid, pin, lambda: self.primary.add_file(path, pin=pin))
+
+    def _push(self, cid: str, pin: bool, send: Callable[[], str]) -> str:
         try:
-            remote = self.primary.add(data, pin=pin)
+            remote = send()
         except StorageUnavailableError as exc:
             with self._mutex:
                 self._mark(cid, pin)

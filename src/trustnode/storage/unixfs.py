@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from multiformats import CID
 
@@ -288,19 +290,24 @@ class _Node:
     filesize: int  # file bytes under this node
 
 
-def import_bytes(data: bytes, *, chunk_size: int = CHUNK_SIZE, max_links: int = MAX_LINKS) -> ImportedFile:
-    """Chunk `data` and build the balanced DAG a daemon builds (raw leaves, CIDv1)."""
-    if chunk_size <= 0 or max_links < 2:
-        raise ValueError("chunk_size must be positive and max_links at least 2")
-    out = ImportedFile(cid="")
+def import_chunks(
+    chunks: Iterable[bytes], emit: Callable[[str, bytes], None], *, max_links: int = MAX_LINKS
+) -> tuple[str, int]:
+    """Build the balanced DAG over `chunks` (in file order), handing every block to `emit`
+    (children before parents); returns (root CID, cumulative size).
+
+    Only per-chunk metadata is kept, so a file of any size imports in constant memory per chunk.
+    `chunks` must yield at least one chunk (a single empty one for an empty file).
+    """
+    if max_links < 2:
+        raise ValueError("max_links must be at least 2")
     level: list[_Node] = []
-    view = memoryview(data)
-    offsets = range(0, len(data), chunk_size) if data else range(1)
-    for off in offsets:
-        chunk = bytes(view[off : off + chunk_size])
+    for chunk in chunks:
         cid = cid_v1_bytes(RAW, hashlib.sha256(chunk).digest())
-        out.blocks.append((cid_string(cid), chunk))
+        emit(cid_string(cid), chunk)
         level.append(_Node(cid, len(chunk), len(chunk)))
+    if not level:
+        raise ValueError("import_chunks needs at least one chunk (b'' for an empty file)")
     while len(level) > 1:
         parents: list[_Node] = []
         for start in range(0, len(level), max_links):
@@ -309,16 +316,64 @@ def import_bytes(data: bytes, *, chunk_size: int = CHUNK_SIZE, max_links: int = 
             unixfs = UnixFSData(UNIXFS_FILE, b"", filesize, tuple(n.filesize for n in group))
             block = PBNode(tuple(PBLink(n.cid, n.tsize) for n in group), unixfs.encode()).encode()
             cid = cid_v1_bytes(DAG_PB, hashlib.sha256(block).digest())
-            out.blocks.append((cid_string(cid), block))
+            emit(cid_string(cid), block)
             parents.append(_Node(cid, len(block) + sum(n.tsize for n in group), filesize))
         level = parents
-    out.cid, out.size = cid_string(level[0].cid), level[0].tsize
+    return cid_string(level[0].cid), level[0].tsize
+
+
+def bytes_chunks(data: bytes, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
+    """Fixed-size chunks of `data` (one empty chunk for empty data), as the daemons' default chunker."""
+    if chunk_size <= 0:
+        raise ValueError("chunk_size must be positive")
+    if not data:
+        yield b""
+        return
+    view = memoryview(data)
+    for off in range(0, len(data), chunk_size):
+        yield bytes(view[off : off + chunk_size])
+
+
+def file_chunks(fh: BinaryIO, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
+    """Fixed-size chunks read from a binary stream (short reads are filled up, as a chunker must)."""
+    if chunk_size <= 0:
+        raise ValueError("chunk_size must be positive")
+    emitted = False
+    while True:
+        buf = bytearray()
+        while len(buf) < chunk_size:
+            part = fh.read(chunk_size - len(buf))
+            if not part:
+                break
+            buf += part
+        if not buf:
+            if not emitted:
+                yield b""
+            return
+        emitted = True
+        yield bytes(buf)
+        if len(buf) < chunk_size:
+            return
+
+
+def import_bytes(data: bytes, *, chunk_size: int = CHUNK_SIZE, max_links: int = MAX_LINKS) -> ImportedFile:
+    """Chunk `data` and build the balanced DAG a daemon builds (raw leaves, CIDv1), blocks in memory."""
+    out = ImportedFile(cid="")
+    out.cid, out.size = import_chunks(
+        bytes_chunks(data, chunk_size), lambda c, b: out.blocks.append((c, b)), max_links=max_links
+    )
     return out
 
 
 def compute_cid(data: bytes) -> str:
     """The CID (canonical base32 CIDv1 string) a daemon returns when adding `data`."""
     return import_bytes(data).cid
+
+
+def compute_file_cid(path: str | os.PathLike[str]) -> str:
+    """The CID of a file's content, streamed (constant memory)."""
+    with open(path, "rb") as fh:
+        return import_chunks(file_chunks(fh), lambda _c, _b: None)[0]
 
 
 def child_links(cid: bytes, block: bytes) -> tuple[bytes, list[bytes]]:
