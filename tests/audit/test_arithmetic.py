@@ -267,3 +267,11 @@ def test_worded_asides_inside_a_computation_are_skipped() -> None:
     assert statuses("Remaining = 9 - 3 (from snack) - 2 (for lunch) = 4.") == [("9 - 3 - 2 = 4", "holds")]
     assert wrong("So 10 (infected) * 6 (each) = 66 people.") == [("10 * 6 = 66", "60")]
     assert statuses("so 60 / 15 = 4 (15 minutes) blocks") == [("60 / 15 = 4", "holds")]
+
+
+def test_questions_and_bare_number_pairs_are_not_claims() -> None:
+    assert statuses("In what base does 44 * 55 = 3506? In base 10, 44 * 55 = 2420.") == [
+        ("44 * 55 = 2420", "holds")
+    ]
+    assert extract_claims("the terms: 2i^8 = 101 = 10 and so on").wrong == []  # garbled text
+    assert [s for _, s in statuses("Rate: 0.25 = 20%")] == ["wrong"]  # different forms still compared

@@ -246,7 +246,7 @@ class Tok:
     attached: bool = False  # digits glued to letters ("2x", "3rd"): not a number
     # EQ
     approx: bool = False
-    conditional: bool = False  # inside "if ...", "suppose ...": a condition, not a claim
+    conditional: bool = False  # inside "if ...", "suppose ...", or a question: not a claim
     # BREAK: a word not glued to a number or operator before it ("so X", not ".75X" or "- X")
     standalone: bool = True
 
@@ -433,6 +433,14 @@ def tokenize(text: str, variables: Mapping[str, sympy.Expr] | None = None) -> li
                 conditional = False
         elif t.kind is T.EQ:
             t.conditional = conditional
+    question = False  # read backwards: an equality in a sentence that ends with "?" is asked
+    for t in reversed(toks):
+        if t.kind is T.BREAK and t.text == "?":
+            question = True
+        elif t.kind is T.BREAK and t.text in (".", "!", "\n", ";"):
+            question = False
+        elif t.kind is T.EQ and question:
+            t.conditional = True
     for prev, t in zip(toks, toks[1:], strict=False):
         if t.kind is T.BREAK and (
             prev.kind not in (T.BREAK, T.LP)
@@ -1036,13 +1044,11 @@ def check_chain(chain: Chain, text: str, variables: Mapping[str, sympy.Expr]) ->
             continue  # "X = 26" names a value; it is not computed from X's earlier meaning
         if va != vb and _continues(b, va):
             continue  # "3/2 = 1.50 + 3.00 = 4.50": a running total written as one chain
-        if (
-            a.literal is not None
-            and b.literal is not None
-            and a.literal.percent == b.literal.percent
-            and va == vb
-        ):
-            continue  # "5 = 5" restates a value: nothing was computed between the two sides
+        if a.literal is not None and b.literal is not None:
+            if a.literal.percent == b.literal.percent and va == vb:
+                continue  # "5 = 5" restates a value: nothing was computed between the two sides
+            if _plain_int(a.literal) and _plain_int(b.literal):
+                continue  # "= 101 = 10": two bare whole numbers claim nothing computable
         approx = any(e.approx for e in chain.eqs[chain.sides.index(a) : i])
         holds, tol = _pair_holds(a, va, b, vb, approx, variables, True)
         has_pct = any(t.kind is T.NUM and t.percent for t in a.toks + b.toks)
