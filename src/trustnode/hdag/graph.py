@@ -24,7 +24,9 @@ def flow_graph(hdag: HDAG) -> nx.DiGraph:
     return g
 
 
-def verification_flow(hdag: HDAG, g: nx.DiGraph | None = None) -> VerificationFlow:
+def verification_flow(
+    hdag: HDAG, g: nx.DiGraph | None = None, *, acyclic: bool | None = None
+) -> VerificationFlow:
     """Entry points (no prerequisite), exit points (nothing builds on them), the longest
     prerequisite chain (critical path) and parallel tracks: groups of TACTIC/STEP/OPERATION
     segments with no dependency between groups, which can be audited independently."""
@@ -32,7 +34,9 @@ def verification_flow(hdag: HDAG, g: nx.DiGraph | None = None) -> VerificationFl
     order = {n.id: i for i, n in enumerate(hdag.nodes)}
     entry = [n for n in g.nodes if g.in_degree(n) == 0]
     exits = [n for n in g.nodes if g.out_degree(n) == 0]
-    critical: list[str] = list(nx.dag_longest_path(g)) if nx.is_directed_acyclic_graph(g) else []
+    if acyclic is None:
+        acyclic = nx.is_directed_acyclic_graph(g)
+    critical: list[str] = list(nx.dag_longest_path(g)) if acyclic else []
     lower = [n.id for n in hdag.nodes if n.abstraction_level in _LOWER]
     sub = g.subgraph(lower)
     tracks = [sorted(c, key=order.__getitem__) for c in nx.weakly_connected_components(sub)]

@@ -467,7 +467,8 @@ def validate_hdag(
                 document=doc, nodes=nodes, edges=edges, flow=hdag.flow, metadata=hdag.metadata.model_copy()
             )
             g = flow_graph(work)
-    if not nx.is_directed_acyclic_graph(g):
+    is_dag = nx.is_directed_acyclic_graph(g)
+    if not is_dag:
         cyc_bad = sorted({u for c in nx.simple_cycles(g) for u in c}, key=order.__getitem__)[:50]
     checks["acyclic"] = CheckResult(
         name="acyclic",
@@ -520,7 +521,11 @@ def validate_hdag(
     out = HDAG.model_construct(document=doc, nodes=nodes, edges=edges, flow=hdag.flow, metadata=metadata)
     if repair:
         out = HDAG.model_construct(
-            document=doc, nodes=nodes, edges=edges, flow=verification_flow(out, g), metadata=metadata
+            document=doc,
+            nodes=nodes,
+            edges=edges,
+            flow=verification_flow(out, g, acyclic=is_dag),
+            metadata=metadata,
         )
     ordered = [checks[name] for name in CHECKS]
     report = ValidationReport(
