@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -172,3 +173,14 @@ def test_resilient_add_file_pending(tmp_path: Path) -> None:
     with pytest.raises(RemotePinPendingError) as info:
         store.add_file(f)
     assert info.value.cid == compute_cid(b"file while down") and store.pending() == [info.value.cid]
+
+
+def test_flush_until_empty_gives_up_at_the_deadline(tmp_path: Path) -> None:
+    primary = KuboStore(f"http://127.0.0.1:{free_port()}", timeout_s=1, retries=0)
+    store = ResilientStore(primary, LocalStore(tmp_path / "spool"))
+    with pytest.raises(RemotePinPendingError):
+        store.add(b"waiting")
+    waits: list[float] = []
+    res = store.flush_until_empty(0.5, interval_s=0.1, sleep=lambda s: (waits.append(s), time.sleep(s)))
+    assert res.pending == store.pending() and len(res.pending) == 1
+    assert 1 <= len(waits) <= 6

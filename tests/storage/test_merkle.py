@@ -120,3 +120,17 @@ def test_pack_tiers_weights() -> None:
     assert unpack_tiers_weights(packed) == [(s.tier, s.weight) for s in segs]
     with pytest.raises(ValueError):
         unpack_tiers_weights(packed[:-1])
+
+
+def test_agrees_with_the_chain_wrappers_encoding() -> None:
+    """The node opens sessions through trustnode.chain.protocol; its leaf and packing must equal ours."""
+    from trustnode.chain import protocol
+
+    segs = _segments(7)
+    for s in segs:
+        assert protocol.segment_leaf(s.index, s.cid, s.tier, s.weight) == segment_leaf(
+            s.index, s.cid, s.tier, s.weight
+        )
+    assert protocol.pack_tiers_weights(
+        [s.tier for s in segs], [s.weight for s in segs]
+    ) == pack_tiers_weights(segs)

@@ -56,3 +56,17 @@ def test_retrying_add_after_recovery_clears_backlog(tmp_path: Path) -> None:
     with daemon:
         cid = store.add(data)  # the next attempt succeeds
         assert store.pending() == [] and cid in kubo.pins() and kubo.cat(cid) == data
+
+
+def test_flush_until_empty_returns_once_the_daemon_is_back(tmp_path: Path) -> None:
+    daemon = JsIpfsDaemon(tmp_path / "repo")
+    store = ResilientStore(KuboStore(daemon.api_url, timeout_s=5, retries=0), LocalStore(tmp_path / "spool"))
+    blobs = [os.urandom(100 + i) for i in range(3)]
+    for b in blobs:
+        with pytest.raises(RemotePinPendingError):
+            store.add(b)
+    assert len(store.pending()) == 3
+    with daemon:
+        result = store.flush_until_empty(60, interval_s=0.2)
+        assert result.complete and sorted(result.pushed) == sorted(store.spool.pins())
+        assert store.pending() == []

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -133,6 +134,18 @@ class ResilientStore(BlobStore):
                 self.spool.unpin(cid)
             result.pushed.append(cid)
         return result
+
+    def flush_until_empty(
+        self, timeout_s: float, *, interval_s: float = 1.0, sleep: Callable[[float], None] = time.sleep
+    ) -> FlushResult:
+        """Flush repeatedly until nothing is pending or `timeout_s` passes (e.g. before opening a
+        session, whose auditors must be able to fetch every segment); returns the last result."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            result = self.flush()
+            if not result.pending or time.monotonic() + interval_s > deadline:
+                return result
+            sleep(interval_s)
 
     def cat(self, cid: str) -> bytes:
         norm = normalize_cid(cid)
