@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "trustnode.cli.simulate",
     "trustnode.cli.eval",
     "trustnode.cli.web",
+    "trustnode.cli.deploy",
     "trustnode.cli.decompose",
 )
 
