@@ -275,3 +275,8 @@ def test_questions_and_bare_number_pairs_are_not_claims() -> None:
     ]
     assert extract_claims("the terms: 2i^8 = 101 = 10 and so on").wrong == []  # garbled text
     assert [s for _, s in statuses("Rate: 0.25 = 20%")] == ["wrong"]  # different forms still compared
+
+
+def test_a_stated_value_on_the_left_is_the_found_one() -> None:
+    [c] = extract_claims("Check: 194 = 11 * 17 + 9.").claims
+    assert (c.status, c.expression, c.found, c.correct) == (ClaimStatus.WRONG, "11 * 17 + 9", "194", "196")

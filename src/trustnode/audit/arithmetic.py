@@ -1062,12 +1062,14 @@ def check_chain(chain: Chain, text: str, variables: Mapping[str, sympy.Expr]) ->
                 pass
         if not holds and has_pct and _percent_mixed_with_sum(a.toks + b.toks):
             continue  # "50 + 10% = 55": percent-of-base notation, not arithmetic we can read
+        # the stated value is the bare number when only one side is one ("194 = 11 * 17 + 9")
+        computed, stated, value = (b, a, vb) if a.literal is not None and b.literal is None else (a, b, va)
         claims.append(
             CheckedClaim(
                 text=f"{_side_text(text, a)} {chain.eqs[i - 1].text} {_side_text(text, b)}",
-                expression=_side_text(text, a),
-                found=_side_text(text, b),
-                correct=_format(va),
+                expression=_side_text(text, computed),
+                found=_side_text(text, stated),
+                correct=_format(value),
                 status=ClaimStatus.HOLDS if holds else ClaimStatus.WRONG,
                 tolerance=tol.value,
             )
