@@ -123,15 +123,9 @@ contract Staking is IStaking, Ownable2Step, Pausable {
     event WithdrawalClaimed(uint256 indexed id, address indexed owner, uint256 amount);
     event CommissionChangeScheduled(address indexed auditor, uint256 bps, uint256 effectiveAt);
     event StakeLockedForSeat(address indexed auditor, uint256 amount, uint256 lockedTotal);
-    event SettlementApplied(
-        address indexed auditor,
-        uint256 reward,
-        uint256 commission,
-        uint256 slashed,
-        uint256 unlocked,
-        uint256 reputation
-    );
-    event WeightChanged(address indexed auditor, uint8 tier, uint256 weight);
+    /// @dev Reward, reputation and unlock are in AuditSessions.AuditorSettled; this adds what only
+    /// the pool knows: the commission paid out and the slash actually taken (capped by assets).
+    event SettlementApplied(address indexed auditor, uint256 commission, uint256 slashed);
 
     modifier onlyRegistry() {
         if (msg.sender != registry) revert NotRegistry();
@@ -344,27 +338,45 @@ contract Staking is IStaking, Ownable2Step, Pausable {
     /// @inheritdoc IStaking
     function applySettlements(SettlementDelta[] calldata deltas) external onlySessions {
         uint256 slashedTotal = 0;
-        int256 pooledChange = 0;
+        uint256 pooledIn = 0;
+        uint256 floor = _params.reputationFloor;
         for (uint256 i = 0; i < deltas.length; ++i) {
-            SettlementDelta calldata d = deltas[i];
-            Pool memory pool = _pools[d.auditor];
-            uint256 unlock = d.unlock > pool.locked ? pool.locked : d.unlock;
-            uint256 slashed = d.slash > pool.assets ? pool.assets : d.slash;
-            uint256 commission = uint256(d.reward) * _commissionOf(_info[d.auditor]) / BPS;
-            uint256 assets = uint256(pool.assets) - slashed + (d.reward - commission);
-            if (assets > type(uint96).max) revert AmountOverflow();
-            uint256 locked = uint256(pool.locked) - unlock;
-            if (locked > assets) locked = assets;
-            _pools[d.auditor] =
-                Pool({assets: uint96(assets), locked: uint96(locked), reputation: d.reputation});
+            (uint256 slashed, uint256 toPool) = _applyOne(deltas[i], floor);
             slashedTotal += slashed;
-            pooledChange += int256(assets) - int256(uint256(pool.assets));
-            emit SettlementApplied(d.auditor, d.reward, commission, slashed, unlock, d.reputation);
-            if (commission != 0) token.safeTransfer(d.auditor, commission);
-            _refresh(d.auditor);
+            pooledIn += toPool;
         }
-        totalPooled = uint256(int256(totalPooled) + pooledChange);
+        totalPooled = totalPooled + pooledIn - slashedTotal;
         if (slashedTotal != 0) token.safeTransfer(treasury, slashedTotal);
+    }
+
+    /// @dev One auditor: slash (capped by assets), unlock, reward net of commission, reputation,
+    /// and the new sortition weight, with the pool's hot slot written once.
+    function _applyOne(SettlementDelta calldata d, uint256 floor)
+        private
+        returns (uint256 slashed, uint256 toPool)
+    {
+        address auditor = d.auditor;
+        Pool storage pool = _pools[auditor];
+        PoolInfo storage info = _info[auditor];
+        uint256 assets = pool.assets;
+        uint256 locked = pool.locked;
+        slashed = d.slash > assets ? assets : d.slash;
+        uint256 commission = d.reward == 0 ? 0 : uint256(d.reward) * _commissionOf(info) / BPS;
+        toPool = d.reward - commission;
+        locked = d.unlock > locked ? 0 : locked - d.unlock;
+        assets = assets - slashed + toPool;
+        if (assets > type(uint96).max) revert AmountOverflow();
+        if (locked > assets) locked = assets;
+        _pools[auditor] = Pool({assets: uint96(assets), locked: uint96(locked), reputation: d.reputation});
+        emit SettlementApplied(auditor, commission, slashed);
+        if (commission != 0) token.safeTransfer(auditor, commission);
+        if (info.known) {
+            uint256 w = 0;
+            if (info.registered && assets >= _params.minStake[info.tier]) {
+                w = assets * (uint256(d.reputation) + floor) / WAD / WEIGHT_UNIT;
+            }
+            _trees[info.tier].set(auditor, w);
+        }
     }
 
     // ------------------------------------------------------------------ views
@@ -460,13 +472,11 @@ contract Staking is IStaking, Ownable2Step, Pausable {
         return uint256(pool.assets) * (uint256(pool.reputation) + _params.reputationFloor) / WAD / WEIGHT_UNIT;
     }
 
+    /// @dev Weight is derived from assets, reputation and registration, whose changes all emit
+    /// events, so the tree update itself emits none.
     function _refresh(address auditor) private {
         PoolInfo storage info = _info[auditor];
         if (!info.known) return;
-        uint256 w = _weight(auditor, info);
-        SumTree.Tree storage tree = _trees[info.tier];
-        if (tree.weightOf(auditor) == w) return;
-        tree.set(auditor, w);
-        emit WeightChanged(auditor, info.tier, w);
+        _trees[info.tier].set(auditor, _weight(auditor, info));
     }
 }
