@@ -280,3 +280,9 @@ def test_questions_and_bare_number_pairs_are_not_claims() -> None:
 def test_a_stated_value_on_the_left_is_the_found_one() -> None:
     [c] = extract_claims("Check: 194 = 11 * 17 + 9.").claims
     assert (c.status, c.expression, c.found, c.correct) == (ClaimStatus.WRONG, "11 * 17 + 9", "194", "196")
+
+
+def test_degrees_and_middle_dot() -> None:
+    assert statuses("The angle is 90\u00b0 - 30\u00b0 = 60\u00b0.") == [("90 - 30 = 60", "holds")]
+    assert extract_claims("32\u00b0F = 0\u00b0C").claims == []  # a conversion, not arithmetic
+    assert statuses("so 3 \u00b7 4 = 12") == [("3 * 4 = 12", "holds")]

@@ -47,6 +47,7 @@ _UNICODE = {
     "\u00d7": "*",
     "\u22c5": "*",
     "\u2219": "*",
+    "\u00b7": "*",  # middle dot
     "\u00f7": "/",
     "\u2215": "/",
     "\u2248": " \u2248 ",
@@ -391,8 +392,8 @@ def tokenize(text: str, variables: Mapping[str, sympy.Expr] | None = None) -> li
         elif c in ")]":
             toks.append(Tok(T.RP, ")", i, i + 1, space))
             i += 1
-        elif c in "$\u20ac\u00a3\u00a5\u00a2":
-            # currency: transparent, but keep the spacing information
+        elif c in "$\u20ac\u00a3\u00a5\u00a2\u00b0":
+            # currency and the degree sign: transparent, but keep the spacing information
             i += 1
             continue
         elif c.isalpha():
@@ -1017,7 +1018,10 @@ def _truncate(x: sympy.Rational, unit: sympy.Rational) -> sympy.Rational:
 
 
 def _side_text(text: str, side: Side) -> str:
-    return " ".join(text[side.start : side.end].replace("$", " ").split())
+    raw = text[side.start : side.end]
+    for sym in "$\u20ac\u00a3\u00a5\u00a2\u00b0":  # transparent symbols, as in the tokenizer
+        raw = raw.replace(sym, " " if sym == "$" else "")
+    return " ".join(raw.split())
 
 
 def check_chain(chain: Chain, text: str, variables: Mapping[str, sympy.Expr]) -> ChainCheck:
