@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from trustnode.audit.evaluation.datasets import DatasetError, EvalFormat
 from trustnode.audit.evaluation.report import write
 from trustnode.audit.evaluation.runner import AuditorKind, EvalError, EvalReport, run
-from trustnode.cli.common import console, errors_as_exit, fail, print_json
+from trustnode.cli.common import console, err_console, errors_as_exit, fail, print_json
 
 
 def _pct(x: float | None) -> str:
@@ -59,7 +60,14 @@ def eval_cmd(
     """Audit every trace, predict its earliest wrong step, and report ProcessBench metrics."""
     if annotations not in ("strip", "check"):
         fail(f"--annotations must be 'strip' or 'check', not {annotations!r}")
-    with errors_as_exit(DatasetError, EvalError, OSError):
+    with (
+        errors_as_exit(DatasetError, EvalError, OSError),
+        Progress(
+            TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=err_console, transient=True,
+        ) as bar,
+    ):  # fmt: skip
+        task = bar.add_task("traces", total=None)
         report = run(
             file,
             fmt,
@@ -67,6 +75,7 @@ def eval_cmd(
             limit=limit,
             annotations="check" if annotations == "check" else "strip",
             keep_suspect=keep_suspect,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
     if report_dir is not None:
         with errors_as_exit(OSError):
