@@ -1234,7 +1234,7 @@ def bind_from(texts: Iterable[str]) -> dict[str, sympy.Expr]:
     return dict(out)
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=512)
 def _bind_prefix(texts: tuple[str, ...]) -> tuple[tuple[str, sympy.Expr], ...]:
     # step i of a trace reuses the bindings of steps 0..i-1: cache by prefix
     if not texts:
