@@ -11,7 +11,10 @@ _LOWER = (Level.TACTIC, Level.STEP, Level.OPERATION)
 
 
 def flow_graph(hdag: HDAG) -> nx.DiGraph:
-    """Nodes in document order; an edge prerequisite -> dependent for every HDAG edge."""
+    """Nodes in document order; an edge prerequisite -> dependent for every HDAG edge.
+
+    Several HDAG edges can share one flow edge (e.g. `A decomposes_to B` and `B depends_on
+    A`); the flow edge's `indices` lists them all."""
     g = nx.DiGraph()
     ids = set()
     for n in hdag.nodes:
@@ -20,7 +23,10 @@ def flow_graph(hdag: HDAG) -> nx.DiGraph:
     for i, e in enumerate(hdag.edges):
         pre, dep = e.prerequisite, e.dependent
         if pre in ids and dep in ids and pre != dep:
-            g.add_edge(pre, dep, index=i)
+            if g.has_edge(pre, dep):
+                g.edges[pre, dep]["indices"].append(i)
+            else:
+                g.add_edge(pre, dep, indices=[i])
     return g
 
 

@@ -8,7 +8,10 @@ level), and, for pre-split traces, step mapping (each node inside exactly one st
 With `repair=True` it fixes what can be fixed and records every repair: re-anchor a
 drifted span, drop a node whose text is nowhere in the trace, drop dangling edges, drop
 each cycle's weakest edge, attach unreachable nodes, split nodes crossing step
-boundaries, and cover uncovered thinking with rule-classified nodes.
+boundaries, drop edges that would make a GOAL depend on something, and cover uncovered
+thinking with rule-classified nodes. A cycle loses its weakest edge: one running against
+the text order (prerequisite after dependent) first, then the lowest strength and
+confidence.
 """
 
 from __future__ import annotations
@@ -215,6 +218,7 @@ def validate_hdag(
     nodes: list[HDAGNode] = [n.model_copy() for n in hdag.nodes]
     edges: list[HDAGEdge] = [e.model_copy() for e in hdag.edges]
     checks: dict[str, CheckResult] = {}
+    original_ids = {n.id for n in hdag.nodes}  # never reuse an id, even a dropped one
 
     # --- spans exact ---------------------------------------------------------
     bad_spans: list[str] = []
@@ -255,7 +259,7 @@ def validate_hdag(
     step_bad: list[str] = []
     if doc.steps:
         mapped: list[HDAGNode] = []
-        used_ids = IdAllocator({n.id for n in nodes})
+        used_ids = IdAllocator(original_ids | {n.id for n in nodes})
         renamed_parts: dict[str, list[str]] = {}
         assigned = 0
         for n in nodes:
@@ -335,7 +339,7 @@ def validate_hdag(
 
     # --- auditable: id prefix matches level, primary auditor not repeated -----
     audit_bad: list[str] = []
-    used = IdAllocator({n.id for n in nodes})
+    used = IdAllocator(original_ids | {n.id for n in nodes})
     renames: dict[str, str] = {}
     for n in nodes:
         m = _ID.match(n.id)
@@ -388,6 +392,7 @@ def validate_hdag(
     ids = {n.id for n in nodes}
     edge_bad: list[str] = []
     clean: list[HDAGEdge] = []
+    goal_ids = {n.id for n in nodes if n.abstraction_level is Level.GOAL}
     seen: dict[tuple[str, str, Relationship], int] = {}
     for ed in edges:
         label = f"{ed.source}->{ed.target}"
@@ -400,6 +405,9 @@ def validate_hdag(
             else:
                 edge_bad.append(label)
                 clean.append(ed)
+            continue
+        if repair and ed.dependent in goal_ids and ed.prerequisite not in goal_ids:
+            repairs.append(f"dropped edge {label} ({ed.relationship.value}): a GOAL has no prerequisite")
             continue
         key = (ed.source, ed.target, ed.relationship)
         if key in seen and repair:
@@ -445,22 +453,26 @@ def validate_hdag(
                 cycle = nx.find_cycle(g)
             except nx.NetworkXNoCycle:
                 break
-            idx = [g.edges[u, v]["index"] for u, v, *_ in cycle]
-            weakest = min(
-                idx,
-                key=lambda i: (
-                    edges[i].strength.rank,
-                    edges[i].confidence,
-                    -(order[edges[i].dependent] < order[edges[i].prerequisite]),
-                ),
-            )
-            w = edges[weakest]
-            g.remove_edge(w.prerequisite, w.dependent)
-            removed.add(weakest)
-            cyc_label = " -> ".join(str(u) for u, *_ in cycle)
-            repairs.append(
-                f"broke cycle {cyc_label} by dropping its weakest edge {w.source} {w.relationship.value} {w.target}"
-            )
+            pairs = [(u, v) for u, v, *_ in cycle]
+
+            def weakness(pair: tuple[str, str]) -> tuple[bool, int, float]:
+                group = [edges[i] for i in g.edges[pair]["indices"]]
+                return (
+                    order[pair[0]] < order[pair[1]],  # an edge against the text order goes first
+                    max(e.strength.rank for e in group),
+                    max(e.confidence for e in group),
+                )
+
+            u, v = min(pairs, key=weakness)
+            group_idx = g.edges[u, v]["indices"]
+            g.remove_edge(u, v)
+            removed.update(group_idx)
+            cyc_label = " -> ".join(p[0] for p in pairs)
+            for i in group_idx:
+                w = edges[i]
+                repairs.append(
+                    f"broke cycle {cyc_label} by dropping its weakest edge {w.source} {w.relationship.value} {w.target}"
+                )
         if removed:
             edges = [e for i, e in enumerate(edges) if i not in removed]
             work = HDAG.model_construct(
@@ -499,7 +511,10 @@ def validate_hdag(
                     confidence=0.5,
                 )
             )
-            g.add_edge(src, n.id, index=len(edges) - 1)
+            if g.has_edge(src, n.id):
+                g.edges[src, n.id]["indices"].append(len(edges) - 1)
+            else:
+                g.add_edge(src, n.id, indices=[len(edges) - 1])
             reach.add(n.id)
             reach |= nx.descendants(g, n.id)
             repairs.append(f"attached unreachable {n.id} under {src} (decomposes_to, weak)")
