@@ -252,3 +252,13 @@ def test_retry_after_parsing() -> None:
     assert _retry_after_seconds("soon") is None
     later = _retry_after_seconds(formatdate(time.time() + 30, usegmt=True))
     assert later is not None and 25 <= later <= 31
+
+
+def test_max_tokens_is_sent_and_part_of_the_cache_key(cache_dir: Path) -> None:
+    script = [Reply.json({"verdict": "PASS", "score": 1}), Reply.json({"verdict": "PASS", "score": 2})]
+    with FakeOpenAIServer(script) as srv, _client(srv, cache_dir) as client:
+        a = client.complete_json(MESSAGES, Answer, max_tokens=256)
+        b = client.complete_json(MESSAGES, Answer)
+    assert (a.score, b.score) == (1, 2)
+    assert srv.chat_requests[0].body["max_tokens"] == 256
+    assert "max_tokens" not in srv.chat_requests[1].body

@@ -117,3 +117,70 @@ def test_standalone_process_serves_a_client() -> None:
         proc.terminate()
         proc.wait(timeout=10)
     assert proc.returncode == 0
+
+
+def test_route_by_schema_dispatches_on_the_requested_name() -> None:
+    from pydantic import BaseModel
+
+    from trustnode.llm.fake_server import requested_schema_name, route_by_schema
+
+    class A(BaseModel):
+        who: str
+
+    responder = route_by_schema(
+        {"hdag_": lambda req: {"who": "hdag"}, "judge_": lambda req: {"who": "judge"}},
+        default=lambda req: {"who": "default"},
+    )
+    for reject in (False, True):  # structured output, and the JSON-instruction fallback
+        with FakeOpenAIServer(responder=responder, reject_response_format=reject) as srv:
+            with LLMClient(make_settings(srv.base_url)) as client:
+                got = [
+                    client.complete_json([{"role": "user", "content": "x"}], A, name=n).who
+                    for n in ("hdag_single", "judge_findings", "other")
+                ]
+            assert got == ["hdag", "judge", "default"]
+            names = [
+                requested_schema_name(r.body)
+                for r in srv.chat_requests
+                if r.body.get("response_format") is None
+            ]
+            assert names == ([] if not reject else ["hdag_single", "judge_findings", "other"])
+    strict = route_by_schema({"hdag_": lambda req: {"who": "hdag"}})
+    reply = strict({"messages": [], "response_format": {"json_schema": {"name": "nope"}}})
+    assert isinstance(reply, Reply) and reply.status == 400
+
+
+def test_standalone_process_with_routes() -> None:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "trustnode.llm.fake_server",
+            "--port",
+            "0",
+            "--lifetime",
+            "60",
+            "--route",
+            "hdag_=trustnode.hdag.fake_responder:respond",
+            "--route",
+            "echo=trustnode.llm.fake_server:echo_responder",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        info = json.loads(proc.stdout.readline())
+        from trustnode.hdag import decompose
+        from trustnode.models.trace import TraceInput
+
+        with LLMClient(make_settings(info["base_url"])) as client:
+            h, report = decompose(
+                TraceInput(problem="What is 2 + 2?", thinking="We add. 2 + 2 = 4."),
+                mode="llm-single",
+                client=client,
+            )
+        assert report.ok and h.metadata.llm_calls == 1
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

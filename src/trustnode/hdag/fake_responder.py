@@ -16,12 +16,12 @@ from trustnode.hdag import rules
 from trustnode.hdag.offline import link
 from trustnode.hdag.text import split_units
 from trustnode.hdag.validate import IdAllocator
+from trustnode.llm.fake_server import Reply, requested_schema_name
 from trustnode.models.enums import Level
 from trustnode.models.hdag import HDAGNode
 from trustnode.models.trace import TextSpan, TraceInput
 
 _PARA = re.compile(r'<paragraph id="([^"]+)"(?: part="final output")?>\n(.*?)\n</paragraph>', re.DOTALL)
-_NAMED = re.compile(r'JSON value named "([A-Za-z0-9_\-]+)"')
 
 
 def _tag(text: str, tag: str) -> str:
@@ -30,16 +30,8 @@ def _tag(text: str, tag: str) -> str:
 
 
 def task_name(request: dict[str, Any]) -> str:
-    """The schema name the client asked for (response_format, or the fallback instruction)."""
-    rf = request.get("response_format") or {}
-    name = (rf.get("json_schema") or {}).get("name") if isinstance(rf, dict) else None
-    if name:
-        return str(name)
-    for m in request.get("messages", []):
-        found = _NAMED.search(str(m.get("content", "")))
-        if found:
-            return found.group(1)
-    return ""
+    """The HDAG step the client asked for (its schema name)."""
+    return requested_schema_name(request)
 
 
 def _first_user(request: dict[str, Any]) -> str:
@@ -109,7 +101,7 @@ def _segment(pid: str, text: str, ids: IdAllocator, high_stakes: bool) -> dict[s
     }
 
 
-def respond(request: dict[str, Any]) -> dict[str, Any]:
+def respond(request: dict[str, Any]) -> dict[str, Any] | Reply:
     """Answer one HDAG pipeline request (dispatch on the schema name)."""
     name = task_name(request)
     user = _first_user(request)
@@ -151,4 +143,4 @@ def respond(request: dict[str, Any]) -> dict[str, Any]:
         nodes = [_segment(pid, text, ids, high_stakes) for pid, text in _units(user)]
         items = [(n["id"], n["text"], Level(n["level"])) for n in nodes]
         return {"nodes": nodes, "edges": _edges(problem, items)}
-    return {"error": f"fake HDAG responder does not know the task {name!r}"}
+    return Reply.http_error(400, f"fake HDAG responder does not know the task {name!r}")

@@ -160,8 +160,13 @@ class LLMClient:
         seed: int | None = None,
         name: str = "response",
         use_cache: bool = True,
+        max_tokens: int | None = None,
     ) -> T:
-        """Ask for one JSON answer validating against `schema` and return it parsed."""
+        """Ask for one JSON answer validating against `schema` and return it parsed.
+
+        `name` names the schema for the server (and the repair prompt); `max_tokens`
+        caps the answer when given (some servers default to short answers).
+        """
         if not messages:
             raise LLMError("no messages to send")
         seed = self.settings.seed if seed is None else seed
@@ -175,6 +180,7 @@ class LLMClient:
                 "seed": seed,
                 "name": name,
                 "schema": json_schema,
+                "max_tokens": max_tokens,
             }
         )
         if use_cache and self.cache is not None:
@@ -199,12 +205,12 @@ class LLMClient:
             if turn:
                 self._account(trace_id, repairs=1)
             try:
-                raw = self._chat(convo, json_schema, name, temperature, seed, trace_id)
+                raw = self._chat(convo, json_schema, name, temperature, seed, trace_id, max_tokens)
             except _StructuredRejected:
                 log.info("server rejected response_format; falling back to JSON extraction")
                 self._structured = False
                 convo = self._with_schema_instruction(convo, json_schema, name)
-                raw = self._chat(convo, json_schema, name, temperature, seed, trace_id)
+                raw = self._chat(convo, json_schema, name, temperature, seed, trace_id, max_tokens)
             answers += 1
             try:
                 value = schema.model_validate(extract_json(raw))
@@ -254,6 +260,7 @@ class LLMClient:
         temperature: float,
         seed: int,
         trace_id: str | None,
+        max_tokens: int | None = None,
     ) -> str:
         payload: dict[str, Any] = {
             "model": self.model,
@@ -261,6 +268,8 @@ class LLMClient:
             "temperature": temperature,
             "seed": seed,
         }
+        if max_tokens is not None:
+            payload["max_tokens"] = max_tokens
         structured = self._structured
         if structured:
             payload["response_format"] = {

@@ -15,6 +15,7 @@ import argparse
 import importlib
 import json
 import math
+import re
 import signal
 import sys
 import threading
@@ -295,6 +296,42 @@ class FakeOpenAIServer:
         return Handler
 
 
+_NAMED = re.compile(r'JSON value named "([A-Za-z0-9_.\-]+)"')
+
+
+def requested_schema_name(request: dict[str, Any]) -> str:
+    """The schema name an LLMClient asked for: from `response_format`, or from the JSON
+    instruction it adds on servers without structured output ("" when neither is there)."""
+    rf = request.get("response_format")
+    if isinstance(rf, dict):
+        js = rf.get("json_schema")
+        if isinstance(js, dict) and js.get("name"):
+            return str(js["name"])
+    for m in request.get("messages", []):
+        if isinstance(m, dict) and m.get("role") == "system":
+            found = _NAMED.search(str(m.get("content", "")))
+            if found:
+                return found.group(1)
+    return ""
+
+
+def route_by_schema(routes: dict[str, Responder], default: Responder | None = None) -> Responder:
+    """One responder that dispatches on the requested schema name's prefix (longest first),
+    so a single fake server can play the HDAG decomposer and the LLM judge at once."""
+    ordered = sorted(routes.items(), key=lambda kv: -len(kv[0]))
+
+    def dispatch(request: dict[str, Any]) -> Any:
+        name = requested_schema_name(request)
+        for prefix, responder in ordered:
+            if name.startswith(prefix):
+                return responder(request)
+        if default is not None:
+            return default(request)
+        return Reply.http_error(400, f"fake server: no responder for schema {name!r}")
+
+    return dispatch
+
+
 def echo_responder(request: dict[str, Any]) -> dict[str, Any]:
     """A minimal built-in responder: echoes the last user message as JSON (smoke tests)."""
     users = [m for m in request.get("messages", []) if isinstance(m, dict) and m.get("role") == "user"]
@@ -315,13 +352,32 @@ def load_responder(spec: str) -> Responder:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Scripted OpenAI-compatible server on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    parser.add_argument("--responder", required=True, help="package.module:function (request json -> reply)")
+    parser.add_argument("--responder", help="package.module:function (request json -> reply)")
+    parser.add_argument(
+        "--route",
+        action="append",
+        default=[],
+        metavar="PREFIX=module:func",
+        help="answer requests whose schema name starts with PREFIX with this responder (repeatable)",
+    )
     parser.add_argument("--model", default="fake-model")
     parser.add_argument("--lifetime", type=float, default=3600.0, help="seconds before it stops by itself")
     parser.add_argument("--reject-response-format", action="store_true")
     args = parser.parse_args(argv)
+    if not args.responder and not args.route:
+        parser.error("give --responder or at least one --route")
+    default = load_responder(args.responder) if args.responder else None
+    responder = default
+    if args.route:
+        routes: dict[str, Responder] = {}
+        for spec in args.route:
+            prefix, sep, target = spec.partition("=")
+            if not sep or not target:
+                parser.error(f"--route must look like PREFIX=module:func, got {spec!r}")
+            routes[prefix] = load_responder(target)
+        responder = route_by_schema(routes, default)
     srv = FakeOpenAIServer(
-        responder=load_responder(args.responder),
+        responder=responder,
         reject_response_format=args.reject_response_format,
         model=args.model,
         port=args.port,
