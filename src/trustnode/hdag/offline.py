@@ -127,8 +127,14 @@ def link(doc: TraceDocument, nodes: list[HDAGNode]) -> list[HDAGEdge]:
             for num in sorted(q.numbers - q.results):
                 if num in producer_result:
                     want(producer_result[num], Strength.STRONG, 0.8)
-                elif num not in problem_numbers and num in producer_mention:
-                    want(producer_mention[num], Strength.MEDIUM, 0.6)
+                elif num in producer_mention:
+                    # a given restated earlier in the thinking is a weaker link than a result
+                    weak = num in problem_numbers
+                    want(
+                        producer_mention[num],
+                        Strength.WEAK if weak else Strength.MEDIUM,
+                        0.5 if weak else 0.6,
+                    )
             for var in sorted(q.variables - q.defines):
                 want(var_owner.get(var), Strength.MEDIUM, 0.6)
             if q.backref and prev_id is not None:
