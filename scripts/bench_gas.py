@@ -65,6 +65,7 @@ class BenchResult(BaseModel):
     seat_cap: int
     auditors_registered: int
     auditors_drawn: int
+    mean_seats_per_auditor: float
     gas_per_segment_vote: float
     baseline_gas_per_segment_vote: float
     ratio_baseline_over_batched: float
@@ -73,6 +74,7 @@ class BenchResult(BaseModel):
     commit_gas: int
     reveal_gas: int
     settle_gas: int
+    commit_reveal_settle_gas_per_auditor: float
     baseline_commit_gas: int
     baseline_reveal_gas: int
     finalize_gas_by_segments: dict[int, int]
@@ -113,7 +115,7 @@ class Bench:
         self.accounts: list[LocalAccount] = [
             Account.from_key(keccak(text=f"trustnode-bench-auditor-{i}")) for i in range(auditors)
         ]
-        self.by_address = {a.address: a for a in self.accounts}
+        self.by_address: dict[str, LocalAccount] = {str(a.address): a for a in self.accounts}
         for acct in self.accounts:
             _fund(self.admin_client, acct.address)
             self.admin.transfer(acct.address, 200 * TOKEN)
@@ -240,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         seat_cap=gas.seat_cap,
         auditors_registered=args.auditors,
         auditors_drawn=gas.auditors_drawn,
+        mean_seats_per_auditor=round(votes / gas.auditors_drawn, 2),
         gas_per_segment_vote=round(ours, 1),
         baseline_gas_per_segment_vote=round(baseline, 1),
         ratio_baseline_over_batched=round(baseline / ours, 2),
@@ -248,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
         commit_gas=gas.commit_gas,
         reveal_gas=gas.reveal_gas,
         settle_gas=gas.settle_gas,
+        commit_reveal_settle_gas_per_auditor=round(
+            (gas.commit_gas + gas.reveal_gas + gas.settle_gas) / gas.auditors_drawn, 1
+        ),
         baseline_commit_gas=base_commit,
         baseline_reveal_gas=base_reveal,
         finalize_gas_by_segments=dict(sorted(finalize_by.items())),

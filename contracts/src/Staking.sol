@@ -58,6 +58,7 @@ contract Staking is IStaking, Ownable2Step, Pausable {
         uint8 tier;
         bool registered;
         bool known;
+        uint32 leafPlusOne;
     }
 
     /// @notice A withdrawal waiting for its cooldown.
@@ -201,7 +202,10 @@ contract Staking is IStaking, Ownable2Step, Pausable {
     function onRegister(address auditor, uint8 tier) external onlyRegistry {
         if (tier > 2) revert InvalidTier(tier);
         PoolInfo storage info = _info[auditor];
-        if (info.known && info.tier != tier) _trees[info.tier].set(auditor, 0);
+        if (info.known && info.tier != tier) {
+            if (info.leafPlusOne != 0) _trees[info.tier].setAt(info.leafPlusOne - 1, 0);
+            info.leafPlusOne = uint32(_trees[tier].positionOf(auditor));
+        }
         info.tier = tier;
         info.registered = true;
         if (!info.known) {
@@ -375,7 +379,7 @@ contract Staking is IStaking, Ownable2Step, Pausable {
             if (info.registered && assets >= _params.minStake[info.tier]) {
                 w = assets * (uint256(d.reputation) + floor) / WAD / WEIGHT_UNIT;
             }
-            _trees[info.tier].set(auditor, w);
+            _setWeight(auditor, info, w);
         }
     }
 
@@ -477,6 +481,17 @@ contract Staking is IStaking, Ownable2Step, Pausable {
     function _refresh(address auditor) private {
         PoolInfo storage info = _info[auditor];
         if (!info.known) return;
-        _trees[info.tier].set(auditor, _weight(auditor, info));
+        _setWeight(auditor, info, _weight(auditor, info));
+    }
+
+    /// @dev The leaf position is cached in PoolInfo (read anyway) to skip the tree's member lookup.
+    function _setWeight(address auditor, PoolInfo storage info, uint256 w) private {
+        uint256 leaf = info.leafPlusOne;
+        if (leaf != 0) {
+            _trees[info.tier].setAt(leaf - 1, w);
+        } else {
+            leaf = _trees[info.tier].set(auditor, w);
+            if (leaf != 0) info.leafPlusOne = uint32(leaf);
+        }
     }
 }

@@ -58,20 +58,32 @@ library SumTree {
         return tree.size;
     }
 
+    /// @notice Leaf position of `member` plus one (0 if it has none); callers may cache it for `setAt`.
+    function positionOf(Tree storage tree, address member) internal view returns (uint256) {
+        return tree.positionPlusOne[member];
+    }
+
     /// @notice Set `member`'s weight, allocating a leaf on first non-zero weight.
-    function set(Tree storage tree, address member, uint256 weight) internal {
-        uint256 p = tree.positionPlusOne[member];
-        uint256 index;
-        if (p == 0) {
-            if (weight == 0) return;
-            index = tree.size;
+    /// @return positionPlusOne The member's leaf position plus one (0 if none was needed).
+    function set(Tree storage tree, address member, uint256 weight)
+        internal
+        returns (uint256 positionPlusOne)
+    {
+        positionPlusOne = tree.positionPlusOne[member];
+        if (positionPlusOne == 0) {
+            if (weight == 0) return 0;
+            uint256 index = tree.size;
             tree.size = uint32(index + 1);
-            tree.positionPlusOne[member] = index + 1;
+            positionPlusOne = index + 1;
+            tree.positionPlusOne[member] = positionPlusOne;
             tree.leafAt[index] = member;
             _growFor(tree, index);
-        } else {
-            index = p - 1;
         }
+        setAt(tree, positionPlusOne - 1, weight);
+    }
+
+    /// @notice Set the weight of the existing leaf at `index` (skips the member lookup).
+    function setAt(Tree storage tree, uint256 index, uint256 weight) internal {
         uint256 depth = tree.depth;
         uint256 value = weight;
         for (uint256 level = 1; level <= depth; ++level) {
