@@ -247,8 +247,8 @@ def test_long_trace_is_chunked_not_truncated(responder_server: FakeOpenAIServer,
     seen: list[str] = []
     for r in first_calls:
         seen += [p for p in paras if p in r.body["messages"][1]["content"]]
-    assert seen == paras  # every paragraph sent exactly once, in order
-    assert '<paragraph id="P30">' in first_calls[-1].body["messages"][1]["content"]
+    assert sorted(seen) == sorted(paras)  # every paragraph sent exactly once (chunks may run in parallel)
+    assert any('<paragraph id="P30">' in r.body["messages"][1]["content"] for r in first_calls)
     later = first_calls[1].body["messages"][1]["content"] if mode == "llm-single" else ""
     if mode == "llm-single":
         assert '"id": "G1"' in later and '"id": "O1"' in later  # earlier chunk's ids as context
@@ -296,3 +296,20 @@ def test_paragraph_ids_are_stable_and_long_paragraphs_split() -> None:
     assert sum(len(c) for c in chunk_paragraphs(paras, 500)) == len(paras)
     again = [p.pid for p in document_paragraphs(doc, max_chars=500)]
     assert again == ids
+
+
+def test_five_step_chunks_in_parallel_give_the_same_hdag(responder_server: FakeOpenAIServer) -> None:
+    paras = [f"Box {i} holds {i} + {i} = {2 * i} marbles. So box {i} is done." for i in range(1, 25)]
+    trace = TraceInput(problem="How many marbles?", thinking="\n\n".join(paras))
+    results = []
+    for concurrency in (1, 4):
+        with _client(responder_server, concurrency=concurrency) as client:
+            h, report = llm_decompose(trace, client, mode="llm-five-step", chunk_chars=300)
+        assert report.ok
+        results.append(h)
+    one, four = results
+    assert [(n.id, n.span, n.abstraction_level) for n in one.nodes] == [
+        (n.id, n.span, n.abstraction_level) for n in four.nodes
+    ]
+    assert one.edges == four.edges
+    assert one.metadata.llm_calls == four.metadata.llm_calls

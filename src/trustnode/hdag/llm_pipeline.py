@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from string import Template
@@ -184,6 +186,14 @@ class LLMDecomposer:
             st.add_edges(answer.edges, mapping)
 
     # ----------------------------------------------------------------- five steps
+    def _parallel(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+        """Run one call per chunk concurrently (bounded by the client's concurrency); results in order."""
+        workers = max(1, min(len(items), self.client.settings.concurrency))
+        if workers == 1:
+            return [fn(x) for x in items]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hdag-llm") as pool:
+            return list(pool.map(fn, items))
+
     def _five_step(self, st: _State, trace_id: str) -> None:
         levels_tpl, seg_tpl = _template("levels.md"), _template("segment.md")
         rel_tpl, aud_tpl, ref_tpl = (
@@ -191,85 +201,83 @@ class LLMDecomposer:
             _template("auditors.md"),
             _template("refine.md"),
         )
-        chunk_ids: list[list[str]] = []
-        for chunk in st.chunks:
+        problem = st.doc.problem_text
+        first_ids = st.first_ids()
+
+        def levels_and_segments(chunk: list[Paragraph]) -> SegmentsAnswer:
             levels: LevelsAnswer = self._ask(
-                levels_tpl.substitute(
-                    problem=st.doc.problem_text, paragraphs=_render_paragraphs(st.doc, chunk)
-                ),
+                levels_tpl.substitute(problem=problem, paragraphs=_render_paragraphs(st.doc, chunk)),
                 LevelsAnswer,
                 "hdag_levels",
                 trace_id,
             )
             blocks = [b.model_dump(mode="json") for b in levels.blocks]
-            segs: SegmentsAnswer = self._ask(
-                seg_tpl.substitute(
-                    problem=st.doc.problem_text, blocks=_dump(blocks), first_ids=st.first_ids()
-                ),
+            answer: SegmentsAnswer = self._ask(
+                seg_tpl.substitute(problem=problem, blocks=_dump(blocks), first_ids=first_ids),
                 SegmentsAnswer,
                 "hdag_segments",
                 trace_id,
             )
-            mapping = st.add_items(segs.segments, chunk)
-            chunk_ids.append(list(dict.fromkeys(mapping.values())))
-        for ids in chunk_ids:
-            rel: RelationsAnswer = self._ask(
-                rel_tpl.substitute(
-                    problem=st.doc.problem_text,
-                    earlier=_dump(st.earlier(before=ids)),
-                    segments=_dump(st.describe(ids)),
-                ),
-                RelationsAnswer,
-                "hdag_relations",
-                trace_id,
+            return answer
+
+        chunk_ids: list[list[str]] = []
+        for chunk, segs in zip(st.chunks, self._parallel(levels_and_segments, st.chunks), strict=True):
+            mapping = st.add_items(segs.segments, chunk)  # ids are assigned here, in chunk order
+            chunk_ids.append(list(dict.fromkeys(v for k, v in mapping.items() if k != "G1")))
+
+        rel_prompts = [
+            rel_tpl.substitute(
+                problem=problem, earlier=_dump(st.earlier(before=ids)), segments=_dump(st.describe(ids))
             )
+            for ids in chunk_ids
+        ]
+        for rel in self._parallel(
+            lambda t: self._ask(t, RelationsAnswer, "hdag_relations", trace_id), rel_prompts
+        ):
             st.add_edges(rel.edges, {})
+
         stakes = (
             "; this trace is flagged high-stakes, so route hedged, clinical or ethical segments to T_Human"
             if st.doc.high_stakes
             else ""
         )
-        for ids in chunk_ids:
-            aud: AuditorsAnswer = self._ask(
-                aud_tpl.substitute(segments=_dump(st.describe(ids)), stakes=stakes),
-                AuditorsAnswer,
-                "hdag_auditors",
-                trace_id,
-            )
+        aud_prompts = [
+            aud_tpl.substitute(segments=_dump(st.describe(ids)), stakes=stakes) for ids in chunk_ids
+        ]
+        for aud in self._parallel(
+            lambda t: self._ask(t, AuditorsAnswer, "hdag_auditors", trace_id), aud_prompts
+        ):
             st.assign(aud)
         st.route_unassigned()
+
+        _, draft = validate_hdag(
+            HDAG.model_construct(
+                document=st.doc, nodes=st.nodes(), edges=st.edges, metadata=HDAGMetadata(decomposer="draft")
+            ),
+            repair=False,
+        )
+        jobs: list[tuple[int, list[str], str]] = []
         for k, ids in enumerate(chunk_ids):
             live = [i for i in ids if i in st.items]
             if not live:
                 continue
-            _, report = validate_hdag(
-                HDAG.model_construct(
-                    document=st.doc,
-                    nodes=st.nodes(),
-                    edges=st.edges,
-                    metadata=HDAGMetadata(decomposer="draft"),
-                ),
-                repair=False,
-            )
             issues = [
                 f"{c.name}: {c.detail}"
                 + (f" ({', '.join(o for o in c.offenders if o in live)})" if c.offenders else "")
-                for c in report.checks
+                for c in draft.checks
                 if not c.passed and (not c.offenders or any(o in live for o in c.offenders))
             ]
-            refined: GraphAnswer = self._ask(
-                ref_tpl.substitute(
-                    problem=st.doc.problem_text,
-                    earlier=_dump(st.earlier(before=live)),
-                    nodes=_dump(st.describe(live, full=True)),
-                    edges=_dump([e.model_dump(mode="json", by_alias=True) for e in st.edges_touching(live)]),
-                    issues="\n".join(issues) or "none",
-                ),
-                GraphAnswer,
-                "hdag_refine",
-                trace_id,
+            prompt = ref_tpl.substitute(
+                problem=problem,
+                earlier=_dump(st.earlier(before=live)),
+                nodes=_dump(st.describe(live, full=True)),
+                edges=_dump([e.model_dump(mode="json", by_alias=True) for e in st.edges_touching(live)]),
+                issues="\n".join(issues) or "none",
             )
-            st.replace_chunk(live, refined, st.chunks[k])
+            jobs.append((k, live, prompt))
+        refined = self._parallel(lambda job: self._ask(job[2], GraphAnswer, "hdag_refine", trace_id), jobs)
+        for (k, live, _), answer in zip(jobs, refined, strict=True):
+            st.replace_chunk(live, answer, st.chunks[k])
 
 
 class _State:
