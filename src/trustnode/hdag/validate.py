@@ -40,6 +40,7 @@ CHECKS = (
     "step_mapping",
 )
 _ID = re.compile(r"^(G|S|T|ST|O)(\d+)$")
+_PLANNING = (Level.GOAL, Level.STRATEGY, Level.TACTIC)
 
 
 class HDAGValidationError(ValueError):
@@ -555,7 +556,9 @@ def validate_hdag(
 
 
 def _attach_source(node: HDAGNode, nodes: list[HDAGNode], reach: set[str], g: nx.DiGraph) -> str | None:
-    """Nearest earlier reachable node of a higher level, else any reachable GOAL; never closing a cycle."""
+    """Nearest earlier reachable planning node (GOAL/STRATEGY/TACTIC) of a higher level, else a
+    reachable GOAL; never closing a cycle. STEP -> OPERATION hierarchy edges are avoided on
+    purpose: the structural auditor reads those as "the operation feeds the step"."""
     below = nx.descendants(g, node.id)
     candidates = [
         n
@@ -565,6 +568,7 @@ def _attach_source(node: HDAGNode, nodes: list[HDAGNode], reach: set[str], g: nx
         and n.id != node.id
         and n.span.start <= node.span.start
         and n.abstraction_level.depth < node.abstraction_level.depth
+        and n.abstraction_level in _PLANNING
     ]
     if candidates:
         return max(candidates, key=lambda n: (n.span.start, n.abstraction_level.depth)).id
