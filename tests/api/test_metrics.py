@@ -122,8 +122,11 @@ def test_stage_latency_from_the_real_pipeline(node: tuple[str, NodeContext, Fast
     assert saved.error is not None and "no deployment file" in saved.error
     m = scrape(url)
     assert m[("trustnode_stage_seconds_count", (("stage", "received"),))] == 1
-    assert m[("trustnode_stage_seconds_sum", (("stage", "received"),))] == pytest.approx(
-        saved.stage_times["decomposed"], rel=1e-6, abs=1e-9
+    # The histogram times the stage's own work; the job also counts the wait before it.
+    assert (
+        0
+        < m[("trustnode_stage_seconds_sum", (("stage", "received"),))]
+        <= saved.stage_times["decomposed"] + 1e-3
     )
     assert m[("trustnode_jobs", (("status", "queued"),))] == 1
 
