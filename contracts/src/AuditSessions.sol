@@ -181,6 +181,7 @@ contract AuditSessions is Ownable2Step, Pausable {
     error RevealOpen(uint256 sessionId, uint256 revealDeadline);
     error AlreadySettled(uint256 sessionId, address auditor);
     error EmptyBatch();
+    error TooManyCommits(uint256 sessionId, address auditor);
 
     event ParamsChanged(uint256 indexed version, SessionParams params);
     event RandomnessSourceChanged(address source);
@@ -576,7 +577,7 @@ contract AuditSessions is Ownable2Step, Pausable {
             if (s.status == Status.KeysPublished) _setStatus(sessionId, s, Status.Commit);
         }
         uint256 nonce = (v >> 208) & 0xff;
-        if (nonce == 0xff) revert InvalidParams();
+        if (nonce == 0xff) revert TooManyCommits(sessionId, auditor);
         v = (v & ~(MASK192 | (uint256(0xff) << 208))) | (uint256(commitment) >> 64) | (FLAG_COMMITTED << 200)
             | ((nonce + 1) << 208);
         _votes[sessionId][auditor] = v;
