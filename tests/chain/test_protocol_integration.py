@@ -261,6 +261,8 @@ def test_full_session_open_to_every_auditor_settled(fresh_devnet: Deployment) ->
     assert len(ev("AuditSessions", "SessionOpened")) == 1
     assert len(ev("AuditSessions", "DrawStarted")) == 1
     assert len(ev("AuditSessions", "SeatAssigned")) == info.total_seats
+    for a in drawn:
+        assert admin.assignments(a, from_block=dep.deploy_block) == [(sid, s) for s in seats[a]]
     assert ev("AuditSessions", "KeysPublished")[0]["args"]["manifestCid"] == "bafy-key-manifest"
     assert len(ev("AuditSessions", "Committed")) == len(drawn)
     assert len(ev("AuditSessions", "Revealed")) == len(drawn) - 1

@@ -693,6 +693,13 @@ class Protocol:
             )
         )
 
+    def assignments(self, auditor: str, *, from_block: int = 0) -> list[tuple[int, int]]:
+        """(session id, segment index) of every seat `auditor` was drawn for, from SeatAssigned logs."""
+        logs = self.sessions.events.SeatAssigned().get_logs(
+            from_block=from_block, argument_filters={"auditor": to_checksum_address(auditor)}
+        )
+        return [(int(e["args"]["sessionId"]), int(e["args"]["segmentIndex"])) for e in logs]
+
     def events(
         self, contract: str, event: str, *, from_block: int = 0, session_id: int | None = None
     ) -> list[EventData]:

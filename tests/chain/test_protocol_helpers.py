@@ -1,0 +1,76 @@
+"""The Python side of the protocol agrees with the contracts byte for byte, and bad input is
+refused before anything is sent."""
+
+from __future__ import annotations
+
+import pytest
+from eth_account import Account
+from eth_utils import keccak
+
+from tests.conftest import client_for
+from trustnode.chain.accounts import dev_account
+from trustnode.chain.deployment import Deployment
+from trustnode.chain.errors import ChainError, ContractRevertError
+from trustnode.chain.protocol import (
+    DEVNET_SESSION_PARAMS,
+    TOKEN,
+    Protocol,
+    SessionParams,
+    SessionStatus,
+    compute_commitment,
+    pack_tiers_weights,
+    verdict_bitmap,
+)
+from trustnode.consensus import rules
+
+pytestmark = pytest.mark.chain
+
+
+def test_pack_and_bitmap_match_the_reference() -> None:
+    tiers, weights = [0, 1, 2, 1], [1, 300, 65535, 7]
+    assert pack_tiers_weights(tiers, weights) == rules.pack_tiers_weights(tiers, weights)
+    assert pack_tiers_weights([1], [258]) == bytes([1, 1, 2])
+    votes = [True, False, False, True, True]
+    assert verdict_bitmap(votes) == rules.verdict_bitmap(votes) == 0b11001
+    with pytest.raises(ValueError, match="tier 3"):
+        pack_tiers_weights([3], [1])
+    with pytest.raises(ValueError, match="weight 0"):
+        pack_tiers_weights([1], [0])
+    with pytest.raises(ValueError, match="one weight per tier"):
+        pack_tiers_weights([1, 1], [1])
+    with pytest.raises(ValueError):
+        SessionParams.model_validate({**DEVNET_SESSION_PARAMS.model_dump(), "p_min": 10**18, "p_max": 1})
+    with pytest.raises(ValueError):
+        SessionParams.model_validate({**DEVNET_SESSION_PARAMS.model_dump(), "tau_bps": 5000})
+
+
+def test_hashes_and_signatures_agree_with_the_contract(devnet: Deployment) -> None:
+    p = Protocol(client_for(devnet, 0), devnet.contracts)
+    auditor = dev_account(5)
+    salt = keccak(text="salt")
+    local = compute_commitment(p.client.chain_id, p.sessions.address, 42, auditor.address, 0b1011, salt)
+    assert local == p.client.call(p.sessions.functions.computeCommitment(42, auditor.address, 0b1011, salt))
+    assert local == rules.commitment(p.client.chain_id, p.sessions.address, 42, auditor.address, 0b1011, salt)
+    signed = p.sign_commit(auditor, 42, local, nonce=3)
+    digest = p.client.call(p.sessions.functions.commitDigest(42, auditor.address, local, 3))
+    v = 27 + (int.from_bytes(signed.vs, "big") >> 255)
+    s = int.from_bytes(signed.vs, "big") & ((1 << 255) - 1)
+    recovered = Account._recover_hash(digest, vrs=(v, int.from_bytes(signed.r, "big"), s))
+    assert recovered == auditor.address
+    assert p.params() == DEVNET_SESSION_PARAMS
+
+
+def test_bad_input_is_refused_before_sending(devnet: Deployment) -> None:
+    p = Protocol(client_for(devnet, 0), devnet.contracts)
+    with pytest.raises(ValueError, match="32 bytes"):
+        p.open_session(b"\x01" * 31, [1], [1], 100 * TOKEN)
+    with pytest.raises(ValueError, match="X25519"):
+        p.register(1, 0, b"\x01" * 31)
+    with pytest.raises(ChainError, match="AuditSessions"):
+        Protocol(p.client, {"TrustToken": devnet.contracts["TrustToken"]})
+    with pytest.raises(ChainError, match="no session"):
+        p.session(10**9)
+    with pytest.raises(ContractRevertError) as low:
+        p.open_session(b"\x01" * 32, [1, 1], [1, 1], 10 * TOKEN)
+    assert low.value.name == "FeeTooLow"
+    assert p.status(10**9) == SessionStatus.NONE
