@@ -58,6 +58,12 @@ def test_paragraphs_keep_display_math() -> None:
         "3 times 4 is 12.",
         "The total is 42 = 12 + 30.",
         "5 \u00d7 7 = 35",
+        "the daily cost is: \\[ \\$4.40 \\times 2 = \\$8.80 \\]",
+        "the area is \\( 100 - 66 = \\boxed{34} \\).",
+        "Total infected on Day 2: 60 (previous) + 300 (new) = 360.",
+        "then \\( C = 7(3.5) = 24.5 \\)",
+        "$(12\\cdot 12)^2=144^2$.",
+        "he will be 5 years older (since \\(24 - 19 = 5\\)).",
     ],
 )
 def test_checkable_arithmetic(text: str) -> None:
@@ -68,7 +74,16 @@ def test_checkable_arithmetic(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["x + 5 = 8", "Let y = x^2 - 2x.", "92y = 92 - 1824", "There are 3 cats and 4 dogs.", "Step 2 = next"],
+    [
+        "x + 5 = 8",
+        "Let y = x^2 - 2x.",
+        "92y = 92 - 1824",
+        "There are 3 cats and 4 dogs.",
+        "Step 2 = next",
+        "Squaring both sides: \\[ x^2 + 64 = 64 \\]",
+        "\\[ b^2 - 4\\sqrt{277}b + 277 + 256 = 1104 \\]",
+        "\\(\\frac{1}{2} \\pi (4x)^2 = 8 \\pi x^2\\)",
+    ],
 )
 def test_not_checkable(text: str) -> None:
     assert not has_checkable_arithmetic(text)

@@ -19,18 +19,36 @@ _LATEX_SUBS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}"), r"(\1)/(\2)"),
     (re.compile(r"\\(?:times|cdot|ast)(?![A-Za-z])"), "*"),
     (re.compile(r"\\div(?![A-Za-z])"), "/"),
+    (re.compile(r"\\(?:approx|simeq)(?![A-Za-z])"), "\u2248"),
     (re.compile(r"\\(?:left|right)(?![A-Za-z])"), ""),
+    (re.compile(r"\\\$"), " "),
     (re.compile(r"\\[\[\]()]|\\[,;!: ]|\$"), " "),
     (re.compile(r"\\%"), "%"),
     (re.compile(r"\{,\}"), ","),
+    # layout commands vanish (their arguments stay); other commands (\pi, \sqrt ...) act as a symbol
+    (
+        re.compile(
+            r"\\(?:boxed|text\w*|math\w*|mbox|displaystyle|textstyle|quad|qquad|fbox|operatorname)(?![A-Za-z])"
+        ),
+        " ",
+    ),
+    (re.compile(r"\\[A-Za-z]+"), " v "),
     (re.compile(r"[{}]"), " "),
 )
+# "60 (previous) + 300 (new) = 360": a parenthetical with words is a label, not arithmetic
+_LABEL = re.compile(r"\((?=[^()]*[A-Za-z])[^()=]*\)")
 _UNICODE_OPS = str.maketrans({"\u00d7": "*", "\u00f7": "/", "\u2212": "-", "\u22c5": "*", "\u2013": "-"})
 _NUM = r"(?<![A-Za-z_\d.])\$?\d[\d,]*(?:\.\d+)?%?(?![A-Za-z_\d])"
 _OPERAND = rf"(?:\(\s*)*-?{_NUM}(?:\s*\))*"
-_EXPR = rf"{_OPERAND}(?:\s*(?:[-+*/^]|\*\*|x(?=\s*\d))\s*{_OPERAND})+"
-_EQ = r"\s*(?:=|\\approx|\u2248|==)\s*"
-_CHECKABLE = re.compile(rf"{_EXPR}{_EQ}{_OPERAND}|{_NUM}{_EQ}{_EXPR}|<<[^<>=]+=[^<>]+>>")
+_OP = r"\s*(?:[-+*/^]|\*\*|x(?=\s*\d))\s*|(?=\()"
+_EXPR = rf"{_OPERAND}(?:(?:{_OP}){_OPERAND})+"
+_EQ = r"\s*(?:=|\u2248|==)\s*"
+# A side must not be the tail or head of a longer expression ("x^2 + 64 = 64", "= 5x + 1").
+_START = r"(?<![-+*/^])(?<![-+*/^]\s)"
+_END = r"(?!\s*(?:[*/^]|[-+]\s*[A-Za-z(]))"
+_CHECKABLE = re.compile(
+    rf"{_START}{_EXPR}{_EQ}(?:{_EXPR}|{_OPERAND}){_END}|{_START}{_NUM}{_EQ}{_EXPR}{_END}|<<[^<>=]+=[^<>]+>>"
+)
 _WORDED = re.compile(
     rf"{_NUM}\s+(?:times|multiplied by|divided by|plus|minus|added to|less than|more than|"
     rf"percent of|% of|of)\s+{_NUM}\s+(?:is|are|equals|gives|makes|=)\s+{_NUM}",
@@ -46,6 +64,8 @@ def normalise_math(text: str) -> str:
     if "\\" in s or "$" in s or "{" in s:
         for pat, rep in _LATEX_SUBS:
             s = pat.sub(rep, s)
+    if "(" in s:
+        s = _LABEL.sub(" ", s)
     return s
 
 
