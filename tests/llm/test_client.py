@@ -262,3 +262,12 @@ def test_max_tokens_is_sent_and_part_of_the_cache_key(cache_dir: Path) -> None:
     assert (a.score, b.score) == (1, 2)
     assert srv.chat_requests[0].body["max_tokens"] == 256
     assert "max_tokens" not in srv.chat_requests[1].body
+
+
+def test_schema_name_must_be_acceptable_to_openai() -> None:
+    with FakeOpenAIServer() as srv, _client(srv) as client:
+        with pytest.raises(LLMError, match="schema name"):
+            client.complete_json(MESSAGES, Answer, name="bad name!")
+        with pytest.raises(LLMError, match="no messages"):
+            client.complete_json([], Answer)
+    assert srv.chat_requests == []

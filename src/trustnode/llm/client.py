@@ -13,6 +13,7 @@ import email.utils
 import json
 import logging
 import random
+import re
 import threading
 import time
 from importlib import resources
@@ -33,6 +34,7 @@ T = TypeVar("T", bound=BaseModel)
 log = logging.getLogger(__name__)
 
 _MAX_ERROR_CHARS = 2000
+_SCHEMA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 CACHE_FORMAT = 1
 
 
@@ -169,6 +171,8 @@ class LLMClient:
         """
         if not messages:
             raise LLMError("no messages to send")
+        if not _SCHEMA_NAME.match(name):
+            raise LLMError(f"schema name {name!r} must match [A-Za-z0-9_-]{{1,64}} (an OpenAI requirement)")
         seed = self.settings.seed if seed is None else seed
         json_schema = schema.model_json_schema()
         key = cache_key(
