@@ -297,7 +297,7 @@ class _State:
         self._assigned: set[str] = set()
 
     def first_ids(self) -> str:
-        return ", ".join(f"{lvl.id_prefix}{self.ids._next.get(lvl.id_prefix, 1)}" for lvl in Level)
+        return ", ".join(self.ids.peek(lvl) for lvl in Level)
 
     def nodes(self) -> list[HDAGNode]:
         return [self.goal, *(self.items[i] for i in self.order if i in self.items)]

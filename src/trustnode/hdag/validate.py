@@ -157,6 +157,10 @@ class IdAllocator:
     def __contains__(self, nid: object) -> bool:
         return nid in self.used
 
+    def peek(self, level: Level) -> str:
+        """The id `next(level)` would hand out, without taking it."""
+        return f"{level.id_prefix}{self._next.get(level.id_prefix, 1)}"
+
     def next(self, level: Level) -> str:
         prefix = level.id_prefix
         n = self._next.get(prefix, 1)
