@@ -123,7 +123,8 @@ contract AuditSessions is Ownable2Step, Pausable {
         uint32 totalWeight;
         uint16 scoreBps;
         bool passed;
-        uint128 fee;
+        uint96 fee;
+        IRandomness randomnessSource;
         bytes32 keyManifestHash;
     }
 
@@ -165,6 +166,7 @@ contract AuditSessions is Ownable2Step, Pausable {
     error InvalidTier(uint256 index, uint256 tier);
     error InvalidWeight(uint256 index, uint256 weight);
     error FeeTooLow(uint256 pool, uint256 required);
+    error FeeTooHigh(uint256 fee);
     error UnknownSession(uint256 sessionId);
     error WrongStatus(uint256 sessionId, Status status);
     error NotProvider(uint256 sessionId);
@@ -261,7 +263,7 @@ contract AuditSessions is Ownable2Step, Pausable {
         _pushParams(params_);
     }
 
-    /// @notice Change the seed source for future sessions.
+    /// @notice Change the seed source for sessions opened from now on (open ones keep theirs).
     function setRandomness(IRandomness source) external onlyOwner {
         if (address(source) == address(0)) revert ZeroAddress();
         randomness = source;
@@ -343,6 +345,7 @@ contract AuditSessions is Ownable2Step, Pausable {
         uint256 version = _params.length - 1;
         sessionId = ++_sessionCount;
         uint256 totalSeats = _storeSegments(sessionId, tw, n, _params[version]);
+        if (fee > type(uint96).max) revert FeeTooHigh(fee);
         uint256 pool = fee * AUDIT_POOL_BPS / BPS;
         uint256 required = totalSeats * _params[version].reward;
         if (pool < required) revert FeeTooLow(pool, required);
@@ -353,9 +356,11 @@ contract AuditSessions is Ownable2Step, Pausable {
         s.segmentCount = uint16(n);
         s.merkleRoot = merkleRoot;
         s.pool = uint128(pool);
-        s.fee = uint128(fee);
+        s.fee = uint96(fee);
         s.totalSeats = uint32(totalSeats);
-        s.randomnessId = uint64(randomness.request());
+        IRandomness source = randomness;
+        s.randomnessSource = source;
+        s.randomnessId = uint64(source.request());
         _emitOpened(sessionId, s, tw);
         token.safeTransferFrom(msg.sender, address(this), fee);
         if (fee > pool) token.safeTransfer(treasury, fee - pool);
@@ -417,7 +422,7 @@ contract AuditSessions is Ownable2Step, Pausable {
         Session storage s = _session(sessionId);
         _sync(sessionId, s);
         if (s.status == Status.Created) {
-            bytes32 seed = randomness.fulfil(s.randomnessId);
+            bytes32 seed = s.randomnessSource.fulfil(s.randomnessId);
             s.seed = seed;
             uint256 deadline = block.number + _params[s.paramsVersion].drawBlocks;
             s.drawDeadline = uint64(deadline);
@@ -831,7 +836,7 @@ contract AuditSessions is Ownable2Step, Pausable {
     function _sync(uint256 sessionId, Session storage s) private {
         Status st = s.status;
         if (st == Status.Created) {
-            if (randomness.status(s.randomnessId) == IRandomness.RequestStatus.Expired) {
+            if (s.randomnessSource.status(s.randomnessId) == IRandomness.RequestStatus.Expired) {
                 _terminate(sessionId, s, Status.Expired);
             }
         } else if (st == Status.Drawing) {

@@ -525,6 +525,27 @@ contract AuditSessionsTest is ProtocolFixture {
 
     // ----------------------------------------------------------------- owner
 
+    function test_openSessionKeepsItsRandomnessSource() public {
+        uint256 sid = _open(_mixed(), FEE);
+        LookaheadRandomness other = new LookaheadRandomness(50);
+        vm.prank(owner);
+        sessions.setRandomness(IRandomness(address(other)));
+        assertEq(address(sessions.sessionOf(sid).randomnessSource), address(randomness), "pinned at open");
+        _drawAll(sid); // draws from the old source, 3 blocks later
+        assertTrue(sessions.sessionOf(sid).drawnSeats == sessions.sessionOf(sid).totalSeats, "drawn");
+        uint256 sid2 = _open(_mixed(), FEE);
+        assertEq(
+            address(sessions.sessionOf(sid2).randomnessSource), address(other), "new sessions use the new one"
+        );
+        vm.startPrank(provider);
+        token.approve(address(sessions), type(uint256).max);
+        vm.expectRevert(
+            abi.encodeWithSelector(AuditSessions.FeeTooHigh.selector, uint256(type(uint96).max) + 1)
+        );
+        sessions.openSession(bytes32(uint256(1)), hex"010001", uint256(type(uint96).max) + 1);
+        vm.stopPrank();
+    }
+
     function test_paramsBoundsAndOwnership() public {
         AuditSessions.SessionParams memory p = _sessionParams();
         vm.expectRevert(abi.encodeWithSelector(Ownable.OwnableUnauthorizedAccount.selector, address(this)));

@@ -208,6 +208,7 @@ class SessionInfo(BaseModel):
     score_bps: int
     passed: bool
     fee: int
+    randomness_source: str
     key_manifest_hash: str
 
     @property
@@ -623,7 +624,8 @@ class Protocol:
             score_bps=t[22],
             passed=t[23],
             fee=t[24],
-            key_manifest_hash=_hex(t[25]),
+            randomness_source=t[25],
+            key_manifest_hash=_hex(t[26]),
         )
 
     def status(self, session_id: int) -> SessionStatus:
