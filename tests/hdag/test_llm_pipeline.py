@@ -313,3 +313,24 @@ def test_five_step_chunks_in_parallel_give_the_same_hdag(responder_server: FakeO
     ]
     assert one.edges == four.edges
     assert one.metadata.llm_calls == four.metadata.llm_calls
+
+
+def test_earlier_context_is_bounded(
+    responder_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import trustnode.hdag.llm_pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "EARLIER_LIMIT", 5)
+    paras = [f"Let n be {i}. Box {i} holds {i} + 1 = {i + 1} marbles." for i in range(1, 21)]
+    trace = TraceInput(problem="How many marbles?", thinking="\n\n".join(paras))
+    with _client(responder_server) as client:
+        h, report = llm_decompose(trace, client, mode="llm-single", chunk_chars=200)
+    assert report.ok and report.completeness == 1.0
+    last = [r for r in responder_server.chat_requests if _name(r) == "hdag_single"][-1]
+    earlier = last.body["messages"][1]["content"].split("<earlier>\n", 1)[1].split("\n</earlier>", 1)[0]
+    import json as _json
+
+    listed = _json.loads(earlier)
+    detail = [e for e in listed if e["level"] in ("STEP", "OPERATION")]
+    assert len(detail) == 5
+    assert any(e["level"] == "TACTIC" for e in listed)  # planning segments are always listed

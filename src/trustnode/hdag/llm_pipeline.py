@@ -48,6 +48,7 @@ from trustnode.models.trace import TextSpan, TraceDocument, TraceInput
 LLMMode = Literal["llm-five-step", "llm-single"]
 _ID = re.compile(r"^(G|S|T|ST|O)\d+$")
 DEFAULT_CHUNK_CHARS = 6000
+EARLIER_LIMIT = 150
 
 
 def _template(name: str) -> Template:
@@ -303,14 +304,27 @@ class _State:
         return [self.goal, *(self.items[i] for i in self.order if i in self.items)]
 
     def earlier(self, before: list[str] | None = None) -> list[dict[str, str]]:
+        """Ids and summaries of the segments before a chunk, as context for cross-chunk edges.
+
+        Planning-level segments are always listed; of the STEP/OPERATION ones only the
+        last EARLIER_LIMIT, so the context of a very long trace stays bounded (the trace
+        text itself is never cut: every paragraph is sent in its own chunk)."""
         stop = set(before or [])
-        out = [{"id": self.goal.id, "level": "GOAL", "summary": self.goal.summary}]
+        prior: list[HDAGNode] = []
         for i in self.order:
             if i in stop:
                 break
             n = self.items.get(i)
             if n is not None:
-                out.append({"id": n.id, "level": n.abstraction_level.value, "summary": n.summary})
+                prior.append(n)
+        detail = [n for n in prior if n.abstraction_level in (Level.STEP, Level.OPERATION)]
+        keep = {n.id for n in detail[-EARLIER_LIMIT:]}
+        out = [{"id": self.goal.id, "level": "GOAL", "summary": self.goal.summary}]
+        out += [
+            {"id": n.id, "level": n.abstraction_level.value, "summary": n.summary}
+            for n in prior
+            if n.id in keep or n.abstraction_level not in (Level.STEP, Level.OPERATION)
+        ]
         return out
 
     def describe(self, ids: list[str], full: bool = False) -> list[dict[str, Any]]:
