@@ -178,7 +178,9 @@ def test_dashboard_on_a_devnet(chain_site: tuple[str, Deployment]) -> None:
     assert "0x" + "ab" * 32 in page.text
     assert 'id="hdag-missing"' in page.text and "after the draw" in page.text
     assert page.text.count('<tr id="seg-') == 2
-    assert "<td>open</td>" in page.text and page.headers["content-security-policy"].startswith("default-src 'none'")
+    assert "<td>open</td>" in page.text and page.headers["content-security-policy"].startswith(
+        "default-src 'none'"
+    )
     assert httpx.get(f"{url}/sessions/{sid}/hdag.svg").status_code == 404
     assert httpx.get(f"{url}/sessions/{sid + 1000}").status_code == 404
 
