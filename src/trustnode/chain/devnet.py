@@ -44,7 +44,12 @@ def _contracts_present(dep: Deployment) -> bool:
 
 
 def start_anvil(
-    port: int, log_path: Path, *, block_time_s: float | None = None, chain_id: int = 31337
+    port: int,
+    log_path: Path,
+    *,
+    block_time_s: float | None = None,
+    chain_id: int = 31337,
+    automine: bool = True,
 ) -> int:
     """Start anvil on 127.0.0.1:port in its own process group; returns its pid."""
     anvil = find_tool("anvil")
@@ -60,7 +65,9 @@ def start_anvil(
     if block_time_s:
         # Mixed mining: transactions still mine at once, and blocks also advance with time,
         # so block-counted phases (randomness lookahead, deadlines) pass on an idle chain.
-        cmd += ["--block-time", str(block_time_s), "--mixed-mining"]
+        cmd += ["--block-time", str(block_time_s)]
+        if automine:
+            cmd.append("--mixed-mining")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("ab") as log:
         proc = subprocess.Popen(
@@ -98,7 +105,12 @@ def stop_pid(pid: int, timeout_s: float = 5.0) -> None:
 
 
 def up(
-    deployment_file: Path, *, port: int = 8545, block_time_s: float | None = 1.0, chain_id: int = 31337
+    deployment_file: Path,
+    *,
+    port: int = 8545,
+    block_time_s: float | None = 1.0,
+    chain_id: int = 31337,
+    automine: bool = True,
 ) -> Deployment:
     """Start (or reuse) the devnet and deploy the protocol."""
     if deployment_file.is_file():
@@ -112,7 +124,11 @@ def up(
             stop_pid(existing.anvil_pid)
         deployment_file.unlink()
     pid = start_anvil(
-        port, deployment_file.parent / "anvil.log", block_time_s=block_time_s, chain_id=chain_id
+        port,
+        deployment_file.parent / "anvil.log",
+        block_time_s=block_time_s,
+        chain_id=chain_id,
+        automine=automine,
     )
     rpc = f"http://127.0.0.1:{port}"
     try:

@@ -75,5 +75,9 @@ class TraceJob(BaseModel):
     created_at: datetime
     updated_at: datetime
     stage_times: dict[str, float] = Field(
-        default_factory=dict, description="Seconds spent reaching each stage."
+        default_factory=dict,
+        description="Wall seconds from the previous stage to each stage, waits included.",
+    )
+    stage_entered_at: float | None = Field(
+        default=None, description="Unix time the current stage was reached."
     )

@@ -15,6 +15,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,7 @@ class AuditorDaemon:
         *,
         undecided_policy: Verdict | None = Verdict.PASS,
         poll_s: float | None = None,
+        max_parallel: int = 8,
     ) -> None:
         """`undecided_policy`: the vote cast for a seat the backend could not decide (None: wait)."""
         self.ctx = ctx
@@ -111,6 +113,7 @@ class AuditorDaemon:
         self._deploy_block = 0
         self._follower: EventFollower | None = None
         self.last_error: str | None = None
+        self._pool = ThreadPoolExecutor(max_workers=max_parallel, thread_name_prefix="auditor-session")
 
     @property
     def protocol(self) -> Protocol:
@@ -187,8 +190,21 @@ class AuditorDaemon:
 
     def tick(self) -> None:
         self._follow_events()
-        for rec in self.votes.active():
+        recs = self.votes.active()
+        # Cheap, deadline-bound steps (commit, reveal, settle) first; new audits after.
+        recs.sort(key=lambda r: r.state == "auditing")
+        # Sessions are independent: drive them concurrently so one session's wait for a
+        # block does not delay the others (the nonce manager orders our transactions).
+        list(self._pool.map(self._drive_guarded, recs))
+
+    def _drive_guarded(self, rec: VoteRecord) -> None:
+        try:
             self.drive(rec)
+        except ContractRevertError as exc:
+            # One session's refusal (a phase just closed) must not stall the others.
+            log.warning("auditor %s: session %d: %s", self.tier.name.lower(), rec.session_id, exc)
+            rec.note = str(exc)
+            self.votes.put(rec)
 
     def _follow_events(self) -> None:
         if self._follower is None:

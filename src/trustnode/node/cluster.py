@@ -43,7 +43,8 @@ class ClusterConfig(BaseModel):
     seats_per_tier: tuple[int, int, int] = (2, 1, 1)
     seat_cap: int = Field(default=32, description="A four-auditor network cannot keep a 25% cap.")
     beta_bps: int = Field(
-        default=9000, description="Trace PASS needs 90% of the segment weight to PASS: one definite error in a short trace fails it."
+        default=9000,
+        description="Trace PASS needs 90% of the segment weight to PASS: one definite error in a short trace fails it.",
     )
     batch_size: int = 2
     batch_wait_s: float = 1.0
@@ -52,7 +53,11 @@ class ClusterConfig(BaseModel):
     flawed_phrases: list[str] = Field(default_factory=list, description="Answer key of the scripted human.")
     auditor_stake: int = 1_000 * TOKEN
     poll_interval_s: float = 0.3
-    provider_threads: int = 4
+    block_time_s: float = Field(
+        default=0.5,
+        description="Blocks at a steady rate, as on a real chain: block-counted phases last the same wall time under any load.",
+    )
+    provider_threads: int = 8
 
 
 class ManagedProcess:
@@ -159,7 +164,9 @@ class LocalCluster:
 
     def _start_chain(self) -> None:
         self.say("starting anvil and deploying the contracts")
-        self.deployment = devnet.up(self.dep_file, port=free_port())
+        self.deployment = devnet.up(
+            self.dep_file, port=free_port(), block_time_s=self.cfg.block_time_s, automine=False
+        )
         owner = Protocol(
             ChainClient.connect(self.deployment.rpc_url, dev_account(0)), self.deployment.contracts
         )

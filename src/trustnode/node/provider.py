@@ -14,7 +14,9 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
+
+from web3.logs import DISCARD
 
 from trustnode.chain.errors import ChainError, ContractRevertError
 from trustnode.chain.protocol import Protocol, SessionParams, SessionStatus
@@ -30,7 +32,7 @@ from trustnode.storage.segments import PreparedSession, SegmentSecret, prepare_s
 log = logging.getLogger(__name__)
 
 LEASE_S = 120.0
-WAIT_S = 0.5
+WAIT_S = 0.25
 
 
 def weight_of(params: SessionParams, tier: int) -> int:
@@ -57,13 +59,14 @@ class PermanentFailure(Exception):
 
 
 StageObserver = Callable[[str, float], None]
+DecomposerMode = Literal["offline", "llm-five-step", "llm-single"]
 
 
 class ProviderPipeline:
     """Runs trace jobs through the stages; safe to run in several threads or processes."""
 
     def __init__(
-        self, ctx: NodeContext, *, decomposer: str = "offline", observe: StageObserver | None = None
+        self, ctx: NodeContext, *, decomposer: DecomposerMode = "offline", observe: StageObserver | None = None
     ) -> None:
         self.ctx = ctx
         self.decomposer = decomposer
@@ -101,10 +104,19 @@ class ProviderPipeline:
         except PermanentFailure as exc:
             log.warning("trace %s failed: %s", job.id, exc)
             self.ctx.jobs.finish(job, JobStatus.FAILED, str(exc))
-        except (ChainError, StorageError, OSError) as exc:
-            # Outages: keep everything, back off, try again.
+        except Exception as exc:  # noqa: BLE001 - outages and bugs alike must not kill the worker
+            # Keep everything, back off, try again; the error is visible on the trace.
             delay = min(30.0, 1.0 * 2 ** min(job.attempts, 5))
-            log.warning("trace %s stage %s will retry in %.1fs: %s", job.id, job.stage, delay, exc)
+            expected = isinstance(exc, ChainError | StorageError | OSError)
+            log.log(
+                logging.WARNING if expected else logging.ERROR,
+                "trace %s stage %s will retry in %.1fs: %s",
+                job.id,
+                job.stage,
+                delay,
+                exc,
+                exc_info=not expected,
+            )
             self.ctx.jobs.release(job, delay_s=delay, error=f"{type(exc).__name__}: {exc}")
         return True
 
@@ -119,13 +131,16 @@ class ProviderPipeline:
             TraceStage.KEYS_PUBLISHED: self._follow,
         }
         while job.stage != TraceStage.FINALIZED:
+            if job.stage_entered_at is None:
+                job.stage_entered_at = job.created_at.timestamp()
             started = time.monotonic()
             before = job.stage
             stages[job.stage](job)
-            elapsed = time.monotonic() - started
-            job.stage_times[str(job.stage)] = job.stage_times.get(str(job.stage), 0.0) + elapsed
             if self.observe is not None:
-                self.observe(str(before), elapsed)
+                self.observe(str(before), time.monotonic() - started)
+            now = time.time()
+            job.stage_times[str(job.stage)] = round(now - job.stage_entered_at, 4)
+            job.stage_entered_at = now
             job.error = None
             self.ctx.jobs.save(job, lease_s=LEASE_S)
         self.ctx.jobs.finish(job, JobStatus.DONE)
@@ -251,7 +266,7 @@ class ProviderPipeline:
             receipt = proto.client.transact(
                 proto.sessions.functions.openSession(root, prepared.tiers_weights, fee)
             )
-            events = proto.sessions.events.SessionOpened().process_receipt(receipt)
+            events = proto.sessions.events.SessionOpened().process_receipt(receipt, errors=DISCARD)
             job.session_id = int(events[0]["args"]["sessionId"])
             job.tx_hashes["open"] = "0x" + bytes(receipt["transactionHash"]).hex()
         else:
