@@ -178,6 +178,7 @@ def test_dashboard_on_a_devnet(chain_site: tuple[str, Deployment]) -> None:
     assert "0x" + "ab" * 32 in page.text
     assert 'id="hdag-missing"' in page.text and "after the draw" in page.text
     assert page.text.count('<tr id="seg-') == 2
+    assert re.search(r"draw \d+, keys \d+, commit \d+, reveal \d+", page.text), "deadlines as block numbers"
     assert "<td>open</td>" in page.text and page.headers["content-security-policy"].startswith(
         "default-src 'none'"
     )

@@ -41,6 +41,7 @@ _ROW_H = 78
 _R = 18
 _MARGIN = 40
 _LEGEND_H = 64
+_LEGEND_W = 640
 
 
 def _e(text: object) -> str:
@@ -86,7 +87,7 @@ def hdag_svg(
         for k in range(0, len(members), _PER_ROW):
             rows.append((level, members[k : k + _PER_ROW]))
     widest = max((len(m) for _, m in rows), default=1)
-    width = max(2 * _MARGIN + widest * _DX, 560)
+    width = max(2 * _MARGIN + widest * _DX, _LEGEND_W)
     height = 2 * _MARGIN + max(1, len(rows)) * _ROW_H + _LEGEND_H
     for r, (_, members) in enumerate(rows):
         y = float(_MARGIN + 20 + r * _ROW_H)
@@ -210,11 +211,9 @@ def _nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     start = math.floor(lo / step) * step
-    ticks = []
-    v = start
-    while v <= hi + step * 1e-9:
-        ticks.append(round(v, 12))
-        v += step
+    ticks = [round(start, 12)]
+    while ticks[-1] < hi - step * 1e-9:  # end at the first tick at or above `hi`
+        ticks.append(round(ticks[-1] + step, 12))
     return ticks
 
 
@@ -266,7 +265,7 @@ def line_chart(
             f'<text x="{left - 6}" y="{py(t) + 4:.1f}" text-anchor="end">{_e(y_format(t))}</text>'
         )
     for t in _nice_ticks(x_lo, x_hi):
-        if x_lo <= t <= x_hi:
+        if x_lo <= t <= x_hi and float(t).is_integer():  # x is a block number
             parts.append(
                 f'<line x1="{px(t):.1f}" x2="{px(t):.1f}" y1="{top + ph}" y2="{top + ph + 4}" stroke="#333"/>'
                 f'<text x="{px(t):.1f}" y="{top + ph + 16}" text-anchor="middle">{t:g}</text>'
