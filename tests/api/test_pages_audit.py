@@ -139,6 +139,7 @@ def test_sign_in_with_the_cli_signature_sets_a_strict_cookie(
         assert cookie.startswith(f"{COOKIE_NAME}=")
         assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Max-Age=28800" in cookie
         home = c.get("/audit")
+        assert c.get("/audit/login").headers["location"] == "/audit", "signed in: no new challenge"
     assert home.status_code == 200
     assert ME.address in home.text
     # Only this auditor's pending seats are listed.

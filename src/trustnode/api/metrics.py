@@ -128,6 +128,16 @@ class _StateCollector(Collector):
 
     def __init__(self, metrics: NodeMetrics) -> None:
         self.metrics = metrics
+        self._queue: HumanQueue | None = None
+
+    def _human_counts(self) -> dict[str, int]:
+        """Seat counts, or nothing when this node keeps no human queue (opening one creates it)."""
+        if self._queue is None:
+            path = human_queue_path(self.metrics.ctx.settings)
+            if not path.is_file():
+                return {}
+            self._queue = HumanQueue(path)
+        return self._queue.counts()
 
     def describe(self) -> Iterator[GaugeMetricFamily]:
         yield GaugeMetricFamily("trustnode_jobs", "Trace jobs by status.", labels=["status"])
@@ -142,8 +152,7 @@ class _StateCollector(Collector):
             jobs.add_metric([status], float(depth.get(status, 0)))
         yield jobs
         seats = GaugeMetricFamily("trustnode_human_seats", "Human audit seats by state.", labels=["status"])
-        path = human_queue_path(ctx.settings)
-        counts = HumanQueue(path).counts() if path.is_file() else {}
+        counts = self._human_counts()
         for status in ("pending", "decided", "committed", "abandoned"):
             seats.add_metric([status], float(counts.get(status, 0)))
         yield seats

@@ -279,8 +279,10 @@ def register_web(app: FastAPI, ctx: NodeContext) -> WebPages:
             cli=f"trustnode web sign '{challenge.message}'",
         )
 
-    @app.get("/audit/login", response_class=HTMLResponse, include_in_schema=False)
-    def audit_login(request: Request) -> HTMLResponse:
+    @app.get("/audit/login", include_in_schema=False)
+    def audit_login(request: Request) -> Response:
+        if pages.session_of(request) is not None:
+            return RedirectResponse("/audit", status_code=303)
         return login_page(request)
 
     @app.post("/audit/login", include_in_schema=False)
