@@ -76,6 +76,7 @@ contract AuditSessions is Ownable2Step, Pausable {
         keccak256("Commit(uint256 sessionId,address auditor,bytes32 commitment,uint256 nonce)");
 
     uint256 private constant MASK192 = (uint256(1) << 192) - 1;
+    uint256 private constant MASK128 = (uint256(1) << 128) - 1;
     uint256 private constant FLAG_COMMITTED = 1;
     uint256 private constant FLAG_REVEALED = 2;
     uint256 private constant FLAG_SETTLED = 4;
@@ -542,7 +543,7 @@ contract AuditSessions is Ownable2Step, Pausable {
     /// @param commitment keccak256(abi.encode(chainid, this, sessionId, auditor, verdicts, salt)).
     function commit(uint256 sessionId, bytes32 commitment) external {
         Session storage s = _commitPhase(sessionId);
-        _recordCommit(sessionId, s, msg.sender, commitment);
+        _recordCommit(sessionId, s, msg.sender, commitment, _votes[sessionId][msg.sender]);
         _maybeCloseCommit(sessionId, s);
     }
 
@@ -554,12 +555,15 @@ contract AuditSessions is Ownable2Step, Pausable {
         bytes32 domain = domainSeparator();
         for (uint256 i = 0; i < items.length; ++i) {
             SignedCommit calldata it = items[i];
-            uint256 nonce = (_votes[sessionId][it.auditor] >> 208) & 0xff;
+            address auditor = it.auditor;
+            bytes32 commitment = it.commitment;
+            uint256 v = _votes[sessionId][auditor];
             bytes32 digest = MessageHashUtils.toTypedDataHash(
-                domain, keccak256(abi.encode(COMMIT_TYPEHASH, sessionId, it.auditor, it.commitment, nonce))
+                domain,
+                keccak256(abi.encode(COMMIT_TYPEHASH, sessionId, auditor, commitment, (v >> 208) & 0xff))
             );
-            if (ECDSA.recover(digest, it.r, it.vs) != it.auditor) revert BadSignature(it.auditor);
-            _recordCommit(sessionId, s, it.auditor, it.commitment);
+            if (ECDSA.recover(digest, it.r, it.vs) != auditor) revert BadSignature(auditor);
+            _recordCommit(sessionId, s, auditor, commitment, v);
         }
         _maybeCloseCommit(sessionId, s);
     }
@@ -572,10 +576,13 @@ contract AuditSessions is Ownable2Step, Pausable {
         }
     }
 
-    function _recordCommit(uint256 sessionId, Session storage s, address auditor, bytes32 commitment)
-        private
-    {
-        uint256 v = _votes[sessionId][auditor];
+    function _recordCommit(
+        uint256 sessionId,
+        Session storage s,
+        address auditor,
+        bytes32 commitment,
+        uint256 v
+    ) private {
         if ((v >> 192) & 0xff == 0) revert NotSeated(sessionId, auditor);
         if (v & (FLAG_COMMITTED << 200) == 0) {
             s.committedCount += 1;
@@ -620,22 +627,32 @@ contract AuditSessions is Ownable2Step, Pausable {
     }
 
     function _revealOne(uint256 sessionId, RevealItem calldata it, uint256[] memory delta) private {
-        uint256 v = _votes[sessionId][it.auditor];
-        if (v & (FLAG_COMMITTED << 200) == 0) revert NotCommitted(sessionId, it.auditor);
-        if (v & (FLAG_REVEALED << 200) != 0) revert AlreadyRevealed(sessionId, it.auditor);
-        bytes32 c = computeCommitment(sessionId, it.auditor, it.verdicts, it.salt);
-        if (uint256(c) >> 64 != v & MASK192) revert CommitmentMismatch(sessionId, it.auditor);
+        address auditor = it.auditor;
+        uint256 verdicts = it.verdicts;
+        uint256 v = _votes[sessionId][auditor];
+        if (v & (FLAG_COMMITTED << 200) == 0) revert NotCommitted(sessionId, auditor);
+        if (v & (FLAG_REVEALED << 200) != 0) revert AlreadyRevealed(sessionId, auditor);
+        bytes32 c = computeCommitment(sessionId, auditor, verdicts, it.salt);
+        if (uint256(c) >> 64 != v & MASK192) revert CommitmentMismatch(sessionId, auditor);
         uint256 count = (v >> 192) & 0xff;
-        if (it.verdicts >> count != 0) revert InvalidVerdicts(it.verdicts, count);
+        if (verdicts >> count != 0) revert InvalidVerdicts(verdicts, count);
+        mapping(uint256 => uint256) storage seatWords = _seatWords[sessionId][auditor];
         uint256 seats;
-        for (uint256 j = 0; j < count; ++j) {
-            if (j & 15 == 0) seats = _seatWords[sessionId][it.auditor][j >> 4];
-            uint256 seg = (seats >> ((j & 15) * 16)) & 0xffff;
-            uint256 inc = (it.verdicts >> j) & 1 == 1 ? 1 : (1 << 6);
-            delta[seg >> 3] += inc << ((seg & 7) * 32);
+        // Bounded arithmetic only: seg < 1024 indexes delta (checked by Solidity), lanes never carry
+        // (at most 31 votes per 6-bit counter).
+        unchecked {
+            for (uint256 j = 0; j < count; ++j) {
+                if (j & 15 == 0) seats = seatWords[j >> 4];
+                uint256 seg = (seats >> ((j & 15) * 16)) & 0xffff;
+                uint256 inc = (verdicts >> j) & 1 == 1 ? 1 : (1 << 6);
+                delta[seg >> 3] += inc << ((seg & 7) * 32);
+            }
         }
-        _votes[sessionId][it.auditor] = (v & ~MASK192) | it.verdicts | (FLAG_REVEALED << 200);
-        emit Revealed(sessionId, it.auditor, it.verdicts);
+        // Up to 8 seats (the whole first seat word) are copied next to the bitmap so that
+        // settlement reads one slot instead of two.
+        if (count <= 8) verdicts |= seats << 64;
+        _votes[sessionId][auditor] = (v & ~MASK192) | verdicts | (FLAG_REVEALED << 200);
+        emit Revealed(sessionId, auditor, it.verdicts);
     }
 
     // --------------------------------------------------------------- finalize
@@ -782,31 +799,43 @@ contract AuditSessions is Ownable2Step, Pausable {
         SettleContext memory ctx,
         SeatScore memory sc
     ) private view {
-        uint256 count = (v >> 192) & 0xff;
-        bool revealed = v & (FLAG_REVEALED << 200) != 0;
-        uint256 pSlash = ctx.pMin + ctx.pSpread * (WAD - sc.reputation) / WAD;
-        uint256 keep = WAD - ctx.gamma;
+        uint256 r = sc.reputation;
+        uint256 pSlash = ctx.pMin + ctx.pSpread * (WAD - r) / WAD;
         uint256 seats;
-        for (uint256 j = 0; j < count; ++j) {
-            if (j & 15 == 0) seats = _seatWords[sessionId][auditor][j >> 4];
-            if (!revealed) {
-                ++sc.incorrect;
-                ++sc.slashes;
-                sc.reputation = keep * sc.reputation / WAD;
-                continue;
-            }
-            uint256 seg = (seats >> ((j & 15) * 16)) & 0xffff;
-            uint256 outcome = (words[seg >> 3] >> ((seg & 7) * 32 + 12)) & 3;
-            if (outcome == OUTCOME_INCONCLUSIVE) continue;
-            if (((v >> j) & 1 == 1) == (outcome == OUTCOME_FAIL)) {
-                ++sc.correct;
-                sc.reputation = (keep * sc.reputation + ctx.gamma * WAD) / WAD;
-            } else {
-                ++sc.incorrect;
-                sc.reputation = keep * sc.reputation / WAD;
-                if (uint256(keccak256(abi.encode(ctx.seed, auditor, seg))) % WAD < pSlash) ++sc.slashes;
+        // r, gamma <= 1e18 keep every product below 1e36 and counters below 256: no overflow.
+        unchecked {
+            uint256 keep = WAD - ctx.gamma;
+            for (uint256 j = 0; j < (v >> 192) & 0xff; ++j) {
+                if (j & 15 == 0) {
+                    seats = (v >> 192) & 0xff <= 8 && v & (FLAG_REVEALED << 200) != 0
+                        ? (v >> 64) & MASK128
+                        : _seatWords[sessionId][auditor][j >> 4];
+                }
+                if (v & (FLAG_REVEALED << 200) == 0) {
+                    ++sc.incorrect;
+                    ++sc.slashes;
+                    r = keep * r / WAD;
+                    continue;
+                }
+                uint256 seg = (seats >> ((j & 15) * 16)) & 0xffff;
+                uint256 outcome = (words[seg >> 3] >> ((seg & 7) * 32 + 12)) & 3;
+                if (outcome == OUTCOME_INCONCLUSIVE) continue;
+                if (((v >> j) & 1 == 1) == (outcome == OUTCOME_FAIL)) {
+                    ++sc.correct;
+                    r = (keep * r + ctx.gamma * WAD) / WAD;
+                } else {
+                    ++sc.incorrect;
+                    r = keep * r / WAD;
+                    if (_slashDraw(ctx.seed, auditor, seg) < pSlash) ++sc.slashes;
+                }
             }
         }
+        sc.reputation = r;
+    }
+
+    /// @dev The per-(auditor, segment) slash draw in [0, 1e18) from the session seed.
+    function _slashDraw(bytes32 seed, address auditor, uint256 seg) private pure returns (uint256) {
+        return uint256(keccak256(abi.encode(seed, auditor, seg))) % WAD;
     }
 
     function _sweep(uint256 sessionId, Session storage s) private {
@@ -952,7 +981,8 @@ contract AuditSessions is Ownable2Step, Pausable {
     }
 
     /// @notice `auditor`'s packed vote state: bits 0-191 commitment prefix (top 192 bits) until
-    /// revealed, then the verdict bitmap; 192-199 seat count; 200-207 flags (1 committed, 2 revealed,
+    /// revealed; after reveal bits 0-63 hold the verdict bitmap and, for at most 8 seats, bits
+    /// 64-191 a copy of the seat list; 192-199 seat count; 200-207 flags (1 committed, 2 revealed,
     /// 4 settled); 208-215 commit nonce; 216-231 last drawn segment + 1.
     function voteWord(uint256 sessionId, address auditor) external view returns (uint256) {
         return _votes[sessionId][auditor];

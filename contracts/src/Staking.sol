@@ -360,24 +360,33 @@ contract Staking is IStaking, Ownable2Step, Pausable {
         returns (uint256 slashed, uint256 toPool)
     {
         address auditor = d.auditor;
+        uint256 reward = d.reward;
+        uint64 reputation = d.reputation;
         Pool storage pool = _pools[auditor];
         PoolInfo storage info = _info[auditor];
         uint256 assets = pool.assets;
         uint256 locked = pool.locked;
-        slashed = d.slash > assets ? assets : d.slash;
-        uint256 commission = d.reward == 0 ? 0 : uint256(d.reward) * _commissionOf(info) / BPS;
-        toPool = d.reward - commission;
-        locked = d.unlock > locked ? 0 : locked - d.unlock;
-        assets = assets - slashed + toPool;
+        uint256 commission;
+        // All operands are uint96 amounts or bps/WAD factors: no product or sum nears 2^256,
+        // and slashed <= assets, commission <= reward, unlock is capped at locked.
+        unchecked {
+            slashed = d.slash > assets ? assets : d.slash;
+            commission = reward == 0 ? 0 : reward * _commissionOf(info) / BPS;
+            toPool = reward - commission;
+            locked = d.unlock > locked ? 0 : locked - d.unlock;
+            assets = assets - slashed + toPool;
+        }
         if (assets > type(uint96).max) revert AmountOverflow();
         if (locked > assets) locked = assets;
-        _pools[auditor] = Pool({assets: uint96(assets), locked: uint96(locked), reputation: d.reputation});
+        _pools[auditor] = Pool({assets: uint96(assets), locked: uint96(locked), reputation: reputation});
         emit SettlementApplied(auditor, commission, slashed);
         if (commission != 0) token.safeTransfer(auditor, commission);
         if (info.known) {
             uint256 w = 0;
             if (info.registered && assets >= _params.minStake[info.tier]) {
-                w = assets * (uint256(d.reputation) + floor) / WAD / WEIGHT_UNIT;
+                unchecked {
+                    w = assets * (uint256(reputation) + floor) / WAD / WEIGHT_UNIT;
+                }
             }
             _setWeight(auditor, info, w);
         }

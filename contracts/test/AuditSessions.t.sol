@@ -438,7 +438,7 @@ contract AuditSessionsTest is ProtocolFixture {
         rep = r0;
         uint256 pSlash = 0.2e18 + 0.3e18 * (WAD - r0) / WAD;
         uint256[] memory segs = sessions.seatsOf(sid, a);
-        uint256 verdicts = sessions.voteWord(sid, a) & ((uint256(1) << 192) - 1);
+        uint256 verdicts = sessions.voteWord(sid, a) & ((uint256(1) << 64) - 1);
         for (uint256 j = 0; j < segs.length; ++j) {
             if (silent) {
                 slash += 8e18;

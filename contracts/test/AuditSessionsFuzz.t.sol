@@ -84,7 +84,7 @@ contract AuditSessionsFuzzTest is ProtocolFixture {
         sessions.revealBatch(sid1, items);
         vm.chainId(original);
         sessions.revealBatch(sid1, items);
-        assertEq(sessions.voteWord(sid1, a) & ((uint256(1) << 192) - 1), v1, "the true opening reveals");
+        assertEq(sessions.voteWord(sid1, a) & ((uint256(1) << 64) - 1), v1, "the true opening reveals");
     }
 
     /// @dev Segment and trace verdicts equal a straightforward recount of the revealed bitmaps.

@@ -86,12 +86,15 @@ library SumTree {
     function setAt(Tree storage tree, uint256 index, uint256 weight) internal {
         uint256 depth = tree.depth;
         uint256 value = weight;
-        for (uint256 level = 1; level <= depth; ++level) {
-            uint256 key = _key(level, index >> 2);
-            uint256 slot = _setLane(tree.nodes[key], index & 3, value);
-            tree.nodes[key] = slot;
-            value = _laneSum(slot);
-            index >>= 2;
+        // Lanes hold < 2^64 (checked in _setLane), so a slot's lane sum is < 2^66.
+        unchecked {
+            for (uint256 level = 1; level <= depth; ++level) {
+                uint256 key = _key(level, index >> 2);
+                uint256 slot = _setLane(tree.nodes[key], index & 3, value);
+                tree.nodes[key] = slot;
+                value = _laneSum(slot);
+                index >>= 2;
+            }
         }
         // The total must fit a lane too: it becomes one when the tree grows.
         if (value > LANE_MASK) revert WeightOverflow();

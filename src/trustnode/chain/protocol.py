@@ -40,6 +40,7 @@ EIP712_VERSION = "1"
 TOKEN_NAME = "Trust Audit Token"
 
 _MASK192 = (1 << 192) - 1
+_MASK64 = (1 << 64) - 1
 _FLAG_COMMITTED = 1
 _FLAG_REVEALED = 2
 _FLAG_SETTLED = 4
@@ -680,7 +681,7 @@ class Protocol:
             revealed=revealed,
             settled=bool(flags & _FLAG_SETTLED),
             commit_nonce=(v >> 208) & 0xFF,
-            verdicts=(v & _MASK192) if revealed else None,
+            verdicts=(v & _MASK64) if revealed else None,
             commitment_prefix=_hex((v & _MASK192).to_bytes(24, "big"))
             if committed and not revealed
             else None,
