@@ -428,6 +428,38 @@ contract AuditSessionsTest is ProtocolFixture {
         sessions.settleBatch(sid, new address[](0));
     }
 
+    /// @dev Auditors with more than 8 seats (seat list not copied into the vote word) settle the same way.
+    function test_settlementWithManySeatsPerAuditor() public {
+        AuditSessions.SessionParams memory p = _sessionParams();
+        p.seatCap = 20;
+        vm.prank(owner);
+        sessions.setParams(p);
+        uint256 sid = _ready(_uniform(20, 1)); // 60 LLM seats over 6 auditors
+        address[] memory list = sessions.auditorsOf(sid);
+        bool many = false;
+        for (uint256 i = 0; i < list.length; ++i) {
+            if (sessions.seatsOf(sid, list[i]).length > 8) many = true;
+        }
+        assertTrue(many, "some auditor holds more than 8 seats");
+        uint256 failMask = (1 << 3) | (1 << 11) | (1 << 17);
+        _commitAll(sid, failMask, 1 << 2);
+        _revealAll(sid, failMask, 1 << 2, 0);
+        sessions.finalize(sid);
+        bytes32 seed = sessions.sessionOf(sid).seed;
+        uint256[] memory expectedAssets = new uint256[](list.length);
+        uint256[] memory expectedRep = new uint256[](list.length);
+        for (uint256 i = 0; i < list.length; ++i) {
+            (uint256 reward, uint256 slash, uint256 rep) = _expectedSettlement(sid, list[i], false, seed);
+            expectedAssets[i] = _assets(list[i]) + reward - slash;
+            expectedRep[i] = rep;
+        }
+        sessions.settleBatch(sid, list);
+        for (uint256 i = 0; i < list.length; ++i) {
+            assertEq(_assets(list[i]), expectedAssets[i], "assets");
+            assertEq(staking.reputationOf(list[i]), expectedRep[i], "reputation");
+        }
+    }
+
     /// @dev Straightforward re-statement of the settlement rules over public views.
     function _expectedSettlement(uint256 sid, address a, bool silent, bytes32 seed)
         internal
