@@ -20,8 +20,11 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 install-node: node_modules/.installed
+# `npm ci` refuses this lock file (npm omits other platforms' optional Foundry binaries
+# from it, then calls the lock out of sync), so install from the lock with `npm install`,
+# which keeps every locked version.
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
+	npm install --no-audit --no-fund --loglevel=error
 	touch $@
 
 # Headless Chromium for the browser tests (Debian package; needs root, as on CI).

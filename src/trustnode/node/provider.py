@@ -66,7 +66,11 @@ class ProviderPipeline:
     """Runs trace jobs through the stages; safe to run in several threads or processes."""
 
     def __init__(
-        self, ctx: NodeContext, *, decomposer: DecomposerMode = "offline", observe: StageObserver | None = None
+        self,
+        ctx: NodeContext,
+        *,
+        decomposer: DecomposerMode = "offline",
+        observe: StageObserver | None = None,
     ) -> None:
         self.ctx = ctx
         self.decomposer = decomposer
