@@ -194,3 +194,28 @@ def test_anchor_and_completeness_helpers() -> None:
     t0 = doc.thinking.start
     assert completeness(doc, [TextSpan(start=t0, end=t0 + 2)]) == 0.5
     assert completeness(doc, [TextSpan(start=0, end=len(doc.text))]) == 1.0
+
+
+def test_gaps_are_covered_even_above_the_threshold() -> None:
+    h = good_hdag()
+    without_last = _with(h, nodes=h.nodes[:3], edges=h.edges[:2])
+    _, plain = validate_hdag(without_last, repair=False, min_completeness=0.5)
+    assert plain.ok and plain.completeness < 1.0
+    fixed, report = validate_hdag(without_last, min_completeness=0.5)
+    assert report.ok and report.completeness == 1.0
+    assert any(n.content == "So the answer is 42." for n in fixed.nodes)
+
+
+def test_nodes_with_the_same_span_are_merged() -> None:
+    h = good_hdag()
+    dup = h.node("O1").model_copy(update={"id": "O2"})
+    bad = _with(
+        h,
+        nodes=[*h.nodes, dup],
+        edges=[*h.edges, edge("S1", "O2"), edge("ST1", "O2", Relationship.DEPENDS_ON)],
+    )
+    fixed, report = validate_hdag(bad)
+    assert report.ok
+    assert "merged node(s) with the same span: O2 into O1" in report.repairs
+    assert [n.id for n in fixed.nodes if n.content.startswith("She has")] == ["O1"]
+    assert all("O2" not in (e.source, e.target) for e in fixed.edges)

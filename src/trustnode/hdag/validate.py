@@ -8,8 +8,9 @@ level), and, for pre-split traces, step mapping (each node inside exactly one st
 With `repair=True` it fixes what can be fixed and records every repair: re-anchor a
 drifted span, drop a node whose text is nowhere in the trace, drop dangling edges, drop
 each cycle's weakest edge, attach unreachable nodes, split nodes crossing step
-boundaries, drop edges that would make a GOAL depend on something, and cover uncovered
-thinking with rule-classified nodes. A cycle loses its weakest edge: one running against
+boundaries, merge nodes with the same span, drop edges that would make a GOAL depend on
+something, and cover every uncovered piece of thinking with rule-classified nodes (even
+above the completeness threshold: uncovered reasoning would go unaudited). A cycle loses its weakest edge: one running against
 the text order (prerequisite after dependent) first, then the lowest strength and
 confidence.
 """
@@ -342,6 +343,33 @@ def validate_hdag(
         offenders=step_bad,
     )
 
+    # --- duplicate spans ---------------------------------------------------------
+    if repair:
+        first_at: dict[tuple[int, int], str] = {}
+        merged: dict[str, str] = {}
+        unique: list[HDAGNode] = []
+        for n in nodes:
+            where = (n.span.start, n.span.end)
+            if where in first_at:
+                merged[n.id] = first_at[where]
+                continue
+            first_at[where] = n.id
+            unique.append(n)
+        if merged:
+            nodes = unique
+            edges = [
+                ed.model_copy(
+                    update={
+                        "source": merged.get(ed.source, ed.source),
+                        "target": merged.get(ed.target, ed.target),
+                    }
+                )
+                for ed in edges
+            ]
+            repairs.append(
+                "merged node(s) with the same span: " + ", ".join(f"{a} into {b}" for a, b in merged.items())
+            )
+
     # --- auditable: id prefix matches level, primary auditor not repeated -----
     audit_bad: list[str] = []
     used = IdAllocator(original_ids | {n.id for n in nodes})
@@ -432,7 +460,7 @@ def validate_hdag(
 
     # --- completeness (gap filling) -------------------------------------------
     comp = completeness(doc, [n.span for n in nodes])
-    if repair and comp < min_completeness:
+    if repair and comp < 1.0:  # every uncovered character is unaudited reasoning: cover it all
         added = _fill_gaps(doc, nodes, used)
         if added:
             repairs.append(
