@@ -18,6 +18,7 @@ from trustnode.cli.common import console, errors_as_exit, fail, print_json, sett
 from trustnode.models.enums import Tier
 from trustnode.models.jobs import TraceStage
 from trustnode.models.trace import TraceInput
+from trustnode.node.logging import configure_logging
 
 api_app = typer.Typer(help="The provider/user REST API.", no_args_is_help=True)
 auditor_app = typer.Typer(help="The auditor daemon.", no_args_is_help=True)
@@ -45,6 +46,7 @@ def api_serve(
     from trustnode.node.provider import ProviderPipeline
 
     s = settings()
+    configure_logging(s)
     ctx = NodeContext(s)
     app = create_app(ctx)
     stop = threading.Event()
@@ -52,9 +54,8 @@ def api_serve(
     pool: list[threading.Thread] = []
     if run_worker:
         pipeline = ProviderPipeline(ctx, decomposer="llm-single" if s.llm.base_url else "offline")
-        observe = getattr(app.state, "observe_stage", None)
-        if observe is not None:
-            pipeline.observe = observe
+        pipeline.observe = getattr(app.state, "observe_stage", None)
+        pipeline.on_llm_usage = getattr(app.state, "record_llm_usage", None)
         for i in range(max(1, threads)):
             t = threading.Thread(target=pipeline.run, args=(stop,), name=f"provider-{i}", daemon=True)
             t.start()
@@ -78,6 +79,7 @@ def worker_cmd(threads: int = typer.Option(2, help="Worker threads.")) -> None:
     from trustnode.node.provider import ProviderPipeline
 
     s = settings()
+    configure_logging(s)
     ctx = NodeContext(s)
     pipeline = ProviderPipeline(ctx, decomposer="llm-single" if s.llm.base_url else "offline")
     stop = _stop_on_signals()
@@ -255,6 +257,7 @@ def auditor_run(
     except KeyError:
         fail(f"unknown tier {tier!r}: use computer, llm or human")
     s = settings()
+    configure_logging(s)
     ctx = NodeContext(s)
     with errors_as_exit(ChainError, ValueError):
         address = ctx.client().address

@@ -38,7 +38,11 @@ log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS votes (session_id INTEGER PRIMARY KEY, doc TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS withdrawals (id INTEGER PRIMARY KEY, amount TEXT NOT NULL, claimed INTEGER NOT NULL DEFAULT 0);
 """
+#: Rewards are withdrawn once the pool holds at least this much above the target stake.
+MIN_WITHDRAWAL = 10**18
+WITHDRAW_EVERY_S = 10.0
 
 
 class VoteRecord(BaseModel):
@@ -113,6 +117,7 @@ class AuditorDaemon:
         self._deploy_block = 0
         self._follower: EventFollower | None = None
         self.last_error: str | None = None
+        self._last_withdraw = 0.0
         self._pool = ThreadPoolExecutor(max_workers=max_parallel, thread_name_prefix="auditor-session")
 
     @property
@@ -196,6 +201,44 @@ class AuditorDaemon:
         # Sessions are independent: drive them concurrently so one session's wait for a
         # block does not delay the others (the nonce manager orders our transactions).
         list(self._pool.map(self._drive_guarded, recs))
+        if time.monotonic() - self._last_withdraw >= WITHDRAW_EVERY_S:
+            self._last_withdraw = time.monotonic()
+            self.withdraw_rewards()
+
+    def withdraw_rewards(self) -> None:
+        """Take earnings above the target stake out of the pool, and claim matured withdrawals."""
+        p = self.protocol
+        me = self.address
+        conn = self.votes.db.conn()
+        now = int(p.client.w3.eth.get_block("latest")["timestamp"])
+        for row in conn.execute("SELECT id FROM withdrawals WHERE claimed = 0").fetchall():
+            w = p.client.call(p.staking.functions.withdrawalOf(int(row["id"])))
+            if not w[4] and int(w[3]) <= now:
+                p.claim_withdrawal(int(row["id"]))
+            if w[4] or int(w[3]) <= now:
+                with self.votes.db.tx() as tx:
+                    tx.execute("UPDATE withdrawals SET claimed = 1 WHERE id = ?", (int(row["id"]),))
+        shares = p.shares_of(me, me)
+        if shares == 0:
+            return
+        value = int(p.client.call(p.staking.functions.previewRedeem(me, shares)))
+        excess = value - self.ctx.settings.auditor.stake
+        if excess < MIN_WITHDRAWAL:
+            return
+        try:
+            wid = p.request_withdrawal(me, shares * excess // value)
+        except ContractRevertError as exc:
+            if exc.name == "StakeLocked":
+                return  # earnings back open seats for now; try again later
+            raise
+        with self.votes.db.tx() as tx:
+            tx.execute("INSERT INTO withdrawals (id, amount) VALUES (?, ?)", (wid, str(excess)))
+
+    def withdrawals(self) -> list[dict[str, Any]]:
+        rows = (
+            self.votes.db.conn().execute("SELECT id, amount, claimed FROM withdrawals ORDER BY id").fetchall()
+        )
+        return [{"id": r["id"], "amount": int(r["amount"]), "claimed": bool(r["claimed"])} for r in rows]
 
     def _drive_guarded(self, rec: VoteRecord) -> None:
         try:

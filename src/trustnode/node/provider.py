@@ -32,6 +32,7 @@ from trustnode.storage.segments import PreparedSession, SegmentSecret, prepare_s
 log = logging.getLogger(__name__)
 
 LEASE_S = 120.0
+MAX_ATTEMPTS = 5
 WAIT_S = 0.25
 
 
@@ -78,6 +79,17 @@ class ProviderPipeline:
         self._protocol: Protocol | None = None
         self._deploy_block = 0
         self._batch_lock = threading.Lock()
+        self._llm: Any = None
+        self.on_llm_usage: Callable[[Any], None] | None = None
+
+    @property
+    def llm_client(self) -> Any:
+        """One client per pipeline, so its cache, accounting and concurrency bound are shared."""
+        if self._llm is None:
+            from trustnode.llm.client import LLMClient
+
+            self._llm = LLMClient(self.ctx.settings.llm, self.ctx.settings.llm_cache_dir)
+        return self._llm
 
     @property
     def protocol(self) -> Protocol:
@@ -110,8 +122,13 @@ class ProviderPipeline:
             self.ctx.jobs.finish(job, JobStatus.FAILED, str(exc))
         except Exception as exc:  # noqa: BLE001 - outages and bugs alike must not kill the worker
             # Keep everything, back off, try again; the error is visible on the trace.
+            # Outages are retried for as long as they last; anything else a few times.
             delay = min(30.0, 1.0 * 2 ** min(job.attempts, 5))
             expected = isinstance(exc, ChainError | StorageError | OSError)
+            if not expected and job.attempts + 1 >= MAX_ATTEMPTS:
+                log.error("trace %s failed at stage %s: %s", job.id, job.stage, exc, exc_info=True)
+                self.ctx.jobs.finish(job, JobStatus.FAILED, f"{type(exc).__name__}: {exc}")
+                return True
             log.log(
                 logging.WARNING if expected else logging.ERROR,
                 "trace %s stage %s will retry in %.1fs: %s",
@@ -155,10 +172,11 @@ class ProviderPipeline:
         try:
             if self.decomposer != "offline" and self.ctx.settings.llm.base_url:
                 from trustnode.hdag import decompose
-                from trustnode.llm.client import LLMClient
 
-                client = LLMClient(self.ctx.settings.llm, self.ctx.settings.llm_cache_dir)
-                hdag, report = decompose(job.trace, mode=self.decomposer, client=client)
+                client = self.llm_client
+                hdag, report = decompose(job.trace, mode=self.decomposer, client=client, trace_id=job.id)
+                if self.on_llm_usage is not None:
+                    self.on_llm_usage(client.usage(job.id))
             else:
                 hdag, report = decompose_offline_report(job.trace)
         except ValueError as exc:
