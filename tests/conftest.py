@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from trustnode.chain import devnet as devnet_mod
 from trustnode.chain.accounts import dev_account
 from trustnode.chain.client import ChainClient
 from trustnode.chain.deployment import Deployment
 from trustnode.chain.paths import find_tool
+
+# On CI every property test replays the same examples: a red run is reproducible, and a
+# slow shared machine cannot trip a deadline.
+hypothesis_settings.register_profile(
+    "ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"

@@ -182,9 +182,17 @@ class AuditorDaemon:
                 self.tick()
                 self.last_error = None
                 backoff = self.poll_s
-            except (ChainError, StorageError, OSError, ConnectionError) as exc:
+            except Exception as exc:  # noqa: BLE001 - an outage or a bug must not end the daemon
                 self.last_error = f"{type(exc).__name__}: {exc}"
-                log.warning("auditor %s: %s (retrying in %.1fs)", self.tier.name.lower(), exc, backoff)
+                outage = isinstance(exc, ChainError | StorageError | OSError)
+                log.log(
+                    logging.WARNING if outage else logging.ERROR,
+                    "auditor %s: %s (retrying in %.1fs)",
+                    self.tier.name.lower(),
+                    exc,
+                    backoff,
+                    exc_info=not outage,
+                )
                 self._protocol = None
                 self._follower = None
                 self.ctx.reset_client()
