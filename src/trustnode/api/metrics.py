@@ -105,7 +105,7 @@ class NodeMetrics:
         The context replaces its client after an outage (and the new one counts from zero),
         so the counters add deltas per client instead of copying totals: they never go down.
         """
-        client = vars(self.ctx).get("_client")
+        client = self.ctx.current_client
         if client is None:
             return
         sent, failed = int(getattr(client, "tx_sent", 0)), int(getattr(client, "tx_failed", 0))

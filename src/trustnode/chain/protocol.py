@@ -21,9 +21,8 @@ from collections.abc import Mapping, Sequence
 from enum import IntEnum
 from typing import Any
 
-from eth_abi import encode
 from eth_account.signers.local import LocalAccount
-from eth_utils import keccak, to_checksum_address
+from eth_utils import to_checksum_address
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from web3.contract import Contract
 from web3.logs import DISCARD
@@ -31,7 +30,11 @@ from web3.types import EventData, TxReceipt
 
 from trustnode.chain.client import ChainClient
 from trustnode.chain.errors import ChainError
+from trustnode.consensus import rules
+from trustnode.consensus.rules import pack_tiers_weights as pack_tiers_weights
+from trustnode.consensus.rules import verdict_bitmap as verdict_bitmap
 from trustnode.models.enums import SegmentOutcome
+from trustnode.storage.merkle import segment_leaf as segment_leaf
 
 WAD = 10**18
 TOKEN = 10**18
@@ -282,49 +285,18 @@ def new_salt() -> bytes:
     return secrets.token_bytes(32)
 
 
-def verdict_bitmap(votes_fail: Sequence[bool]) -> int:
-    """Bit j = 1 iff seat j votes FAIL."""
-    return sum(1 << j for j, fail in enumerate(votes_fail) if fail)
-
-
-def pack_tiers_weights(tiers: Sequence[int], weights: Sequence[int]) -> bytes:
-    """3 bytes per segment: tier (uint8), weight (uint16 big-endian)."""
-    if len(tiers) != len(weights):
-        raise ValueError("one weight per tier")
-    out = bytearray()
-    for t, w in zip(tiers, weights, strict=True):
-        if not 0 <= t <= 2:
-            raise ValueError(f"tier {t} is not 0, 1 or 2")
-        if not 1 <= w <= 0xFFFF:
-            raise ValueError(f"weight {w} out of range 1..65535")
-        out += bytes([t]) + w.to_bytes(2, "big")
-    return bytes(out)
-
-
 def compute_commitment(
     chain_id: int, sessions_address: str, session_id: int, auditor: str, verdicts: int, salt: bytes
 ) -> bytes:
     """keccak256(abi.encode(chainid, AuditSessions, sessionId, auditor, verdicts, salt))."""
-    if len(salt) != 32:
-        raise ValueError("salt must be 32 bytes")
-    return keccak(
-        encode(
-            ["uint256", "address", "uint256", "address", "uint256", "bytes32"],
-            [
-                chain_id,
-                to_checksum_address(sessions_address),
-                session_id,
-                to_checksum_address(auditor),
-                verdicts,
-                salt,
-            ],
-        )
+    return rules.commitment(
+        chain_id,
+        to_checksum_address(sessions_address),
+        session_id,
+        to_checksum_address(auditor),
+        verdicts,
+        salt,
     )
-
-
-def segment_leaf(index: int, cid: str, tier: int, weight: int) -> bytes:
-    """The Merkle leaf of a segment (OpenZeppelin StandardMerkleTree style, double hashed)."""
-    return keccak(keccak(encode(["uint256", "string", "uint8", "uint16"], [index, cid, tier, weight])))
 
 
 def _hex(b: bytes) -> str:

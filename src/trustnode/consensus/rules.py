@@ -147,8 +147,11 @@ def pack_tiers_weights(tiers: Sequence[int], weights: Sequence[int]) -> bytes:
         raise ValueError("one weight per tier")
     out = bytearray()
     for t, w in zip(tiers, weights, strict=True):
-        if not 0 <= t <= 255 or not 0 <= w <= 0xFFFF:
-            raise ValueError(f"tier {t} or weight {w} out of range")
+        # The same bounds the contract enforces (InvalidTier, InvalidWeight).
+        if not 0 <= t <= 2:
+            raise ValueError(f"tier {t} is not 0, 1 or 2")
+        if not 1 <= w <= 0xFFFF:
+            raise ValueError(f"weight {w} out of range 1..65535")
         out += bytes([t]) + w.to_bytes(2, "big")
     return bytes(out)
 

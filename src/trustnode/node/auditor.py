@@ -113,8 +113,6 @@ class AuditorDaemon:
         root = ctx.settings.data_dir / "auditor"
         self.votes = VoteStore(root / "votes.db")
         self.keys = EncryptionKeyPair.load_or_create(root / "encryption.key")
-        self._protocol: Protocol | None = None
-        self._deploy_block = 0
         self._follower: EventFollower | None = None
         self.last_error: str | None = None
         self._last_withdraw = 0.0
@@ -122,11 +120,7 @@ class AuditorDaemon:
 
     @property
     def protocol(self) -> Protocol:
-        if self._protocol is None:
-            dep = self.ctx.deployment()
-            self._protocol = Protocol(self.ctx.client(), dep.contracts)
-            self._deploy_block = dep.deploy_block
-        return self._protocol
+        return self.ctx.protocol()
 
     @property
     def address(self) -> str:
@@ -193,7 +187,6 @@ class AuditorDaemon:
                     backoff,
                     exc_info=not outage,
                 )
-                self._protocol = None
                 self._follower = None
                 self.ctx.reset_client()
                 backoff = min(30.0, backoff * 2)
@@ -264,7 +257,7 @@ class AuditorDaemon:
                 self.votes.db,
                 [self.protocol.sessions],
                 name="sessions",
-                start_block=self._deploy_block,
+                start_block=self.ctx.deploy_block,
             )
         self._follower.poll(self._on_event)
 

@@ -13,6 +13,7 @@ from typing import Any
 from trustnode.chain.accounts import load_account
 from trustnode.chain.client import ChainClient, rpc_alive
 from trustnode.chain.deployment import Deployment
+from trustnode.chain.protocol import Protocol
 from trustnode.config import Settings
 from trustnode.node.jobs import JobQueue
 from trustnode.storage.base import BlobStore
@@ -25,6 +26,8 @@ class NodeContext:
         self.new_job = threading.Event()
         self._lock = threading.Lock()
         self._client: ChainClient | None = None
+        self._protocol: Protocol | None = None
+        self.deploy_block = 0
 
     @cached_property
     def jobs(self) -> JobQueue:
@@ -51,10 +54,26 @@ class NodeContext:
                 )
             return self._client
 
+    @property
+    def current_client(self) -> ChainClient | None:
+        """The chain client if one is connected (never connects: for metrics and status)."""
+        return self._client
+
+    def protocol(self) -> Protocol:
+        """The deployed contracts seen by this node's signer (shared, rebuilt after an outage)."""
+        client = self.client()
+        with self._lock:
+            if self._protocol is None or self._protocol.client is not client:
+                dep = self.deployment()
+                self._protocol = Protocol(client, dep.contracts)
+                self.deploy_block = dep.deploy_block
+            return self._protocol
+
     def reset_client(self) -> None:
         """Forget the chain client (after an outage the next use reconnects)."""
         with self._lock:
             self._client = None
+            self._protocol = None
 
     def notify_new_job(self) -> None:
         self.new_job.set()

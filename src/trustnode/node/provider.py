@@ -76,8 +76,6 @@ class ProviderPipeline:
         self.ctx = ctx
         self.decomposer = decomposer
         self.observe = observe
-        self._protocol: Protocol | None = None
-        self._deploy_block = 0
         self._batch_lock = threading.Lock()
         self._llm: Any = None
         self.on_llm_usage: Callable[[Any], None] | None = None
@@ -93,11 +91,7 @@ class ProviderPipeline:
 
     @property
     def protocol(self) -> Protocol:
-        if self._protocol is None:
-            dep = self.ctx.deployment()
-            self._protocol = Protocol(self.ctx.client(), dep.contracts)
-            self._deploy_block = dep.deploy_block
-        return self._protocol
+        return self.ctx.protocol()
 
     # -- driving ---------------------------------------------------------------------------
 
@@ -300,7 +294,7 @@ class ProviderPipeline:
         """A session this node already opened for `root` (recovery after a crash mid-open)."""
         proto = self.protocol
         logs = proto.sessions.events.SessionOpened().get_logs(
-            from_block=self._deploy_block, argument_filters={"provider": proto.client.address}
+            from_block=self.ctx.deploy_block, argument_filters={"provider": proto.client.address}
         )
         for ev in logs:
             if bytes(ev["args"]["merkleRoot"]) == root:
@@ -358,7 +352,7 @@ class ProviderPipeline:
             job.tx_hashes["publish_keys"] = "0x" + bytes(receipt["transactionHash"]).hex()
         elif job.manifest_cid is None:
             logs = proto.sessions.events.KeysPublished().get_logs(
-                from_block=self._deploy_block, argument_filters={"sessionId": sid}
+                from_block=self.ctx.deploy_block, argument_filters={"sessionId": sid}
             )
             if logs:
                 job.manifest_cid = str(logs[0]["args"]["manifestCid"])
@@ -394,7 +388,7 @@ class ProviderPipeline:
             raise Waiting(f"session is {state.status.name.lower()}", delay_s=WAIT_S)
         if "finalize" not in job.tx_hashes:
             logs = proto.sessions.events.SessionFinalized().get_logs(
-                from_block=self._deploy_block, argument_filters={"sessionId": sid}
+                from_block=self.ctx.deploy_block, argument_filters={"sessionId": sid}
             )
             if logs:
                 job.tx_hashes["finalize"] = "0x" + bytes(logs[0]["transactionHash"]).hex()

@@ -115,21 +115,16 @@ class SessionQueries:
         self.ctx = ctx
         self._protocol: Protocol | None = None
         self._bundles: dict[int, SessionBundle] = {}
-        self._deploy_block = 0
 
     @property
     def protocol(self) -> Protocol:
-        if self._protocol is None:
-            dep = self.ctx.deployment()
-            self._protocol = Protocol(self.ctx.client(), dep.contracts)
-            self._deploy_block = dep.deploy_block
-        return self._protocol
+        return self.ctx.protocol()
 
     def _logs(self, event: str, **filters: Any) -> list[Any]:
         p = self.protocol
         return list(
             getattr(p.sessions.events, event)().get_logs(
-                from_block=self._deploy_block, argument_filters=filters or None
+                from_block=self.ctx.deploy_block, argument_filters=filters or None
             )
         )
 
