@@ -89,10 +89,12 @@ def demo(
             )
             if view.get("status") == "failed":
                 console.print(f"  error: {view.get('error')}")
+            nodes = {n["id"]: n for n in (view.get("hdag") or {}).get("nodes", [])}
             for seg in out.get("failing_segments", []):
-                console.print(
-                    f"  failing segment {seg['index']} ({seg['node_id']}, original step {seg['step_index']})"
-                )
+                where = f", original step {seg['step_index']}" if seg.get("step_index") is not None else ""
+                text = nodes.get(seg["node_id"], {}).get("content", "")
+                shown = text if len(text) <= 90 else text[:87] + "..."
+                console.print(f"  failing segment {seg['index']} ({seg['node_id']}{where}): {shown!r}")
             for step, h in view.get("tx_hashes", {}).items():
                 console.print(f"  {step:<13} {h}")
         console.print(f"\nall traces audited in {time.monotonic() - started:.0f}s; shutting down")
