@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import uvicorn
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
@@ -75,6 +79,25 @@ def fresh_devnet(tmp_path: Path) -> Iterator[Deployment]:
         yield dep
     finally:
         devnet_mod.down(dep_file)
+
+
+def start_server(app: Any, *, timeout_s: float = 15.0) -> tuple[uvicorn.Server, threading.Thread, str]:
+    """Serve an ASGI app on a free 127.0.0.1 port in a thread; stop with `server.should_exit = True`."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout_s
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if not server.started:
+        raise RuntimeError("the web server did not start")
+    return server, thread, f"http://127.0.0.1:{port}"
+
+
+def stop_server(server: uvicorn.Server, thread: threading.Thread) -> None:
+    server.should_exit = True
+    thread.join(timeout=10)
 
 
 def client_for(dep: Deployment, account_index: int = 0) -> ChainClient:

@@ -4,7 +4,6 @@ real client against the fake server, IPFS errors while the daemon is down, trans
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from fastapi import FastAPI
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import BaseModel
 
-from tests.conftest import free_port
+from tests.conftest import free_port, start_server
 from trustnode.api.app import create_app
 from trustnode.api.metrics import InstrumentedStore, NodeMetrics
 from trustnode.audit.human_queue import HumanQueue
@@ -39,14 +38,7 @@ TRACE = TraceInput(problem="What is 2 + 3?", thinking="2 + 3 = 5, so the answer 
 
 
 def _serve(app: FastAPI) -> tuple[uvicorn.Server, threading.Thread, str]:
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return server, thread, f"http://127.0.0.1:{port}"
+    return start_server(app)
 
 
 @pytest.fixture

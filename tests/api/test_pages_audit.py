@@ -4,7 +4,6 @@ the SPEC 6 form with hostile text escaped, and submission into the human queue."
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Iterator
 from html import unescape
@@ -12,11 +11,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from eth_account.messages import encode_defunct
 from typer.testing import CliRunner
 
-from tests.conftest import free_port
+from tests.conftest import start_server, stop_server
 from trustnode.api.app import create_app
 from trustnode.api.web.signin import COOKIE_NAME, SignIn, SignInError
 from trustnode.audit.human_queue import HumanQueue
@@ -60,20 +58,11 @@ def node(tmp_path: Path) -> Iterator[tuple[str, HumanQueue]]:
     queue.enqueue(_seat(ME.address, 3))
     queue.enqueue(_seat(ME.address, 4, reasoning="A2 gives 0 points because the age is 58."))
     queue.enqueue(_seat(OTHER.address, 5))
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(NodeContext(settings)), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
+    server, thread, url = start_server(create_app(NodeContext(settings)))
     try:
-        yield f"http://127.0.0.1:{port}", queue
+        yield url, queue
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+        stop_server(server, thread)
 
 
 def _challenge(client: httpx.Client, page: httpx.Response | None = None) -> tuple[str, str]:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 
-from tests.conftest import free_port
+from tests.conftest import start_server, stop_server
 from trustnode.api.app import create_app
 from trustnode.api.auth import sign_request
 from trustnode.chain.accounts import dev_account
@@ -27,18 +25,11 @@ TRACE = {"problem": "What is 2 + 3?", "thinking": "2 + 3 = 5, so the answer is 5
 def api(tmp_path: Path) -> Iterator[tuple[str, NodeContext]]:
     settings = Settings(data_dir=tmp_path, api={"api_keys": [API_KEY], "max_body_bytes": 20_000})  # type: ignore[arg-type]
     ctx = NodeContext(settings)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(ctx), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
+    server, thread, url = start_server(create_app(ctx))
     try:
-        yield f"http://127.0.0.1:{port}", ctx
+        yield url, ctx
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+        stop_server(server, thread)
 
 
 def auth() -> dict[str, str]:

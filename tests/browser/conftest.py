@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 
-from tests.conftest import REPO_ROOT, free_port
+from tests.conftest import REPO_ROOT, start_server
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = REPO_ROOT / "test-artifacts"
@@ -81,13 +80,4 @@ def shot(pg: Any, name: str) -> Path:
 
 def serve(app: FastAPI) -> tuple[uvicorn.Server, threading.Thread, str]:
     """Run `app` on 127.0.0.1 in a thread; stop with `server.should_exit = True`."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    if not server.started:
-        raise RuntimeError("the web server did not start")
-    return server, thread, f"http://127.0.0.1:{port}"
+    return start_server(app)
