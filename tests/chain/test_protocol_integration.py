@@ -29,12 +29,13 @@ from trustnode.chain.protocol import (
 )
 from trustnode.consensus import rules
 from trustnode.models.enums import SegmentOutcome
+from trustnode.storage.unixfs import compute_cid
 
 pytestmark = pytest.mark.chain
 
 TIERS = [1, 1, 0, 2, 1, 2, 0, 1]
 WEIGHTS = [3, 2, 1, 4, 2, 3, 1, 2]
-CIDS = [f"bafy-segment-{i}" for i in range(len(TIERS))]
+CIDS = [compute_cid(f"encrypted segment {i}".encode()) for i in range(len(TIERS))]
 TRUTH_FAIL = {2, 5}  # segments whose true verdict is FAIL
 AUDITORS = {1: 0, 2: 0, 3: 1, 4: 1, 5: 1, 6: 1, 7: 2, 8: 2, 9: 2}  # dev account -> tier
 PROVIDER, DELEGATOR = 10, 11
