@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -274,3 +275,57 @@ def test_auditors_withdraw_their_rewards(cluster: LocalCluster, finished: dict[s
     value = int(cluster.owner.client.call(cluster.owner.staking.functions.previewRedeem(addr, shares)))
     assert value - cluster.cfg.auditor_stake < 10**18 + cluster.owner.params().reward * 4
     assert pool.assets >= cluster.cfg.auditor_stake
+
+
+def test_submit_command_waits_for_the_verdict(
+    cluster: LocalCluster, finished: dict[str, dict[str, Any]]
+) -> None:
+    sample = (
+        Path(__file__).resolve().parents[2] / "src" / "trustnode" / "node" / "samples" / "tunnel_flawed.json"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRUSTNODE_")}
+    env["TRUSTNODE_DATA_DIR"] = str(cluster.work / "submitter")
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "trustnode.cli.main",
+            "submit",
+            str(sample),
+            "--api",
+            cluster.api_url,
+            "--key",
+            cluster.cfg.api_key,
+            "--wait",
+            "--json",
+            "--timeout",
+            "180",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    view = json.loads(res.stdout)
+    assert view["status"] == "done" and view["outcome"]["verdict"] == "FAIL"
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "trustnode.cli.main",
+            "submit",
+            str(sample),
+            "--api",
+            cluster.api_url,
+            "--key",
+            "wrong",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert bad.returncode == 1 and "401" in bad.stderr and "unknown API key" in bad.stderr

@@ -14,7 +14,7 @@ import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from trustnode.chain.errors import ChainError
-from trustnode.cli.common import console, errors_as_exit, fail, print_json, settings
+from trustnode.cli.common import console, err_console, errors_as_exit, fail, print_json, settings
 from trustnode.models.enums import Tier
 from trustnode.models.jobs import TraceStage
 from trustnode.models.trace import TraceInput
@@ -153,8 +153,9 @@ def follow_trace(base: str, trace_id: str, headers: dict[str, str], timeout: flo
     """Poll a trace with a progress bar until it is done or failed."""
     stages = list(TraceStage)
     auth = {k: v for k, v in headers.items() if k.lower() in ("authorization",)}
+    # Progress goes to stderr so that `--json` output on stdout stays parseable.
     with Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console
+        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=err_console
     ) as progress:
         task = progress.add_task(f"{trace_id}: received", total=len(stages) - 1)
         deadline = time.monotonic() + timeout
