@@ -155,7 +155,11 @@ def follow_trace(base: str, trace_id: str, headers: dict[str, str], timeout: flo
     auth = {k: v for k, v in headers.items() if k.lower() in ("authorization",)}
     # Progress goes to stderr so that `--json` output on stdout stays parseable.
     with Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=err_console
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
     ) as progress:
         task = progress.add_task(f"{trace_id}: received", total=len(stages) - 1)
         deadline = time.monotonic() + timeout
