@@ -93,7 +93,7 @@ def demo(
             for seg in out.get("failing_segments", []):
                 where = f", original step {seg['step_index']}" if seg.get("step_index") is not None else ""
                 text = nodes.get(seg["node_id"], {}).get("content", "")
-                shown = text if len(text) <= 90 else text[:87] + "..."
+                shown = text if len(text) <= 160 else text[:157] + "..."
                 console.print(f"  failing segment {seg['index']} ({seg['node_id']}{where}): {shown!r}")
             for step, h in view.get("tx_hashes", {}).items():
                 console.print(f"  {step:<13} {h}")
