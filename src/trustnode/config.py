@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import (
@@ -18,6 +19,8 @@ from pydantic_settings import (
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+
+from trustnode.llm.settings import LLMSettings
 
 
 def _default_data_dir() -> Path:
@@ -58,21 +61,16 @@ class IPFSSettings(BaseModel):
     retries: int = Field(default=3, ge=0, description="Retries (with backoff) before IPFS counts as down.")
 
 
-class LLMSettings(BaseModel):
-    """An OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp)."""
+class DecomposerSettings(BaseModel):
+    """How the provider node breaks traces into segments; separate from the LLM auditors' endpoint."""
 
-    base_url: str | None = Field(default=None, description="e.g. http://127.0.0.1:11434/v1; None: offline.")
-    model: str = Field(default="gpt-4o-mini", description="Model name sent to the endpoint.")
-    api_key: SecretStr = Field(default=SecretStr("not-needed"), description="Bearer key of the endpoint.")
-    timeout_s: float = Field(default=60.0, gt=0, description="Per-request timeout.")
-    max_retries: int = Field(default=4, ge=0, description="Retries on 429/5xx/timeouts.")
-    repair_retries: int = Field(
-        default=2, ge=0, description="Retries that show the model its invalid output."
+    mode: Literal["offline", "llm-single", "llm-five-step"] = Field(
+        default="offline", description="offline rules, or the LLM pipeline in one call or five steps."
     )
-    concurrency: int = Field(default=4, ge=1, description="Requests in flight at once, per process.")
-    structured_output: bool = Field(default=True, description="Ask for json_schema response_format.")
-    seed: int = Field(default=7, description="Sampling seed sent with every request.")
-    cache_dir: Path | None = Field(default=None, description="Default: <data_dir>/llm-cache.")
+    llm: LLMSettings = Field(default_factory=LLMSettings, description="The decomposer's own endpoint.")
+    offline_fallback: bool = Field(
+        default=False, description="Use the offline decomposer when the LLM endpoint fails (else refuse)."
+    )
 
 
 class APISettings(BaseModel):
@@ -120,7 +118,8 @@ class Settings(BaseSettings):
     chain: ChainSettings = Field(default_factory=ChainSettings)
     devnet: DevnetSettings = Field(default_factory=DevnetSettings)
     ipfs: IPFSSettings = Field(default_factory=IPFSSettings)
-    llm: LLMSettings = Field(default_factory=LLMSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings, description="The LLM auditors' (judge's) endpoint.")
+    decomposer: DecomposerSettings = Field(default_factory=DecomposerSettings)
     api: APISettings = Field(default_factory=APISettings)
     batch: BatchSettings = Field(default_factory=BatchSettings)
     auditor: AuditorSettings = Field(default_factory=AuditorSettings)

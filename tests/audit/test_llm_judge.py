@@ -25,9 +25,10 @@ from trustnode.audit.llm_judge import (
     slice_in_segment,
     steering_signals,
 )
-from trustnode.config import LLMSettings, Settings
+from trustnode.config import Settings
 from trustnode.llm.client import LLMClient
 from trustnode.llm.fake_server import FakeOpenAIServer, Reply
+from trustnode.llm.settings import LLMSettings
 from trustnode.models.audit import AuditTask, ViolationType
 from trustnode.models.enums import AuditorType, Relationship, Verdict
 from trustnode.models.hdag import HDAG

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from trustnode.config import LLMSettings
+from trustnode.llm.settings import LLMSettings
 
 
 class Answer(BaseModel):

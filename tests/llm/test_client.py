@@ -184,7 +184,7 @@ def test_auth_error_is_not_retried() -> None:
 
 
 def test_no_base_url_is_a_clear_error() -> None:
-    from trustnode.config import LLMSettings
+    from trustnode.llm.settings import LLMSettings
 
     with pytest.raises(LLMError, match="base_url"):
         LLMClient(LLMSettings())

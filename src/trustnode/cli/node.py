@@ -53,7 +53,7 @@ def api_serve(
     run_worker = s.api.worker if worker is None else worker
     pool: list[threading.Thread] = []
     if run_worker:
-        pipeline = ProviderPipeline(ctx, decomposer="llm-single" if s.llm.base_url else "offline")
+        pipeline = ProviderPipeline(ctx, decomposer=s.decomposer.mode)
         pipeline.observe = getattr(app.state, "observe_stage", None)
         pipeline.on_llm_usage = getattr(app.state, "record_llm_usage", None)
         for i in range(max(1, threads)):
@@ -81,7 +81,7 @@ def worker_cmd(threads: int = typer.Option(2, help="Worker threads.")) -> None:
     s = settings()
     configure_logging(s)
     ctx = NodeContext(s)
-    pipeline = ProviderPipeline(ctx, decomposer="llm-single" if s.llm.base_url else "offline")
+    pipeline = ProviderPipeline(ctx, decomposer=s.decomposer.mode)
     stop = _stop_on_signals()
     pool = [threading.Thread(target=pipeline.run, args=(stop,), daemon=True) for _ in range(max(1, threads))]
     for t in pool:

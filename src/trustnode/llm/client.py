@@ -24,10 +24,10 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from trustnode.config import LLMSettings
 from trustnode.llm.cache import DiskCache, cache_key
 from trustnode.llm.errors import LLMError, LLMInvalidOutputError, LLMUnavailableError
 from trustnode.llm.jsonextract import JSONExtractionError, extract_json
+from trustnode.llm.settings import LLMSettings
 
 T = TypeVar("T", bound=BaseModel)
 

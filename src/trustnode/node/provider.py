@@ -86,7 +86,7 @@ class ProviderPipeline:
         if self._llm is None:
             from trustnode.llm.client import LLMClient
 
-            self._llm = LLMClient(self.ctx.settings.llm, self.ctx.settings.llm_cache_dir)
+            self._llm = LLMClient(self.ctx.settings.decomposer.llm, self.ctx.settings.llm_cache_dir)
         return self._llm
 
     @property
@@ -164,7 +164,7 @@ class ProviderPipeline:
 
     def _decompose(self, job: TraceJob) -> None:
         try:
-            if self.decomposer != "offline" and self.ctx.settings.llm.base_url:
+            if self.decomposer != "offline" and self.ctx.settings.decomposer.llm.base_url:
                 from trustnode.hdag import decompose
 
                 client = self.llm_client
