@@ -81,7 +81,19 @@ class APISettings(BaseModel):
     api_keys: list[SecretStr] = Field(default_factory=list, description="Accepted provider API keys.")
     allowed_signers: list[str] = Field(
         default_factory=list,
-        description="Addresses whose EIP-191 signatures are accepted; empty: any signer.",
+        description="Addresses whose EIP-191 signatures are accepted.",
+    )
+    accept_any_signer: bool = Field(
+        default=False,
+        description="Accept a valid signature from anyone (spends this node's tokens); needed when no keys or signers are set.",
+    )
+    public_origin: str | None = Field(
+        default=None,
+        description="Canonical origin of the pages (e.g. https://audit.example.org), named in sign-in messages; default http://<host>:<port>.",
+    )
+    forwarded_allow_ips: list[str] = Field(
+        default_factory=lambda: ["127.0.0.1"],
+        description="Proxies whose X-Forwarded-Proto/For headers are trusted (TLS termination).",
     )
     signature_max_age_s: int = Field(
         default=300, gt=0, description="Oldest accepted signed-request timestamp."
