@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import sympy
 
-from trustnode.audit.arithmetic import bind_from, extract_claims, normalize
+from trustnode.audit.claims import bind_from, extract_claims, normalize
 from trustnode.models.audit import ClaimStatus
 
 

@@ -7,7 +7,7 @@ import time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trustnode.audit.arithmetic import extract_claims
+from trustnode.audit.claims import extract_claims
 from trustnode.models.audit import ClaimStatus
 
 PIECES = st.sampled_from(

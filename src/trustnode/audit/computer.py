@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from trustnode.audit.arithmetic import bind_from, extract_claims
+from trustnode.audit.claims import bind_from, extract_claims
 from trustnode.audit.base import undecided
 from trustnode.models.audit import AuditResult, AuditTask, Evidence
 from trustnode.models.enums import Verdict
