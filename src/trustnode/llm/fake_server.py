@@ -37,6 +37,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     error: str = "scripted error"
+    finish_reason: str = "stop"
 
     @classmethod
     def json(cls, value: Any, *, delay_s: float = 0.0) -> Reply:
@@ -49,6 +50,11 @@ class Reply:
     def text(cls, content: str, *, delay_s: float = 0.0) -> Reply:
         """Raw content, e.g. malformed JSON or JSON wrapped in prose."""
         return cls(content=content, delay_s=delay_s)
+
+    @classmethod
+    def truncated(cls, content: str) -> Reply:
+        """An answer cut off by max_tokens (finish_reason "length")."""
+        return cls(content=content, finish_reason="length")
 
     @classmethod
     def http_error(
@@ -109,6 +115,8 @@ class FakeOpenAIServer:
         *,
         responder: Responder | None = None,
         reject_response_format: bool = False,
+        response_formats: Iterable[str] = ("json_schema", "json_object"),
+        reject_status: int = 400,
         model: str = "fake-model",
         host: str = "127.0.0.1",
         port: int = 0,
@@ -116,7 +124,8 @@ class FakeOpenAIServer:
     ) -> None:
         self._script: list[ScriptItem] = list(script)
         self.responder = responder
-        self.reject_response_format = reject_response_format
+        self.response_formats = frozenset(() if reject_response_format else response_formats)
+        self.reject_status = reject_status
         self.model = model
         self.lifetime_s = lifetime_s
         self.requests: list[RecordedRequest] = []
@@ -190,7 +199,7 @@ class FakeOpenAIServer:
             return as_reply(item(body))
         return as_reply(item)
 
-    def _completion(self, body: dict[str, Any], content: str) -> dict[str, Any]:
+    def _completion(self, body: dict[str, Any], content: str, finish_reason: str = "stop") -> dict[str, Any]:
         with self._lock:
             self._counter += 1
             n = self._counter
@@ -202,7 +211,11 @@ class FakeOpenAIServer:
             "created": int(time.time()),
             "model": body.get("model", self.model),
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": finish_reason,
+                }
             ],
             "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
         }
@@ -269,12 +282,15 @@ class FakeOpenAIServer:
                 if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
                     self._send(400, {"error": {"message": "'messages' is required"}})
                     return
-                if server.reject_response_format and "response_format" in body:
+                rf = body.get("response_format")
+                kind = rf.get("type") if isinstance(rf, dict) else None
+                if kind not in (None, "text") and kind not in server.response_formats:
                     self._send(
-                        400,
+                        server.reject_status,
                         {
                             "error": {
-                                "message": "response_format is not supported by this server",
+                                "message": f"1 validation error: response_format.type: input should be one of "
+                                f"{sorted(server.response_formats | {'text'})}, got {kind!r}",
                                 "type": "invalid_request_error",
                                 "param": "response_format",
                             }
@@ -283,6 +299,9 @@ class FakeOpenAIServer:
                     return
                 try:
                     reply = server._next_reply(body)
+                except ValueError as exc:  # the responder does not serve this kind of request
+                    self._send(400, {"error": {"message": str(exc), "type": "invalid_request_error"}})
+                    return
                 except Exception as exc:  # a broken responder must not kill the server
                     self._send(500, {"error": {"message": f"responder failed: {exc!r}"}})
                     return
@@ -291,7 +310,9 @@ class FakeOpenAIServer:
                 if reply.status != 200:
                     self._send(reply.status, {"error": {"message": reply.error}}, reply.headers)
                     return
-                self._send(200, server._completion(body, reply.content or ""), reply.headers)
+                self._send(
+                    200, server._completion(body, reply.content or "", reply.finish_reason), reply.headers
+                )
 
         return Handler
 
@@ -363,6 +384,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="fake-model")
     parser.add_argument("--lifetime", type=float, default=3600.0, help="seconds before it stops by itself")
     parser.add_argument("--reject-response-format", action="store_true")
+    parser.add_argument(
+        "--formats",
+        default="json_schema,json_object",
+        help="response_format types it accepts (comma-separated; empty: none), like a given server",
+    )
     args = parser.parse_args(argv)
     if not args.responder and not args.route:
         parser.error("give --responder or at least one --route")
@@ -379,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
     srv = FakeOpenAIServer(
         responder=responder,
         reject_response_format=args.reject_response_format,
+        response_formats=[f for f in args.formats.split(",") if f],
         model=args.model,
         port=args.port,
         lifetime_s=args.lifetime,
