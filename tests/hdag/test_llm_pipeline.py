@@ -259,10 +259,11 @@ def test_long_trace_is_chunked_not_truncated(responder_server: FakeOpenAIServer,
 def test_fallback_without_structured_output(mode: str) -> None:
     with FakeOpenAIServer(responder=respond, reject_response_format=True) as srv, _client(srv) as client:
         h, report = decompose(TRACE, mode=mode, client=client)  # type: ignore[arg-type]
-    assert report.ok
-    assert "response_format" in srv.chat_requests[0].body
-    assert all("response_format" not in r.body for r in srv.chat_requests[1:])
-    assert "JSON Schema" in srv.chat_requests[1].body["messages"][0]["content"]
+    assert report.ok and client.output_mode == "text"
+    kinds = [r.body.get("response_format", {}).get("type") for r in srv.chat_requests]
+    assert kinds[:2] == ["json_schema", "json_object"]  # detected once, on the first request
+    assert all(k is None for k in kinds[2:]) and len(kinds) > 2
+    assert "JSON Schema" in srv.chat_requests[2].body["messages"][0]["content"]
     assert any(n.primary_auditor is AuditorType.T_AUTO for n in h.nodes)
 
 

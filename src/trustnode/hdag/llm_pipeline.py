@@ -38,6 +38,7 @@ from trustnode.hdag.validate import (
     IdAllocator,
     ValidationReport,
     anchor,
+    completeness,
     validate_hdag,
 )
 from trustnode.llm.client import LLMClient
@@ -49,6 +50,9 @@ LLMMode = Literal["llm-five-step", "llm-single"]
 _ID = re.compile(r"^(G|S|T|ST|O)\d+$")
 DEFAULT_CHUNK_CHARS = 6000
 EARLIER_LIMIT = 150
+CHARS_PER_ANSWER_TOKEN = 1.0
+"""An answer copies its chunk's text plus JSON fields per segment: about one answer token
+per character of trace. A chunk is cut so that its answer fits in the client's max_tokens."""
 
 
 def _template(name: str) -> Template:
@@ -138,7 +142,9 @@ class LLMDecomposer:
         min_completeness: float = DEFAULT_MIN_COMPLETENESS,
     ) -> None:
         self.client = client
-        self.chunk_chars = chunk_chars
+        self.chunk_chars = max(
+            200, min(chunk_chars, int(client.settings.max_tokens * CHARS_PER_ANSWER_TOKEN))
+        )
         self.min_completeness = min_completeness
         self.system = _template("system.md").template
 
@@ -150,6 +156,13 @@ class LLMDecomposer:
     def run(
         self, trace: TraceInput | TraceDocument, mode: LLMMode, *, trace_id: str | None = None
     ) -> tuple[HDAG, ValidationReport]:
+        """The model's HDAG after validation and its repairs."""
+        return validate_hdag(
+            self.draft(trace, mode, trace_id=trace_id), repair=True, min_completeness=self.min_completeness
+        )
+
+    def draft(self, trace: TraceInput | TraceDocument, mode: LLMMode, *, trace_id: str | None = None) -> HDAG:
+        """The model's HDAG before validation (unrepaired: spans may not match, gaps remain)."""
         doc = trace.to_document() if isinstance(trace, TraceInput) else trace
         trace_id = trace_id or "hdag-" + hashlib.sha256(doc.text.encode("utf-8")).hexdigest()[:16]
         before = self.client.usage(trace_id)
@@ -169,8 +182,7 @@ class LLMDecomposer:
             completion_tokens=after.completion_tokens - before.completion_tokens,
             repairs=state.notes,
         )
-        hdag = HDAG.model_construct(document=doc, nodes=state.nodes(), edges=state.edges, metadata=metadata)
-        return validate_hdag(hdag, repair=True, min_completeness=self.min_completeness)
+        return HDAG.model_construct(document=doc, nodes=state.nodes(), edges=state.edges, metadata=metadata)
 
     # ----------------------------------------------------------------- single call
     def _single(self, st: _State, trace_id: str) -> None:
@@ -469,6 +481,18 @@ class _State:
         self.add_edges(answer.edges, mapping)
 
 
+def model_completeness(draft: HDAG) -> float:
+    """Share of the thinking that the model's own segments cover, exactly quoted, before
+    validation fills gaps (the goal node, ours, is not counted)."""
+    doc = draft.document
+    spans = [
+        n.span
+        for n in draft.nodes
+        if n.abstraction_level is not Level.GOAL and doc.text[n.span.start : n.span.end] == n.content
+    ]
+    return completeness(doc, spans)
+
+
 def llm_decompose(
     trace: TraceInput | TraceDocument,
     client: LLMClient,
@@ -491,4 +515,5 @@ __all__ = [
     "chunk_paragraphs",
     "document_paragraphs",
     "llm_decompose",
+    "model_completeness",
 ]
