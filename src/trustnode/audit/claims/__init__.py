@@ -8,15 +8,21 @@ together and is the one definition of a decidable claim.
 
 from trustnode.audit.claims.extract import (
     MAX_TEXT_CHARS,
+    Context,
     Extraction,
     bind_from,
+    context_from,
     extract_claims,
     has_decidable_claim,
 )
+from trustnode.audit.claims.facts import Facts
 from trustnode.audit.claims.normalize import normalize
 
 __all__ = [
     "MAX_TEXT_CHARS",
+    "Context",
+    "Facts",
+    "context_from",
     "Extraction",
     "bind_from",
     "extract_claims",

@@ -12,15 +12,19 @@ from dataclasses import dataclass
 
 import sympy
 
-from trustnode.audit.claims.tokens import (
+from trustnode.audit.claims.tokens import T, Tok, var_name
+from trustnode.audit.claims.words import (
+    FUNCTION_WORDS,
+    IMPLIES,
+    JUXTAPOSED,
     LEFT_JOIN_WORDS,
+    OPEN_MATH,
+    PARTIAL_MARKS,
     RIGHT_JOIN_WORDS,
     SAFE_LEFT_ATTACHED,
     SAFE_LEFT_SYMBOLS,
     SAFE_RIGHT_ATTACHED,
-    T,
-    Tok,
-    var_name,
+    UNARY_MINUS_AFTER,
 )
 
 MAX_SEGMENT_TOKENS = 400
@@ -55,6 +59,33 @@ class Chain:
     sides: list[Side]
     eqs: list[Tok]  # eqs[i] sits between sides[i] and sides[i+1]
     defines: str | None = None  # "A = ..." with A not yet bound
+    label: str = ""  # "Total earnings = ...": the words naming what the chain computes
+    label_start: int = -1  # where the label starts in the normalised text
+
+
+_LABEL_STOPS = frozenset(".;:\n,!?()\u27e6\u27e7")
+MAX_LABEL_CHARS = 60
+
+
+def label_before(norm: str, pos: int) -> tuple[str, int]:
+    """The words right before `pos` back to a separator ("Total earnings" in "Total earnings = 8").
+
+    Only letters, spaces and apostrophes; ("", -1) when anything else comes first.
+    """
+    i = pos
+    lo = max(0, pos - MAX_LABEL_CHARS)
+    while i > lo and norm[i - 1] not in _LABEL_STOPS:
+        c = norm[i - 1]
+        if not (c.isalpha() or c in " \t'"):
+            return "", -1
+        i -= 1
+    if i == lo and lo > 0:
+        return "", -1
+    words = norm[i:pos].split()
+    if not words:
+        return "", -1
+    label = words[0] if len(words) == 1 and len(words[0]) == 1 else " ".join(w.lower() for w in words)
+    return label, i + (len(norm[i:pos]) - len(norm[i:pos].lstrip()))
 
 
 def _balanced(toks: list[Tok]) -> bool:
@@ -91,42 +122,40 @@ def _trim_parens(toks: list[Tok], left: bool) -> list[Tok]:
     return toks
 
 
-JUXTAPOSED = "\u2016"  # marks a run that starts right after another operand
+def left_partial(first: list[Tok], before: Tok | None, opened: Tok | None = None) -> bool:
+    """Is the chain's first side possibly the tail of a longer expression?
 
-
-def _left_partial(first: list[Tok], before: Tok | None) -> bool:
-    """Is the chain's first side possibly the tail of a longer expression?"""
+    `opened`: the outermost bracket trimmed off the side ("year (365 - 180 = 185)"); it,
+    not the side's first token, is what touches `before`.
+    """
     if not first:
         return True
     t0 = first[0]
     if t0.kind is T.OP and t0.text != "-":
         return True
-    if before is not None and not t0.space_before and before.text not in SAFE_LEFT_ATTACHED:
+    glued = not (opened or t0).space_before
+    if before is not None and glued and before.text not in SAFE_LEFT_ATTACHED:
         return True  # glued to the previous token: "2:30", "f(2)", "a_1", "3!"
     if before is not None and before.kind is T.BREAK:
         w = before.text
-        if w in (JUXTAPOSED, "\u2260", "<", ">", "|", "!", "%", "'", "^", "_", "&"):
+        if w in PARTIAL_MARKS and w != IMPLIES:
             return True
-        if w.lower() in LEFT_JOIN_WORDS or (len(w) == 1 and w.isalpha()):
+        if w.lower() in LEFT_JOIN_WORDS or w.lower() in FUNCTION_WORDS or (len(w) == 1 and w.isalpha()):
             return True
         if Side(first, 0, 0).literal is not None and w not in SAFE_LEFT_SYMBOLS:
             return True  # "Day 1 = ...", "Step 2 = ...": a label, not a value
         if not w.isalnum() and w not in SAFE_LEFT_SYMBOLS:
             return True  # "22 – 7 = 15" with an unknown dash, "|x| = 5", "≤ 3 = ..."
-        if t0.kind is T.OP and not w.isalpha() and w not in (":", ",", ";", "\n"):
+        if t0.kind is T.OP and not w.isalpha() and w not in (":", ",", ";", "\n", OPEN_MATH):
             return True  # "3! - 1 = 5": the minus is binary
-        if (
-            t0.kind is T.OP
-            and w.isalpha()
-            and w[0].isupper()
-            and len(w) > 1
-            and w.lower() not in ("so", "then")
-        ):
-            return True  # "Total - 5 = 3"
+        if t0.kind is T.OP and w.isalpha() and len(w) > 1 and w.lower() not in UNARY_MINUS_AFTER:
+            return True  # "Total - 5 = 3", "50 total students - 10 baking - ... = 25": a binary minus
+        if w.isalpha() and before.after_operator:
+            return True  # "25 classmates + his 1 teacher + 1 = 27": a word inside a longer sum
     return bool(before is not None and before.kind is T.NUM and before.attached)
 
 
-def _right_partial(last: list[Tok], after: Tok | None) -> bool:
+def right_partial(last: list[Tok], after: Tok | None) -> bool:
     """Is the chain's last side possibly the head of a longer expression?"""
     if not last:
         return True
@@ -141,16 +170,16 @@ def _right_partial(last: list[Tok], after: Tok | None) -> bool:
         return True
     if after.kind is T.BREAK:
         w = after.text
-        if w.lower() in RIGHT_JOIN_WORDS:
-            return True
+        if w.lower() in RIGHT_JOIN_WORDS or w.lower() in FUNCTION_WORDS:
+            return True  # "= 50 - 50 cos C"
         if len(w) == 1 and w.isalpha():
             return True
-        if w in ("!", "|", "\u2260", "<", ">", "'", "%"):
+        if w in PARTIAL_MARKS and w not in (IMPLIES, "^", "_", "&"):
             return True
     return False
 
 
-def _split_runs(toks: list[Tok]) -> list[tuple[list[Tok], Tok | None, Tok | None]]:
+def split_runs(toks: list[Tok]) -> list[tuple[list[Tok], Tok | None, Tok | None]]:
     """Maximal stretches of arithmetic tokens, with the token before and after each."""
     runs: list[tuple[list[Tok], Tok | None, Tok | None]] = []
     cur: list[Tok] = []
@@ -166,9 +195,13 @@ def _split_runs(toks: list[Tok]) -> list[tuple[list[Tok], Tok | None, Tok | None
         if (
             cur
             and cur[-1].kind in OPERAND_END
-            and (t.kind in (T.NUM, T.VAR, T.FUNC) or (t.kind is T.LP and t.space_before))
+            and (
+                t.kind in (T.NUM, T.VAR)
+                or (t.kind is T.FUNC and t.text != "sqrt")
+                or (t.kind is T.LP and t.space_before)
+            )
         ):
-            # two operands side by side: "1 1/2", "A 5" -> not one expression
+            # two operands side by side: "1 1/2", "A 5" -> not one expression ("27 sqrt(3)" is)
             runs.append((cur, before, t))
             cur = []
             prev_break = Tok(T.BREAK, JUXTAPOSED, t.start, t.start)
@@ -180,9 +213,9 @@ def _split_runs(toks: list[Tok]) -> list[tuple[list[Tok], Tok | None, Tok | None
     return runs
 
 
-def make_chains(toks: list[Tok], variables: Mapping[str, sympy.Expr]) -> list[Chain]:
+def make_chains(toks: list[Tok], variables: Mapping[str, sympy.Expr], norm: str = "") -> list[Chain]:
     chains: list[Chain] = []
-    for run, before, after in _split_runs(toks):
+    for run, before, after in split_runs(toks):
         if not any(t.kind is T.EQ for t in run):
             continue
         if any(t.kind is T.EQ and t.conditional for t in run):
@@ -215,14 +248,31 @@ def make_chains(toks: list[Tok], variables: Mapping[str, sympy.Expr]) -> list[Ch
             and (before is None or before.text in ("\n", ":", ";"))
         ):
             parts[0] = parts[0][1:]  # "for B: - A = 0": a dash that starts a list item
+        head = parts[0]
         parts[0] = _trim_parens(parts[0], left=True)
+        opened = head[0] if len(parts[0]) < len(head) else None
         parts[-1] = _trim_parens(parts[-1], left=False)
-        first_ok = not _left_partial(parts[0], before)
-        last_ok = not _right_partial(parts[-1], after)
+        first_ok = not left_partial(parts[0], before, opened)
+        last_ok = not right_partial(parts[-1], after)
         lo = 0 if first_ok else 1
         hi = len(parts) if last_ok else len(parts) - 1
-        if hi - lo < 2 and (defines is None or hi - lo < 1):
+        if hi - lo < 1:
+            continue
+        label, label_start = ("", -1)
+        if not parts[0] and eqs:
+            label, label_start = label_before(norm, eqs[0].start)
+        elif len(parts[0]) == 1 and parts[0][0].kind is T.VAR and eqs:
+            label, label_start = parts[0][0].text, parts[0][0].start
+        if hi - lo < 2 and not ((label or defines) and hi - lo == 1):
             continue
         sides = [Side(p, p[0].start if p else 0, p[-1].end if p else 0) for p in parts[lo:hi]]
-        chains.append(Chain(sides=sides, eqs=eqs[lo : max(lo, hi - 1)], defines=defines if lo == 1 else None))
+        chains.append(
+            Chain(
+                sides=sides,
+                eqs=eqs[lo : max(lo, hi - 1)],
+                defines=defines if lo == 1 else None,
+                label=label,
+                label_start=label_start,
+            )
+        )
     return chains

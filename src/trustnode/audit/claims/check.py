@@ -156,8 +156,8 @@ def _truncate(x: sympy.Rational, unit: sympy.Rational) -> sympy.Rational:
 
 def _side_text(text: str, side: Side) -> str:
     raw = text[side.start : side.end]
-    for sym in "$\u20ac\u00a3\u00a5\u00a2\u00b0":  # transparent symbols, as in the tokenizer
-        raw = raw.replace(sym, " " if sym == "$" else "")
+    for sym in "$\u20ac\u00a3\u00a5\u00a2\u00b0\u27e6\u27e7":  # transparent symbols, as in the tokenizer
+        raw = raw.replace(sym, " " if sym in "$\u27e6\u27e7" else "")
     return " ".join(raw.split())
 
 

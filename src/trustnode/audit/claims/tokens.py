@@ -3,6 +3,9 @@
 Numbers (with decimals, separators, percent, scale words), operators, brackets and
 equality signs are tokens; every word is a BREAK that ends a run of arithmetic, with
 flags that the later stages use (a word glued to a number, a hypothetical clause).
+
+With `symbolic=True` single letters are symbols (`x`, `a_1`, `f'`), `2x` is a product,
+and `sqrt sin log ∑ ∏ ∫ ∂x` are functions: the algebra tier reads that stream.
 """
 
 from __future__ import annotations
@@ -14,12 +17,33 @@ from enum import StrEnum
 
 import sympy
 
+from trustnode.audit.claims.clauses import mark_clauses
+from trustnode.audit.claims.words import (
+    APPROX_WORDS,
+    CLAUSE_ENDS,
+    CLOSE_MATH,
+    DIGITS,
+    FUNCTION_LETTERS,
+    FUNCTION_WORDS,
+    GLUED_SUFFIXES,
+    HYPOTHETICAL_WORDS,
+    IMPLIES,
+    LEFT_JOIN_WORDS,
+    NOT_UNITS,
+    OPEN_MATH,
+    RIGHT_JOIN_WORDS,
+    SCALE_WORDS,
+    UNIT_WORDS,
+)
+
 MAX_NUMBER_DIGITS = 60
+MAX_BOUND_CHARS = 40  # "∑_(k=1)^(n)": a bound longer than this is not one we read
 
 
 class T(StrEnum):
     NUM = "num"
-    VAR = "var"
+    VAR = "var"  # a name bound to a value by an earlier segment ("A = -14")
+    SYM = "sym"  # symbolic mode: a free symbol or a function name ("x", "a_1", "f'")
     OP = "op"
     LP = "lp"
     RP = "rp"
@@ -42,140 +66,219 @@ class Tok:
     percent: bool = False
     ellipsis: bool = False
     attached: bool = False  # digits glued to letters ("2x", "3rd"): not a number
-    # EQ
+    # EQ (and relations)
     approx: bool = False
-    conditional: bool = False  # inside "if ...", "suppose ...", or a question: not a claim
+    conditional: bool = False  # inside "if ...", "suppose ...", a question, or rejected: not a claim
     # BREAK: a word not glued to a number or operator before it ("so X", not ".75X" or "- X")
     standalone: bool = True
+    after_operator: bool = False  # "+ his 1 teacher": a word inside a longer expression
+    # SYM: a function applied to "(...)" ("f(x)"); FUNC ∑ ∏ ∫ ∂: variable and bounds
+    apply: bool = False
+    var: str = ""
+    lower: str = ""
+    upper: str = ""
 
 
 _NUM_RE = re.compile(
     r"(?P<int>[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|[0-9]+)?(?:\.(?P<frac>[0-9]+))?(?P<ell>\.\.\.)?"
 )
 _WORD_RE = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
-
-APPROX_WORDS = frozenset(
-    {"approximately", "approx", "about", "roughly", "around", "nearly", "almost", "circa"}
-)
-SCALE_WORDS = {
-    "hundred": sympy.Integer(100),
-    "thousand": sympy.Integer(1000),
-    "million": sympy.Integer(10**6),
-    "billion": sympy.Integer(10**9),
-    "trillion": sympy.Integer(10**12),
-}
-# Words that join a number to what precedes it ("half of 50 = 25"): a first side after one is partial.
-LEFT_JOIN_WORDS = frozenset(
-    {
-        "of", "times", "by", "per", "over", "plus", "minus", "into", "than", "divided", "multiplied",
-        "squared", "cubed", "dozen", "dozens", "half", "halves", "third", "thirds", "quarter", "quarters",
-        "twice", "double", "triple", "thrice", "power", "root", "mod", "modulo", "factorial", "choose",
-        "percent", "pct", "fifths", "fourths", "sixths", "tenths", "hundredths", "from",
-    }
-)  # fmt: skip
-# Words that join a number to what follows ("= 5 times as many"): a last side before one is partial.
-RIGHT_JOIN_WORDS = frozenset(
-    {
-        "of", "times", "by", "over", "plus", "minus", "into", "divided", "multiplied", "squared", "cubed",
-        "dozen", "dozens", "halves", "third", "thirds", "quarter", "quarters", "power", "mod", "modulo",
-        "factorial", "choose", "fifths", "fourths", "sixths", "tenths", "hundredths", "th", "st", "nd", "rd",
-    }
-)  # fmt: skip
-# Unit words that may sit between a number and an operator ("5 hours * 3") and be dropped.
-UNIT_WORDS = frozenset(
-    {
-        "hour", "hours", "hr", "hrs", "minute", "minutes", "min", "mins", "second", "seconds", "sec", "secs",
-        "day", "days", "week", "weeks", "month", "months", "year", "years", "dollar", "dollars", "cent",
-        "cents", "km", "cm", "mm", "kg", "mg", "lb", "lbs", "pound", "pounds", "ounce", "ounces",
-        "oz", "mile", "miles", "foot", "feet", "ft", "inch", "inches", "yard", "yards", "meter", "meters",
-        "liter", "liters", "litre", "litres", "gallon", "gallons", "ml", "mph", "kmh", "units",
-        "unit", "people", "pieces", "items", "cups", "cup",
-    }
-)  # fmt: skip
-SAFE_LEFT_SYMBOLS = frozenset({"\n", ":", ";", ",", ".", '"', "\u201c", "\u201d", "?"})
-SAFE_LEFT_ATTACHED = frozenset({'"', "\u201c", "\n", "[", "{"})
-SAFE_RIGHT_ATTACHED = frozenset({".", ",", ";", ":", "?", '"', "\u201d", "\n", "'"})
-
-
-# Words that open a condition or a hypothesis: equalities up to the end of the clause are
-# not claimed ("if 2 + 2 = 5, then ..."), and words or marks that end that clause.
-HYPOTHETICAL_WORDS = frozenset(
-    {"if", "whether", "suppose", "supposing", "assume", "assuming", "unless", "iff", "hypothetically"}
-)
-CLAUSE_ENDS = frozenset({".", ";", "!", "?", "\n", ",", "then", "so", "thus", "hence", "therefore"})
-DIGITS = frozenset("0123456789")  # other scripts' digits are not read as numbers
-MAX_DEPTH = 60  # brackets and signs nested deeper than this are not arithmetic anyone writes
+_LETTERS_RE = re.compile(r"[A-Za-z]+")
+_SUBSCRIPT_RE = re.compile(r"_(?:[A-Za-z0-9]{1,3}|\([A-Za-z0-9+\-]{1,8}\))")
+_INVERSE = "^(-1)"
+_BIG_OPS = {"\u2211": "sum", "\u220f": "prod", "\u222b": "int"}
+_FACTORIAL_NEXT = frozenset("=+-*/)^\u2248<>\u2264\u2265\u27e7,;.")
+CURRENCY = "$\u20ac\u00a3\u00a5\u00a2\u00b0"
 
 
 def var_name(word: str) -> bool:
     return len(word) == 1 and word.isupper()
 
 
-def tokenize(text: str, variables: Mapping[str, sympy.Expr] | None = None) -> list[Tok]:
-    """Split normalised text into arithmetic tokens; everything else becomes BREAK."""
+def _group(text: str, i: int) -> tuple[str, int] | None:
+    """The bracketed bound at text[i] ("(k=1)" or a single character), bounded in length."""
+    if i >= len(text):
+        return None
+    if text[i] != "(":
+        return (text[i], i + 1) if text[i].isalnum() else None
+    depth = 0
+    for j in range(i, min(len(text), i + MAX_BOUND_CHARS)):
+        depth += 1 if text[j] == "(" else -1 if text[j] == ")" else 0
+        if depth == 0:
+            return text[i + 1 : j], j + 1
+    return None
+
+
+def _skip_spaces(text: str, j: int) -> int:
+    end = min(len(text), j + MAX_BOUND_CHARS)
+    while j < end and text[j] == " ":
+        j += 1
+    return j
+
+
+def _big_operator(text: str, i: int, name: str, space: bool) -> tuple[Tok, int]:
+    """∑_(k=1)^(n), ∏_(i=1)^(5), ∫_(0)^(1) or a bare ∫: one FUNC token holding its bounds."""
+    tok = Tok(T.FUNC, name, i, i + 1, space)
+    j = _skip_spaces(text, i + 1)
+    if text.startswith("_", j):
+        low = _group(text, _skip_spaces(text, j + 1))
+        if low is None:
+            return Tok(T.BREAK, text[i], i, i + 1, space), i + 1
+        j = low[1]
+        if name == "int":
+            tok.lower = low[0]
+        else:
+            var, eq, lo = low[0].partition("=")
+            if not eq or len(var.strip()) != 1 or not var.strip().isalpha():
+                return Tok(T.BREAK, text[i], i, i + 1, space), j
+            tok.var, tok.lower = var.strip(), lo
+        j = _skip_spaces(text, j)
+        if text.startswith("^", j):
+            up = _group(text, _skip_spaces(text, j + 1))
+            if up is None:
+                return Tok(T.BREAK, text[i], i, i + 1, space), j
+            tok.upper, j = up[0], up[1]
+    elif name != "int":
+        return Tok(T.BREAK, text[i], i, i + 1, space), i + 1
+    if name != "int" and not tok.upper:
+        return Tok(T.BREAK, text[i], i, i + 1, space), j
+    tok.end = j
+    return tok, j
+
+
+def _number(text: str, i: int, space: bool, symbolic: bool) -> tuple[Tok, int]:
+    n = len(text)
+    m = _NUM_RE.match(text, i)
+    assert m is not None
+    int_part = (m.group("int") or "0").replace(",", "")
+    frac = m.group("frac") or ""
+    end = m.end()
+    ell = bool(m.group("ell"))
+    if not m.group("int") and not frac:
+        return Tok(T.BREAK, text[i], i, i + 1, space), i + 1
+    if ell and not frac:  # "we get 5..." ends a sentence; only decimals trail off
+        end -= 3
+        ell = False
+    tok = Tok(T.NUM, text[i:end], i, end, space)
+    if len(int_part) + len(frac) > MAX_NUMBER_DIGITS:
+        tok.kind = T.BREAK
+    else:
+        tok.value = sympy.Rational(f"{int_part}.{frac}" if frac else int_part)
+        tok.decimals = len(frac)
+        tok.ellipsis = ell
+    j = end
+    if j < n and (text[j].isalpha() or text[j] == "_"):
+        # a letter glued to the digits: "3rd" and "5km" are never numbers; "2x" is a product
+        # in symbolic mode and "27sqrt(3)" always is
+        glued = _LETTERS_RE.match(text, j)
+        word = glued.group(0) if glued else ""
+        after = text[j + len(word) : j + len(word) + 1]
+        if word.lower() == "sqrt" and after == "(":
+            pass
+        elif not symbolic or word.lower() in GLUED_SUFFIXES or len(word) > 3 or text[j] == "_":
+            tok.attached = True
+    k = j
+    while k < n and text[k] == " ":
+        k += 1
+    if k < n and text[k] == "%":
+        tok.percent = True
+        tok.scale = sympy.Rational(1, 100)
+        j = k + 1
+    tok.end = j
+    tok.text = text[i:j]
+    return tok, j
+
+
+def _symbol(text: str, i: int, space: bool) -> tuple[Tok, int]:
+    """One letter, with a subscript and primes: "x", "a_1", "a_(n+1)", "f'"."""
+    j = i + 1
+    m = _SUBSCRIPT_RE.match(text, j)
+    if m:
+        j = m.end()
+    while j < len(text) and text[j] == "'":
+        j += 1
+    name = text[i:j]
+    if text.startswith(_INVERSE, j) and text.startswith("(", j + len(_INVERSE)) and name in FUNCTION_LETTERS:
+        j += len(_INVERSE)  # "f^(-1)(5)": the inverse function, applied
+        name += "^-1"
+    tok = Tok(T.SYM, name, i, j, space)
+    tok.apply = j < len(text) and text[j] == "(" and (name[0] in FUNCTION_LETTERS or "'" in name)
+    return tok, j
+
+
+def _word(
+    text: str, i: int, space: bool, toks: list[Tok], variables: Mapping[str, sympy.Expr], symbolic: bool
+) -> int:
+    m = _WORD_RE.match(text, i)
+    word = m.group(0) if m else text[i]
+    end = i + len(word)
+    low = word.lower()
+    prev = toks[-1] if toks else None
+    nxt = text[end : end + 1]
+    if (low == "sqrt" and nxt == "(") or (symbolic and low in FUNCTION_WORDS and nxt in "( "):
+        toks.append(Tok(T.FUNC, low, i, end, space))
+    elif low in ("percent", "pct") and prev is not None and prev.kind is T.NUM and not prev.percent:
+        prev.percent = True
+        prev.scale = sympy.Rational(1, 100)
+        prev.text += " " + word
+        prev.end = end
+    elif low in SCALE_WORDS and prev is not None and prev.kind is T.NUM and not prev.percent:
+        prev.scale = prev.scale * SCALE_WORDS[low]
+        prev.text += " " + word
+        prev.end = end
+    elif low in APPROX_WORDS and prev is not None and prev.kind is T.EQ:
+        prev.approx = True
+    elif var_name(word) and word in variables:
+        toks.append(Tok(T.VAR, word, i, end, space))
+    elif symbolic and word.isascii() and len(word) == 1 and word.isalpha():
+        tok, end = _symbol(text, i, space)
+        toks.append(tok)
+    elif (
+        symbolic
+        and 1 < len(word) <= 3
+        and word.isascii()
+        and prev is not None
+        and prev.kind is T.NUM
+        and prev.end == i
+        and not prev.attached
+    ):
+        for k, letter in enumerate(word):  # "2xy": a coefficient and two symbols
+            toks.append(Tok(T.SYM, letter, i + k, i + k + 1, False))
+    else:
+        toks.append(Tok(T.BREAK, word, i, end, space))
+    return end if end > i else i + 1
+
+
+def tokenize(
+    text: str, variables: Mapping[str, sympy.Expr] | None = None, *, symbolic: bool = False
+) -> list[Tok]:
+    """Split normalised text into tokens; everything that is not arithmetic becomes BREAK."""
     variables = variables or {}
     toks: list[Tok] = []
     i, n = 0, len(text)
     space = True
+    open_integrals = 0  # "∫ 3x^2 dx": the "dx" closes the integrand
     while i < n:
         c = text[i]
         if c in " \t\r":
             space = True
             i += 1
             continue
-        start = i
         if c in DIGITS or (c == "." and i + 1 < n and text[i + 1] in DIGITS):
-            m = _NUM_RE.match(text, i)
-            assert m is not None
-            int_part = (m.group("int") or "0").replace(",", "")
-            frac = m.group("frac") or ""
-            end = m.end()
-            ell = bool(m.group("ell"))
-            if not m.group("int") and not frac:
-                toks.append(Tok(T.BREAK, c, start, i + 1, space))
-                i += 1
-                space = False
-                continue
-            if ell and not frac:  # "we get 5..." ends a sentence; only decimals trail off
-                end -= 3
-                ell = False
-            tok = Tok(T.NUM, text[start:end], start, end, space)
-            digits = len(int_part) + len(frac)
-            if digits > MAX_NUMBER_DIGITS:
-                tok.kind = T.BREAK
-            else:
-                tok.value = sympy.Rational(f"{int_part}.{frac}" if frac else int_part)
-                tok.decimals = len(frac)
-                tok.ellipsis = ell
-            j = end
-            # a letter glued to the digits: "2x", "3rd", "5km"
-            if j < n and (text[j].isalpha() or text[j] == "_"):
-                tok.attached = True
-            # percent sign, maybe after a space
-            k = j
-            while k < n and text[k] == " ":
-                k += 1
-            if k < n and text[k] == "%":
-                tok.percent = True
-                tok.scale = sympy.Rational(1, 100)
-                j = k + 1
-            tok.end = j
-            tok.text = text[start:j]
+            tok, i = _number(text, i, space, symbolic)
             toks.append(tok)
-            i = j
-            space = False
-            continue
-        if c in "+-*/^":
+        elif c in "+-*/^":
             toks.append(Tok(T.OP, c, i, i + 1, space))
             i += 1
         elif c == "=":
             j = i + 1
             while j < n and text[j] == "=":
                 j += 1
-            if (i > 0 and text[i - 1] in "<>!") or (j < n and text[j] == ">"):
-                # "<=", ">=", "!=", "=>": a relation or an implication, not an equality
-                j += 1 if j < n and text[j] == ">" else 0
-                toks.append(Tok(T.BREAK, "\u2260", i, j, space))
+            if i > 0 and text[i - 1] in "<>!":
+                rel = {"<": "\u2264", ">": "\u2265", "!": "\u2260"}[text[i - 1]]
+                if toks and toks[-1].text in "<>!" and toks[-1].end == i:
+                    toks.pop()
+                toks.append(Tok(T.BREAK, rel, i - 1, j, space))
             else:
                 toks.append(Tok(T.EQ, "=", i, j, space))
             i = j
@@ -183,69 +286,94 @@ def tokenize(text: str, variables: Mapping[str, sympy.Expr] | None = None) -> li
             j = i + (2 if c == "~" else 1)
             toks.append(Tok(T.EQ, "\u2248", i, j, space, approx=True))
             i = j
+        elif (
+            c == "!"
+            and toks
+            and toks[-1].kind in (T.NUM, T.RP, T.SYM)
+            and not space
+            and _factorial_at(text, i)
+        ):
+            toks.append(Tok(T.OP, "!", i, i + 1, False))
+            i += 1
         elif c in "([":
             toks.append(Tok(T.LP, "(", i, i + 1, space))
             i += 1
         elif c in ")]":
             toks.append(Tok(T.RP, ")", i, i + 1, space))
             i += 1
-        elif c in "$\u20ac\u00a3\u00a5\u00a2\u00b0":
-            # currency and the degree sign: transparent, but keep the spacing information
+        elif c in CURRENCY:
+            i += 1  # currency and the degree sign: transparent, but keep the spacing information
+            continue
+        elif symbolic and c in _BIG_OPS:
+            tok, i = _big_operator(text, i, _BIG_OPS[c], space)
+            toks.append(tok)
+            open_integrals += tok.text == "int"
+        elif (
+            open_integrals
+            and c == "d"
+            and text[i + 1 : i + 2].isascii()
+            and text[i + 1 : i + 2].isalpha()
+            and not text[i + 2 : i + 3].isalpha()
+        ):
+            tok = Tok(T.OP, "d", i, i + 2, space)
+            tok.var = text[i + 1]
+            toks.append(tok)
+            open_integrals -= 1
+            i += 2
+        elif symbolic and c == "\u2202" and i + 1 < n and text[i + 1].isalpha():
+            tok = Tok(T.FUNC, "deriv", i, i + 2, space)
+            tok.var = text[i + 1]
+            toks.append(tok)
+            i += 2
+        elif symbolic and c == "\u03c0":
+            toks.append(Tok(T.SYM, c, i, i + 1, space))
+            i += 1
+        elif c in (OPEN_MATH, CLOSE_MATH):
+            if not _transparent_delimiter(text, i):
+                toks.append(Tok(T.BREAK, c, i, i + 1, space))
             i += 1
             continue
         elif c.isalpha():
-            m = _WORD_RE.match(text, i)
-            word = m.group(0) if m else c
-            end = i + len(word)
-            low = word.lower()
-            prev = toks[-1] if toks else None
-            if low == "sqrt" and end < n and text[end] == "(":
-                toks.append(Tok(T.FUNC, "sqrt", i, end, space))
-            elif low in ("percent", "pct") and prev is not None and prev.kind is T.NUM and not prev.percent:
-                prev.percent = True
-                prev.scale = sympy.Rational(1, 100)
-                prev.text += " " + word
-                prev.end = end
-            elif low in SCALE_WORDS and prev is not None and prev.kind is T.NUM and not prev.percent:
-                prev.scale = prev.scale * SCALE_WORDS[low]
-                prev.text += " " + word
-                prev.end = end
-            elif low in APPROX_WORDS and prev is not None and prev.kind is T.EQ:
-                prev.approx = True
-            elif var_name(word) and word in variables:
-                toks.append(Tok(T.VAR, word, i, end, space))
-            else:
-                toks.append(Tok(T.BREAK, word, i, end, space))
-            i = end
+            i = _word(text, i, space, toks, variables, symbolic)
         else:
-            toks.append(Tok(T.BREAK, c, i, i + 1, space))
+            toks.append(Tok(T.BREAK, IMPLIES if c == IMPLIES else c, i, i + 1, space))
             i += 1
         space = False
-    conditional = False
-    for t in toks:
-        if t.kind is T.BREAK:
-            low = t.text.lower()
-            if low in HYPOTHETICAL_WORDS:
-                conditional = True
-            elif low in CLAUSE_ENDS:
-                conditional = False
-        elif t.kind is T.EQ:
-            t.conditional = conditional
-    question = False  # read backwards: an equality in a sentence that ends with "?" is asked
-    for t in reversed(toks):
-        if t.kind is T.BREAK and t.text == "?":
-            question = True
-        elif t.kind is T.BREAK and t.text in (".", "!", "\n", ";"):
-            question = False
-        elif t.kind is T.EQ and question:
-            t.conditional = True
-    for prev, t in zip(toks, toks[1:], strict=False):
-        if t.kind is T.BREAK and (
-            prev.kind not in (T.BREAK, T.LP)
-            or (not t.space_before and prev.kind is T.BREAK and prev.text.isalnum())
-        ):
-            t.standalone = False
+    mark_clauses(toks)
     return _merge_mixed_numbers(_drop_units(toks))
+
+
+_JOINS_BEFORE = frozenset("=+*/^(\u2248")  # not "-": "- \\(x = 2\\)" is a list item
+_JOINS_AFTER = frozenset("=+*/^)\u2248")
+_DELIMITER_SCAN = 64
+
+
+def _transparent_delimiter(text: str, i: int) -> bool:
+    """Is the math delimiter at text[i] inside an expression ("20 \\(\\times\\) 2", "\\] \\[= 7")?
+
+    Only a delimiter between two complete pieces is a boundary; one next to an operator or
+    an equality sign joins them. The look-around is bounded, so tokenizing stays linear.
+    """
+    skip = " \t\n\r" + OPEN_MATH + CLOSE_MATH
+    j = i - 1
+    while j >= max(0, i - _DELIMITER_SCAN) and text[j] in skip:
+        j -= 1
+    if j >= 0 and text[j] in _JOINS_BEFORE:
+        return True
+    k = i + 1
+    while k < min(len(text), i + _DELIMITER_SCAN) and text[k] in skip:
+        k += 1
+    return k < len(text) and text[k] in _JOINS_AFTER
+
+
+def _factorial_at(text: str, i: int) -> bool:
+    """Is the "!" at text[i] a factorial ("7! = 5040", "5!/3!") rather than an exclamation?"""
+    j = i + 1
+    if j < len(text) and text[j] == "=":
+        return False  # "!="
+    while j < len(text) and text[j] == " ":
+        j += 1
+    return j < len(text) and (text[j] in _FACTORIAL_NEXT or text[j].isdigit())
 
 
 def _merge_mixed_numbers(toks: list[Tok]) -> list[Tok]:
@@ -295,19 +423,64 @@ def plain_int(t: Tok) -> bool:
     )
 
 
+def _unit_word(t: Tok, spaced: bool = True) -> bool:
+    """A lower-case word that can only name what a number counts ("5 hours", "495 students")."""
+    w = t.text
+    return (
+        t.kind is T.BREAK
+        and (t.space_before or not spaced)
+        and len(w) >= 2
+        and w.isalpha()
+        and w.islower()
+        and w not in LEFT_JOIN_WORDS
+        and w not in RIGHT_JOIN_WORDS
+        and w not in FUNCTION_WORDS
+        and w not in HYPOTHETICAL_WORDS
+        and w not in CLAUSE_ENDS
+        and w not in NOT_UNITS
+    ) or (t.kind is T.BREAK and w.lower() in UNIT_WORDS)
+
+
 def _drop_units(toks: list[Tok]) -> list[Tok]:
-    """Drop a unit word sitting between a number and an operator ("5 hours * 3")."""
+    """Drop unit words inside a computation: "5 hours * 3", "$194/meter * 490 meters = ...".
+
+    A word between a number and an operator is a unit; so is "/word" right after a number
+    (a rate) when an operator or "=" follows; a word before "=" only when the side
+    already holds an operator (so "3 hours = 180 minutes" stays a conversion, unread).
+    """
     out: list[Tok] = []
-    for idx, t in enumerate(toks):
+    n = len(toks)
+    idx = 0
+    while idx < n:
+        t = toks[idx]
+        nxt = toks[idx + 1] if idx + 1 < n else None
+        after_operand = bool(out) and out[-1].kind in (T.NUM, T.RP)
         if (
-            t.kind is T.BREAK
-            and t.text.lower() in UNIT_WORDS
-            and out
-            and out[-1].kind in (T.NUM, T.RP)
-            and idx + 1 < len(toks)
-            and toks[idx + 1].kind in (T.OP, T.RP)
-            and toks[idx + 1].text != "^"
+            after_operand
+            and t.kind is T.OP
+            and t.text == "/"
+            and nxt is not None
+            and _unit_word(nxt, spaced=False)
+            and not nxt.space_before
+            and (idx + 2 >= n or toks[idx + 2].kind in (T.OP, T.EQ, T.RP) or toks[idx + 2].text in ".,;")
         ):
+            idx += 2  # "$15/student": a rate's unit
+            continue
+        before_op = nxt is not None and nxt.kind in (T.OP, T.RP) and nxt.text not in "^!"
+        before_eq = nxt is not None and nxt.kind is T.EQ and _has_operator(out)
+        if after_operand and _unit_word(t) and (before_op or before_eq):
+            idx += 1
             continue
         out.append(t)
+        idx += 1
     return out
+
+
+def _has_operator(out: list[Tok]) -> bool:
+    """Does the expression ending `out` (back to the last word) hold an operator?"""
+    for t in reversed(out):
+        if t.kind is T.BREAK or t.kind is T.EQ:
+            return False
+        if t.kind is T.OP and t.text in "+-*":
+            return True  # not "/": "1/2 inch = 20 miles" is a scale, not a computation
+    return False
