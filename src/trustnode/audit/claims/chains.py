@@ -196,8 +196,8 @@ def split_runs(toks: list[Tok]) -> list[tuple[list[Tok], Tok | None, Tok | None]
             cur
             and cur[-1].kind in OPERAND_END
             and (
-                t.kind in (T.NUM, T.VAR)
-                or (t.kind is T.FUNC and t.text != "sqrt")
+                (t.kind in (T.NUM, T.VAR) and t.text != "\u03c0")
+                or (t.kind is T.FUNC and t.text not in ("sqrt", "floor", "ceil"))
                 or (t.kind is T.LP and t.space_before)
             )
         ):
@@ -218,7 +218,7 @@ def make_chains(toks: list[Tok], variables: Mapping[str, sympy.Expr], norm: str 
     for run, before, after in split_runs(toks):
         if not any(t.kind is T.EQ for t in run):
             continue
-        if any(t.kind is T.EQ and t.conditional for t in run):
+        if any(t.kind is T.EQ and (t.conditional or t.reworked) for t in run):
             continue  # a condition being tested, not a claim
         if len(run) > MAX_SEGMENT_TOKENS * 4:
             continue

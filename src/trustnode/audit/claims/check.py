@@ -11,6 +11,7 @@ perturbing each by one unit.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -98,7 +99,9 @@ def pair_holds(
     approx: bool,
     variables: Mapping[str, sympy.Expr],
     pct: bool,
+    counts: bool = True,
 ) -> tuple[bool, Tolerance]:
+    """Does `a = b` hold as written? `counts`: a whole number may be a floor or a ceiling."""
     if va.is_Rational and vb.is_Rational:
         if va == vb:
             return True, Tolerance.EXACT
@@ -118,7 +121,7 @@ def pair_holds(
             continue
         u = _unit(lit, pct)
         lit_unit = max(lit_unit, u)
-        if lit.decimals == 0 and not lit.percent and lit.scale == 1:
+        if lit.decimals == 0 and not lit.percent and lit.scale == 1 and counts:
             if diff < u + prop:  # whole numbers: floor, ceiling or rounding ("25/3 = 8 buses")
                 return True, Tolerance.ROUNDED
             continue
@@ -161,6 +164,64 @@ def _side_text(text: str, side: Side) -> str:
     return " ".join(raw.split())
 
 
+_ROUNDING_WORDS = re.compile(
+    r"\b(?:round\w*|whole|nearest|integer|can'?t|cannot|full|complete|at (?:least|most)|remainder|approx\w*)\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"[.!?\n]")
+_NEXT_WORD = re.compile(r"\s*([A-Za-z]+)")
+_REMAINDER = re.compile(r"\s*(?:,\s*)?(?:with\s+)?(?:a\s+)?(?:remainder|rem\.?|R)(?:\s+of)?\s+(\d{1,30})\b")
+_NOT_COUNTED = frozenset({"with", "and", "or", "so", "then", "which", "is", "as", "but", "because", "since"})
+
+
+def _counts(text: str, chain: Chain) -> bool:
+    """May a whole number in this chain be a count rounded up or down ("25/3 = 8 buses")?
+
+    Only when a noun follows the chain or its sentence speaks of rounding or whole units;
+    "1/(5/2) = 1" in a formula is exact or wrong.
+    """
+    end = chain.sides[-1].end
+    m = _NEXT_WORD.match(text, end)
+    if m and m.group(1).lower() not in _NOT_COUNTED:
+        return True
+    start = chain.sides[0].start
+    lo = max(0, start - 300)
+    prev = [x.end() for x in _SENTENCE_END.finditer(text, lo, start)]
+    nxt = _SENTENCE_END.search(text, end, end + 300)
+    sentence = text[prev[-1] if prev else lo : nxt.start() if nxt else end + 300]
+    return _ROUNDING_WORDS.search(sentence) is not None
+
+
+def remainder_claim(chain: Chain, text: str, variables: Mapping[str, sympy.Expr]) -> CheckedClaim | None:
+    """ "1529 ÷ 6 = 255 with a remainder of 4": a = b*q + r with 0 <= r < b, exactly."""
+    if len(chain.sides) != 2 or chain.sides[1].literal is None:
+        return None
+    ts = chain.sides[0].toks
+    if (
+        len(ts) != 3
+        or ts[1].kind is not T.OP
+        or ts[1].text != "/"
+        or not (plain_int(ts[0]) and plain_int(ts[2]))
+    ):
+        return None
+    m = _REMAINDER.match(text, chain.sides[-1].end)
+    if m is None or not plain_int(chain.sides[1].literal):
+        return None
+    a, b, q = (int(t.value or 0) for t in (ts[0], ts[2], chain.sides[1].literal))
+    r = int(m.group(1))
+    if b == 0:
+        return None
+    qq, rr = divmod(a, b)
+    return CheckedClaim(
+        text=f"{_side_text(text, chain.sides[0])} = {q} remainder {r}",
+        expression=_side_text(text, chain.sides[0]),
+        found=f"{q} remainder {r}",
+        correct=f"{qq} remainder {rr}",
+        status=ClaimStatus.HOLDS if (q, r) == (qq, rr) else ClaimStatus.WRONG,
+        tolerance="remainder",
+    )
+
+
 def check_chain(chain: Chain, text: str, variables: Mapping[str, sympy.Expr]) -> ChainCheck:
     """Check consecutive sides of one chain; sides that do not parse split it."""
     values: list[sympy.Expr | None] = []
@@ -170,6 +231,10 @@ def check_chain(chain: Chain, text: str, variables: Mapping[str, sympy.Expr]) ->
         except (Unparseable, KeyError, ValueError, TypeError, ZeroDivisionError, OverflowError):
             values.append(None)
     claims: list[CheckedClaim] = []
+    rem = remainder_claim(chain, text, variables)
+    if rem is not None:
+        return ChainCheck(claims=[rem], last_value=values[-1])
+    counts = _counts(text, chain)
     prev: int | None = None  # the last side that parsed: a = (garbled) = c still claims a = c
     for i in range(len(chain.sides)):
         if values[i] is None:
@@ -191,14 +256,14 @@ def check_chain(chain: Chain, text: str, variables: Mapping[str, sympy.Expr]) ->
             if plain_int(a.literal) and plain_int(b.literal):
                 continue  # "= 101 = 10": two bare whole numbers claim nothing computable
         approx = any(e.approx for e in chain.eqs[chain.sides.index(a) : i])
-        holds, tol = pair_holds(a, va, b, vb, approx, variables, True)
+        holds, tol = pair_holds(a, va, b, vb, approx, variables, True, counts)
         has_pct = any(t.kind is T.NUM and t.percent for t in a.toks + b.toks)
         if not holds and has_pct:
             # "(20/80) * 100 = 25%": the percent sign used as a label
             try:
                 va2 = evaluate(a.toks, variables, percent_as_fraction=False)
                 vb2 = evaluate(b.toks, variables, percent_as_fraction=False)
-                holds, tol = pair_holds(a, va2, b, vb2, approx, variables, False)
+                holds, tol = pair_holds(a, va2, b, vb2, approx, variables, False, counts)
             except (Unparseable, KeyError, ZeroDivisionError):
                 pass
         if not holds and has_pct and _percent_mixed_with_sum(a.toks + b.toks):

@@ -38,7 +38,7 @@ def _is_relation(t: Tok) -> bool:
 def _rejects(toks: list[Tok], k: int) -> bool:
     """Does the word at k reject what came before it in its sentence?"""
     low = toks[k].text.lower()
-    if low in REJECTION_WORDS or low in REWORK_WORDS:
+    if low in REJECTION_WORDS:
         return True
     if low in NEGATIONS or low in ("does", "is", "are"):
         for t in toks[k + 1 : k + 4]:
@@ -63,18 +63,22 @@ def mark_clauses(toks: list[Tok]) -> None:
         elif _is_relation(t) and conditional:
             t.conditional = True
     question = False  # read backwards: an equality in a sentence that ends with "?" is asked
-    rejected = False  # ... and one followed in its sentence by "false", "impossible", "simplifies"
+    rejected = False  # ... and one followed in its sentence by "false" or "impossible"
+    reworked = False  # ... or by "simplifies to": an equation being worked on
     for k in range(len(toks) - 1, -1, -1):
         t = toks[k]
         if _is_break(t) and t.text in SENTENCE_ENDS:
             question = t.text == "?"
-            rejected = False
+            rejected = reworked = False
         elif t.text == CLOSE_MATH and k + 1 < len(toks) and toks[k + 1].text[:1].isupper():
-            rejected = False  # "\\[x = -206\\] This does not satisfy ...": a new sentence
+            rejected = reworked = False  # "\\[x = -206\\] This does not satisfy ...": a new sentence
         elif _is_break(t) and _rejects(toks, k):
             rejected = True
-        elif _is_relation(t) and (question or rejected):
-            t.conditional = True
+        elif _is_break(t) and t.text.lower() in REWORK_WORDS:
+            reworked = True
+        elif _is_relation(t):
+            t.conditional = t.conditional or question or rejected
+            t.reworked = reworked
     for prev, t in zip(toks, toks[1:], strict=False):
         t.after_operator = _is_break(t) and prev.kind.value == "op"
         if _is_break(t) and (

@@ -105,7 +105,8 @@ class _Parser:
             return False
         if self.symbolic:
             return prev.kind in _OPERAND_END and t.kind in _OPERAND_START
-        return t.kind in (T.LP, T.FUNC) and prev.kind in (T.RP, T.NUM)
+        pi = t.kind is T.NUM and t.text == "\u03c0"  # "2π", "π(1.5)^2"
+        return (t.kind in (T.LP, T.FUNC) or pi) and prev.kind in (T.RP, T.NUM)
 
     def term(self) -> sympy.Expr:
         v = self.unary()
@@ -208,6 +209,11 @@ class _Parser:
             if arg.is_negative:
                 raise Unparseable("square root of a negative number")
             return sympy.sqrt(arg)
+        if name in ("floor", "ceil"):
+            arg = self.group()
+            if not arg.is_real or (arg.free_symbols and not self.symbolic):
+                raise Unparseable("floor of a non-real value")
+            return sympy.floor(arg) if name == "floor" else sympy.ceiling(arg)
         if not self.symbolic:
             raise Unparseable(f"{name} outside symbolic mode")
         if name in _UNARY_FUNCS:

@@ -42,6 +42,10 @@ _UNICODE = {
     "\u2192": f" {IMPLIES} ",
     "\u27f9": f" {IMPLIES} ",
     "\u2032": "'",
+    "\u230a": " floor(",
+    "\u230b": ")",
+    "\u2308": " ceil(",
+    "\u2309": ")",
 }
 
 _SIMPLE: dict[str, str] = {
@@ -57,6 +61,7 @@ _SIMPLE: dict[str, str] = {
     "pi": " \u03c0 ", "prime": "'", "sum": " \u2211 ", "prod": " \u220f ", "int": " \u222b ",
     "log": " log ", "ln": " ln ", "sin": " sin ", "cos": " cos ", "tan": " tan ", "exp": " exp ",
     "lbrace": "(", "rbrace": ")", "lvert": "|", "rvert": "|", "vert": "|", "mid": " | ",
+    "lfloor": " floor(", "rfloor": ")", "lceil": " ceil(", "rceil": ")",
 }  # fmt: skip
 _GREEK = {
     "alpha": "\u03b1", "beta": "\u03b2", "gamma": "\u03b3", "delta": "\u03b4", "epsilon": "\u03b5",
@@ -72,8 +77,14 @@ _DECORATIONS = frozenset(
 )
 _FRAC_CMDS = frozenset({"frac", "dfrac", "tfrac", "cfrac"})
 _BINOM_CMDS = frozenset({"binom", "dbinom", "tbinom"})
-_LEFT_DELIMS = {"(": "(", "[": "(", ".": " ", "|": "|", "\\{": "(", "\\lbrace": "(", "\\lvert": "|"}
-_RIGHT_DELIMS = {")": ")", "]": ")", ".": " ", "|": "|", "\\}": ")", "\\rbrace": ")", "\\rvert": "|"}
+_LEFT_DELIMS = {
+    "(": "(", "[": "(", ".": " ", "|": "|", "\\{": "(", "\\lbrace": "(", "\\lvert": "|",
+    "\\lfloor": " floor(", "\\lceil": " ceil(",
+}  # fmt: skip
+_RIGHT_DELIMS = {
+    ")": ")", "]": ")", ".": " ", "|": "|", "\\}": ")", "\\rbrace": ")", "\\rvert": "|",
+    "\\rfloor": ")", "\\rceil": ")",
+}  # fmt: skip
 _CMD_RE = re.compile(r"[A-Za-z]+")
 _DERIV_DEN = re.compile(r"^\s*d\s*([A-Za-z])\s*$")
 _DERIV_NUM = re.compile(r"^\s*d\s*([A-Za-z])?\s*$")
@@ -234,7 +245,7 @@ class _Latex:
             out.append(f" \u2202{den.group(1)}" + (f"({num.group(1)})" if num.group(1) else " "))
             return b[1]
         tail = "".join(out[-3:]).rstrip(" ")
-        glued = bool(tail) and (tail[-1].isdigit() or tail[-1] == ")")
+        glued = bool(tail) and tail[-1].isdigit()  # "(x-1)\\frac{8}{9}" is a product
         out.append((f" {JUXTAPOSED} " if glued else "") + f"(({a[0]})/({b[0]}))")
         return b[1]
 
@@ -265,6 +276,7 @@ _BULLET_RE = re.compile(r"(?m)^[ \t]*(?:[-*\u2022]|\d{1,2}[.)])[ \t]+")
 _POWER_STARS_RE = re.compile(r"(?<=[\d)])[ \t]*\*\*[ \t]*(?=[-\d(])")
 # "4 x 5", "3x4": a letter x between numbers is a times sign; "2x(3)" and "(a)x(b)" are not
 _TIMES_X_RE = re.compile(r"(?<=[\d)])[ \t]+[xX][ \t]+(?=[\d($])|(?<=\d)[xX](?=\d)")
+_REMAINDER_R_RE = re.compile(r"(?<=\d)[ \t]*R[ \t]*(?=\d)")  # "355 / 6 = 58 R 5"
 _DASH_MINUS_RE = re.compile(r"(?<=[\d)])[ \t]+[\u2013\u2014][ \t]+(?=[\d($(-])")
 _PLAIN_DERIV_RE = re.compile(r"(?<![A-Za-z])d([A-Za-z])?\s*/\s*d([A-Za-z])(?![A-Za-z])")
 _ARROW_RE = re.compile(r"=>|-->|->")
@@ -294,4 +306,5 @@ def normalize(text: str, *, keep_annotations: bool = False) -> tuple[str, list[t
     text = text.replace("**", " ")  # what is left of "**" is markdown bold
     text = _TIMES_X_RE.sub(" * ", text)
     text = _DASH_MINUS_RE.sub(" - ", text)  # "22 – 7": a dash between spaced numbers is a minus
+    text = _REMAINDER_R_RE.sub(" remainder ", text)
     return text, annotations

@@ -54,7 +54,7 @@ def relation_claims(norm: str, toks: list[Tok], variables: Mapping[str, sympy.Ex
     for (r1, b1, a1), (r2, b2, a2) in zip(runs, runs[1:], strict=False):
         if a1 is None or a1 is not b2 or a1.kind is not T.BREAK or a1.text not in RELATIONS:
             continue
-        if a1.conditional:
+        if a1.conditional or a1.reworked:
             continue
         if not (b1 is not None and b1.text in RELATIONS) and left_partial(r1, b1):
             continue  # ("0 < 1/3 < 1": a comparison next to another one is complete)

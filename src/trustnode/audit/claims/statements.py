@@ -98,6 +98,7 @@ class Statement:
     first: int  # token index range [first, last) in the stream it was read from
     last: int
     tested: bool  # inside a condition, a test, a question, or rejected: considered, not stated
+    reworked: bool  # "E, which simplifies to ...": an equation, never an identity claim
     lead: str  # the word before the statement (lower case), "" at a boundary
     follows_implication: bool  # "⇒", "so", "gives" ... right before it
 
@@ -215,6 +216,7 @@ def read_statements(norm: str, toks: list[Tok]) -> list[Statement]:
                 first=a,
                 last=b,
                 tested=any(e.conditional for e in eqs),
+                reworked=any(e.reworked for e in eqs),
                 lead=lead,
                 follows_implication=lead in _LINK_WORDS,
             )

@@ -128,6 +128,8 @@ def _definition(stmt: Statement, facts: Facts) -> None:
 def _identity_intended(stmt: Statement, k: int, cue: bool) -> bool:
     a, b = stmt.sides[k].value, stmt.sides[k + 1].value
     assert a is not None and b is not None
+    if not sympy.cancel(sympy.together(a)).free_symbols and not sympy.cancel(sympy.together(b)).free_symbols:
+        return True  # "(36/175 w + ...)/(6/7 w) = ...": arithmetic written with a symbol that cancels
     if not leading_part_kept(a, b):
         return False
     if len(stmt.sides) >= 3:
@@ -201,7 +203,7 @@ def read_symbolic(
     for stmt in stmts:
         scope = Scope(variables=variables, functions=facts.functions, definitions=facts.definitions)
         parse_sides(stmt, scope)
-        if not stmt.tested:
+        if not stmt.tested and not stmt.reworked:
             cue = bool(sentence_words(toks, stmt.first) & _REWRITE_CUES)
             for k in range(len(stmt.sides) - 1):
                 c = _pair(stmt, k, cue, scope)

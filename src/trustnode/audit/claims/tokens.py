@@ -33,10 +33,12 @@ from trustnode.audit.claims.words import (
     OPEN_MATH,
     RIGHT_JOIN_WORDS,
     SCALE_WORDS,
+    SHORT_WORDS,
     UNIT_WORDS,
 )
 
 MAX_NUMBER_DIGITS = 60
+PI = "\u03c0"
 MAX_BOUND_CHARS = 40  # "∑_(k=1)^(n)": a bound longer than this is not one we read
 
 
@@ -60,7 +62,7 @@ class Tok:
     end: int
     space_before: bool = False
     # NUM
-    value: sympy.Rational | None = None
+    value: sympy.Expr | None = None
     decimals: int = 0
     scale: sympy.Rational = field(default_factory=lambda: sympy.Integer(1))
     percent: bool = False
@@ -69,6 +71,7 @@ class Tok:
     # EQ (and relations)
     approx: bool = False
     conditional: bool = False  # inside "if ...", "suppose ...", a question, or rejected: not a claim
+    reworked: bool = False  # "E, which simplifies to ...": an equation worked on, not a stated value
     # BREAK: a word not glued to a number or operator before it ("so X", not ".75X" or "- X")
     standalone: bool = True
     after_operator: bool = False  # "+ his 1 teacher": a word inside a longer expression
@@ -82,7 +85,7 @@ class Tok:
 _NUM_RE = re.compile(
     r"(?P<int>[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|[0-9]+)?(?:\.(?P<frac>[0-9]+))?(?P<ell>\.\.\.)?"
 )
-_WORD_RE = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
+_WORD_RE = re.compile(r"[A-Za-z]{2,}(?:-[A-Za-z]{2,})+|[A-Za-z]+(?:'[a-z]+)?")  # "left-hand", "don't"
 _LETTERS_RE = re.compile(r"[A-Za-z]+")
 _SUBSCRIPT_RE = re.compile(r"_(?:[A-Za-z0-9]{1,3}|\([A-Za-z0-9+\-]{1,8}\))")
 _INVERSE = "^(-1)"
@@ -167,13 +170,13 @@ def _number(text: str, i: int, space: bool, symbolic: bool) -> tuple[Tok, int]:
         tok.decimals = len(frac)
         tok.ellipsis = ell
     j = end
-    if j < n and (text[j].isalpha() or text[j] == "_"):
+    if j < n and (text[j].isalpha() or text[j] == "_") and text[j] != PI:
         # a letter glued to the digits: "3rd" and "5km" are never numbers; "2x" is a product
         # in symbolic mode and "27sqrt(3)" always is
         glued = _LETTERS_RE.match(text, j)
         word = glued.group(0) if glued else ""
         after = text[j + len(word) : j + len(word) + 1]
-        if word.lower() == "sqrt" and after == "(":
+        if word.lower() in ("sqrt", "floor", "ceil") and after == "(":
             pass
         elif not symbolic or word.lower() in GLUED_SUFFIXES or len(word) > 3 or text[j] == "_":
             tok.attached = True
@@ -206,6 +209,16 @@ def _symbol(text: str, i: int, space: bool) -> tuple[Tok, int]:
     return tok, j
 
 
+def _letter_product(word: str, prev: Tok | None, i: int, nxt: str) -> bool:
+    """Is a short letter run a product of symbols ("2xy", "ax^2", "+ bx +") rather than a word?"""
+    if not (1 < len(word) <= 3 and word.isascii() and word.isalpha()) or word.lower() in SHORT_WORDS:
+        return False
+    if prev is not None and prev.kind is T.NUM and prev.end == i and not prev.attached:
+        return True
+    before_math = prev is not None and prev.kind in (T.OP, T.EQ, T.LP, T.RP)
+    return before_math or nxt in ("^", "(", ")", "+", "-", "*", "/", "=")
+
+
 def _word(
     text: str, i: int, space: bool, toks: list[Tok], variables: Mapping[str, sympy.Expr], symbolic: bool
 ) -> int:
@@ -215,7 +228,9 @@ def _word(
     low = word.lower()
     prev = toks[-1] if toks else None
     nxt = text[end : end + 1]
-    if (low == "sqrt" and nxt == "(") or (symbolic and low in FUNCTION_WORDS and nxt in "( "):
+    if (low in ("sqrt", "floor", "ceil") and nxt == "(") or (
+        symbolic and low in FUNCTION_WORDS and nxt in "( "
+    ):
         toks.append(Tok(T.FUNC, low, i, end, space))
     elif low in ("percent", "pct") and prev is not None and prev.kind is T.NUM and not prev.percent:
         prev.percent = True
@@ -233,16 +248,8 @@ def _word(
     elif symbolic and word.isascii() and len(word) == 1 and word.isalpha():
         tok, end = _symbol(text, i, space)
         toks.append(tok)
-    elif (
-        symbolic
-        and 1 < len(word) <= 3
-        and word.isascii()
-        and prev is not None
-        and prev.kind is T.NUM
-        and prev.end == i
-        and not prev.attached
-    ):
-        for k, letter in enumerate(word):  # "2xy": a coefficient and two symbols
+    elif symbolic and _letter_product(word, prev, i, text[end : end + 1]):
+        for k, letter in enumerate(word):  # "2xy", "ax^2 + bx": products of one-letter symbols
             toks.append(Tok(T.SYM, letter, i + k, i + k + 1, False))
     else:
         toks.append(Tok(T.BREAK, word, i, end, space))
@@ -325,8 +332,11 @@ def tokenize(
             tok.var = text[i + 1]
             toks.append(tok)
             i += 2
-        elif symbolic and c == "\u03c0":
-            toks.append(Tok(T.SYM, c, i, i + 1, space))
+        elif c == PI:
+            if symbolic:
+                toks.append(Tok(T.SYM, c, i, i + 1, space))
+            else:  # π read as a number known to two places: "π(1.5)^2 = 7.07" may use 3.14
+                toks.append(Tok(T.NUM, c, i, i + 1, space, value=sympy.pi, decimals=2))
             i += 1
         elif c in (OPEN_MATH, CLOSE_MATH):
             if not _transparent_delimiter(text, i):

@@ -59,6 +59,19 @@ UNARY_MINUS_AFTER = frozenset(
      "hence", "therefore", "and", "to", "at", "by", "of", "from", "becomes", "become", "makes", "yields",
      "we", "have", "has", "obtain", "value", "answer", "result", "it", "or", "as"}
 )  # fmt: skip
+# Short English words: never read as a product of one-letter symbols ("ax^2" is, "is" is not).
+SHORT_WORDS = frozenset(
+    {
+        "an", "as", "at", "be", "by", "do", "go", "he", "if", "in", "is", "it", "me", "my", "no", "of",
+        "on", "or", "so", "to", "up", "us", "we", "am", "are", "and", "the", "for", "but", "not", "can",
+        "has", "had", "was", "its", "our", "you", "all", "any", "one", "two", "six", "ten", "how", "why",
+        "who", "let", "get", "set", "see", "use", "per", "sum", "max", "min", "lcm", "gcd", "mod", "log",
+        "sin", "cos", "tan", "exp", "new", "now", "yet", "off", "out", "own", "say", "way", "few", "add",
+        "end", "may", "put", "ask", "try", "run", "via", "etc", "eq", "ln", "sec", "csc", "cot", "arg",
+        "det", "lim", "inf", "sup", "dx", "dy", "dt", "du", "th", "st", "nd", "rd", "cm", "mm", "km", "kg",
+        "lb", "oz", "ft", "mi", "hr", "yes", "box", "odd", "age", "day", "cup",
+    }
+)  # fmt: skip
 # Letters glued to digits that are a unit or an ordinal, never a product ("3rd", "5km", "2pm").
 GLUED_SUFFIXES = frozenset(
     {"st", "nd", "rd", "th", "km", "cm", "mm", "kg", "mg", "ml", "am", "pm", "ft", "lb", "lbs", "oz",
