@@ -165,6 +165,9 @@ def main() -> int:
     ap.add_argument("--model", type=Path, default=None, help="GGUF file (default: the bundled SmolLM2-135M)")
     ap.add_argument("--base-url", default=None, help="use this endpoint instead of a local server")
     ap.add_argument("--model-name", default="local", help="model name at --base-url")
+    ap.add_argument("--judge-max-tokens", type=int, default=1024, help="llm.max_tokens of the judge")
+    ap.add_argument("--decompose-max-tokens", type=int, default=2048, help="decomposer.llm.max_tokens")
+    ap.add_argument("--threads", type=int, default=None, help="CPU threads of the local server")
     ap.add_argument("--skip-judge", action="store_true")
     ap.add_argument("--skip-decompose", action="store_true")
     ap.add_argument("--rows", type=Path, default=None, help="append per-trace JSON lines here")
@@ -184,14 +187,21 @@ def main() -> int:
                 base_url=args.base_url, model=args.model_name, concurrency=1, timeout_s=300
             )
         else:
-            srv = stack.enter_context(LocalLLMServer(args.model, log_path=Path("/tmp/bench_llm_server.log")))
+            srv = stack.enter_context(
+                LocalLLMServer(args.model, threads=args.threads, log_path=Path("/tmp/bench_llm_server.log"))
+            )
             settings = srv.settings()
+        judge_settings = settings.model_copy(update={"max_tokens": args.judge_max_tokens})
+        dec_settings = settings.model_copy(update={"max_tokens": args.decompose_max_tokens})
         out.update(
-            model=settings.model, max_tokens=settings.max_tokens, repair_retries=settings.repair_retries
+            model=settings.model,
+            judge_max_tokens=args.judge_max_tokens,
+            decompose_max_tokens=args.decompose_max_tokens,
+            repair_retries=settings.repair_retries,
         )
 
-        client = stack.enter_context(LLMClient(settings))
-        dclient = stack.enter_context(LLMClient(settings))
+        client = stack.enter_context(LLMClient(judge_settings))
+        dclient = stack.enter_context(LLMClient(dec_settings))
         out["output_mode"] = client.probe("judge").output_mode
         judge = LLMJudge(client, fence_key=b"bench-llm-fence-key-32-bytes-...")
         dec = LLMDecomposer(dclient)

@@ -27,7 +27,9 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def running(args: list[str], env: dict[str, str], timeout_s: float = 60) -> Iterator[tuple[subprocess.Popen[str], str]]:
+def running(
+    args: list[str], env: dict[str, str], timeout_s: float = 60
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """Start `trustnode <args>`, wait for the base URL it prints, stop it with SIGINT at the end."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "trustnode.cli.main", *args],

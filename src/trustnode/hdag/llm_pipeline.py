@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from string import Template
 from typing import Any, Literal
@@ -25,6 +26,7 @@ from trustnode.hdag.llm_schemas import (
     AuditorsAnswer,
     EdgeItem,
     GraphAnswer,
+    LevelBlock,
     LevelsAnswer,
     NodeItem,
     RelationsAnswer,
@@ -42,6 +44,7 @@ from trustnode.hdag.validate import (
     validate_hdag,
 )
 from trustnode.llm.client import LLMClient
+from trustnode.llm.errors import LLMInvalidOutputError
 from trustnode.models.enums import Level
 from trustnode.models.hdag import HDAG, HDAGEdge, HDAGMetadata, HDAGNode
 from trustnode.models.trace import TextSpan, TraceDocument, TraceInput
@@ -149,9 +152,31 @@ class LLMDecomposer:
         self.system = _template("system.md").template
 
     # ----------------------------------------------------------------- plumbing
-    def _ask(self, task: str, schema: type[Any], name: str, trace_id: str) -> Any:
+    def _ask(
+        self,
+        task: str,
+        schema: type[Any],
+        name: str,
+        trace_id: str,
+        st: _State | None = None,
+        rules_answer: Callable[[], Any] | None = None,
+    ) -> Any:
+        """One call. When the model gives no valid answer even after the bounded repair and
+        `rules_answer` is given, the offline rules answer that step instead, and the
+        substitution is recorded in the HDAG's metadata; outages and refusals still raise,
+        and so does a decomposition in which no call at all got a valid answer."""
         messages = [{"role": "system", "content": self.system}, {"role": "user", "content": task}]
-        return self.client.complete_json(messages, schema, trace_id=trace_id, name=name)
+        try:
+            answer = self.client.complete_json(messages, schema, trace_id=trace_id, name=name)
+        except LLMInvalidOutputError as exc:
+            if rules_answer is None or st is None:
+                raise
+            st.invalid = exc
+            st.notes.append(f"{name}: the model gave no valid answer in {exc.attempts} tries; rules used")
+            return rules_answer()
+        if st is not None:
+            st.valid_answers += 1
+        return answer
 
     def run(
         self, trace: TraceInput | TraceDocument, mode: LLMMode, *, trace_id: str | None = None
@@ -173,6 +198,10 @@ class LLMDecomposer:
             self._five_step(state, trace_id)
         else:
             raise ValueError(f"unknown LLM decomposition mode {mode!r}")
+        if state.invalid is not None and state.valid_answers == 0:
+            # every step fell to the rules: that is the offline decomposer, which a
+            # provider uses only when configured to (decomposer.offline_fallback)
+            raise state.invalid
         after = self.client.usage(trace_id)
         metadata = HDAGMetadata(
             decomposer=mode,
@@ -194,7 +223,9 @@ class LLMDecomposer:
                 paragraphs=_render_paragraphs(st.doc, chunk),
                 first_ids=st.first_ids(),
             )
-            answer: GraphAnswer = self._ask(task, GraphAnswer, "hdag_single", trace_id)
+            answer: GraphAnswer = self._ask(
+                task, GraphAnswer, "hdag_single", trace_id, st, partial(st.rules_graph, chunk)
+            )
             mapping = st.add_items(answer.nodes, chunk)
             st.add_edges(answer.edges, mapping)
 
@@ -223,6 +254,8 @@ class LLMDecomposer:
                 LevelsAnswer,
                 "hdag_levels",
                 trace_id,
+                st,
+                lambda: st.rules_levels(chunk),
             )
             blocks = [b.model_dump(mode="json") for b in levels.blocks]
             answer: SegmentsAnswer = self._ask(
@@ -230,6 +263,8 @@ class LLMDecomposer:
                 SegmentsAnswer,
                 "hdag_segments",
                 trace_id,
+                st,
+                lambda: SegmentsAnswer(segments=list(st.rules_graph(chunk).nodes)),
             )
             return answer
 
@@ -245,7 +280,10 @@ class LLMDecomposer:
             for ids in chunk_ids
         ]
         for rel in self._parallel(
-            lambda t: self._ask(t, RelationsAnswer, "hdag_relations", trace_id), rel_prompts
+            lambda t: self._ask(
+                t, RelationsAnswer, "hdag_relations", trace_id, st, lambda: RelationsAnswer(edges=[])
+            ),
+            rel_prompts,
         ):
             st.add_edges(rel.edges, {})
 
@@ -258,7 +296,10 @@ class LLMDecomposer:
             aud_tpl.substitute(segments=_dump(st.describe(ids)), stakes=stakes) for ids in chunk_ids
         ]
         for aud in self._parallel(
-            lambda t: self._ask(t, AuditorsAnswer, "hdag_auditors", trace_id), aud_prompts
+            lambda t: self._ask(
+                t, AuditorsAnswer, "hdag_auditors", trace_id, st, lambda: AuditorsAnswer(assignments=[])
+            ),
+            aud_prompts,
         ):
             st.assign(aud)
         st.route_unassigned()
@@ -288,9 +329,12 @@ class LLMDecomposer:
                 issues="\n".join(issues) or "none",
             )
             jobs.append((k, live, prompt))
-        refined = self._parallel(lambda job: self._ask(job[2], GraphAnswer, "hdag_refine", trace_id), jobs)
+        refined = self._parallel(
+            lambda job: self._ask(job[2], GraphAnswer, "hdag_refine", trace_id, st, lambda: None), jobs
+        )
         for (k, live, _), answer in zip(jobs, refined, strict=True):
-            st.replace_chunk(live, answer, st.chunks[k])
+            if answer is not None:  # None: no valid refinement, the drafted chunk stays
+                st.replace_chunk(live, answer, st.chunks[k])
 
 
 class _State:
@@ -307,7 +351,45 @@ class _State:
         self.order: list[str] = []
         self.edges: list[HDAGEdge] = []
         self.notes: list[str] = []
+        self.valid_answers = 0  # calls the model answered validly
+        self.invalid: LLMInvalidOutputError | None = None  # the last call it never did
         self._assigned: set[str] = set()
+
+    def rules_levels(self, chunk: list[Paragraph]) -> LevelsAnswer:
+        """Step 1 by the offline rules: each paragraph one block at its rule level."""
+        return LevelsAnswer(
+            blocks=[
+                LevelBlock(
+                    level=rules.classify(self.doc.text[p.start : p.end]).level,
+                    paragraph=p.pid,
+                    text=self.doc.text[p.start : p.end],
+                )
+                for p in chunk
+            ]
+        )
+
+    def rules_graph(self, chunk: list[Paragraph]) -> GraphAnswer:
+        """A chunk's nodes by the offline rules (one per unit of text), without edges:
+        validation links them and covers what is left."""
+        nodes: list[NodeItem] = []
+        for p in chunk:
+            for k, (s, e) in enumerate(split_units(self.doc.text[p.start : p.end], p.start), start=1):
+                text = self.doc.text[s:e]
+                cls = rules.classify(text, high_stakes=self.doc.high_stakes)
+                nodes.append(
+                    NodeItem(
+                        id=f"R{p.pid}.{k}",
+                        level=cls.level,
+                        paragraph=p.pid,
+                        text=text,
+                        type=cls.type,
+                        summary=rules.summarize(text, cls.type),
+                        complexity=cls.complexity,
+                        primary_auditor=cls.primary,
+                        secondary_auditors=list(cls.secondary),
+                    )
+                )
+        return GraphAnswer(nodes=nodes, edges=[])
 
     def first_ids(self) -> str:
         return ", ".join(self.ids.peek(lvl) for lvl in Level)

@@ -37,6 +37,9 @@ T = TypeVar("T", bound=BaseModel)
 log = logging.getLogger(__name__)
 
 _MAX_ERROR_CHARS = 2000
+_MAX_ECHO_CHARS = 3000
+"""How much of an invalid answer the repair turn shows back: enough to see the mistake,
+without doubling the prompt when a model ran on until max_tokens."""
 _SCHEMA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 CACHE_FORMAT = 1
 
@@ -214,9 +217,12 @@ class LLMClient:
                         f"the answer was cut off at the limit of {max_tokens} tokens before it was "
                         f"complete; give a shorter answer. ({last_err})"
                     )
+                echo = answer.content
+                if len(echo) > _MAX_ECHO_CHARS:
+                    echo = echo[:_MAX_ECHO_CHARS] + " [... the rest of this answer is not shown]"
                 convo = [
                     *convo,
-                    {"role": "assistant", "content": answer.content},
+                    {"role": "assistant", "content": echo},
                     {"role": "user", "content": repair_tpl.substitute(error=last_err, name=name)},
                 ]
                 continue

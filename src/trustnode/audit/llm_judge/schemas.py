@@ -23,17 +23,22 @@ def _non_blank(value: str) -> str:
 class ReportedViolation(BaseModel):
     """One violation as the model reports it (the response schema's item)."""
 
-    step: str = Field(max_length=200, description="Id of the audited segment.")
+    step: str = Field(min_length=1, max_length=200, description="Id of the audited segment.")
     failing_slice: str = Field(
+        min_length=1,
         max_length=MAX_FIELD_CHARS,
         description="Shortest exact quotation of the segment that carries the defect.",
     )
-    probe: str = Field(max_length=MAX_FIELD_CHARS, description="Question deciding whether the step is sound.")
+    probe: str = Field(
+        min_length=1, max_length=MAX_FIELD_CHARS, description="Question deciding whether the step is sound."
+    )
     type: ViolationType
     acceptance_criterion: str = Field(
-        max_length=MAX_FIELD_CHARS, description="Checkable condition the step would meet if sound."
+        min_length=1,
+        max_length=MAX_FIELD_CHARS,
+        description="Checkable condition the step would meet if sound.",
     )
-    explanation: str = Field(max_length=MAX_FIELD_CHARS, description="Why the probe fails.")
+    explanation: str = Field(min_length=1, max_length=MAX_FIELD_CHARS, description="Why the probe fails.")
 
     @field_validator("step", "failing_slice", "probe", "acceptance_criterion", "explanation")
     @classmethod
@@ -56,7 +61,7 @@ class ViolationCheck(BaseModel):
     index: int = Field(ge=1, description="Number of the flagged item.")
     criterion_met: bool = Field(description="The segment already meets the acceptance criterion.")
     substantive: bool = Field(description="The defect matters at the problem's level of rigour.")
-    reason: str = Field(max_length=MAX_FIELD_CHARS)
+    reason: str = Field(min_length=1, max_length=MAX_FIELD_CHARS)
 
     @field_validator("reason")
     @classmethod
