@@ -342,7 +342,7 @@ def test_five_step_chunks_in_parallel_give_the_same_hdag(responder_server: FakeO
 def test_earlier_context_is_bounded(
     responder_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import trustnode.hdag.llm_pipeline as pipeline
+    import trustnode.hdag.llm_state as pipeline
 
     monkeypatch.setattr(pipeline, "EARLIER_LIMIT", 5)
     paras = [f"Let n be {i}. Box {i} holds {i} + 1 = {i + 1} marbles." for i in range(1, 21)]
