@@ -12,20 +12,26 @@ Standalone (the demo's LLM auditor talks to it):
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import math
-import re
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from pydantic import BaseModel
+
+from trustnode.llm.responders import (
+    Responder,
+    echo_responder,
+    load_responder,
+    requested_schema_name,
+    route_by_schema,
+)
 
 
 @dataclass(frozen=True)
@@ -75,7 +81,6 @@ class Reply:
         return cls.json(value if value is not None else {}, delay_s=delay_s)
 
 
-Responder = Callable[[dict[str, Any]], Any]
 ScriptItem = Reply | str | dict[str, Any] | list[Any] | BaseModel | Responder
 
 
@@ -317,59 +322,6 @@ class FakeOpenAIServer:
         return Handler
 
 
-_NAMED = re.compile(r'JSON value named "([A-Za-z0-9_.\-]+)"')
-
-
-def requested_schema_name(request: dict[str, Any]) -> str:
-    """The schema name an LLMClient asked for: from `response_format`, or from the JSON
-    instruction it adds on servers without structured output ("" when neither is there)."""
-    rf = request.get("response_format")
-    if isinstance(rf, dict):
-        js = rf.get("json_schema")
-        if isinstance(js, dict) and js.get("name"):
-            return str(js["name"])
-    for m in request.get("messages", []):
-        if isinstance(m, dict) and m.get("role") == "system":
-            found = _NAMED.search(str(m.get("content", "")))
-            if found:
-                return found.group(1)
-    return ""
-
-
-def route_by_schema(routes: dict[str, Responder], default: Responder | None = None) -> Responder:
-    """One responder that dispatches on the requested schema name's prefix (longest first),
-    so a single fake server can play the HDAG decomposer and the LLM judge at once."""
-    ordered = sorted(routes.items(), key=lambda kv: -len(kv[0]))
-
-    def dispatch(request: dict[str, Any]) -> Any:
-        name = requested_schema_name(request)
-        for prefix, responder in ordered:
-            if name.startswith(prefix):
-                return responder(request)
-        if default is not None:
-            return default(request)
-        return Reply.http_error(400, f"fake server: no responder for schema {name!r}")
-
-    return dispatch
-
-
-def echo_responder(request: dict[str, Any]) -> dict[str, Any]:
-    """A minimal built-in responder: echoes the last user message as JSON (smoke tests)."""
-    users = [m for m in request.get("messages", []) if isinstance(m, dict) and m.get("role") == "user"]
-    return {"echo": str(users[-1].get("content", "")) if users else "", "model": request.get("model")}
-
-
-def load_responder(spec: str) -> Responder:
-    """Import `package.module:function`."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise ValueError(f"responder must look like 'package.module:function', got {spec!r}")
-    func = getattr(importlib.import_module(module_name), attr)
-    if not callable(func):
-        raise TypeError(f"{spec} is not callable")
-    return func  # type: ignore[no-any-return]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Scripted OpenAI-compatible server on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
@@ -418,6 +370,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         srv.stop()
     return 0
+
+
+__all__ = [
+    "FakeOpenAIServer",
+    "RecordedRequest",
+    "Reply",
+    "Responder",
+    "as_reply",
+    "echo_responder",
+    "load_responder",
+    "requested_schema_name",
+    "route_by_schema",
+]
 
 
 if __name__ == "__main__":
