@@ -12,33 +12,113 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-# Protected regions, matched left to right; alternatives in priority order.
-_PROTECTED = re.compile(
-    r"```.*?```"
-    r"|\$\$.+?\$\$"
-    r"|\\\[.+?\\\]"
-    r"|\\begin\{([A-Za-z*]+)\}.*?\\end\{\1\}"
-    r"|\\\(.+?\\\)"
-    r"|(?<![\\$])\$(?!\$)[^$\n]+?(?<!\\)\$",
-    re.DOTALL,
-)
-_DISPLAY_START = ("```", "$$", "\\[", "\\begin")
+#: Longest text the segmenter reads (a whole request body is at most 1 MB); longer text is
+#: refused with `TextTooLongError` rather than scanned.
+MAX_TEXT_CHARS = 1_000_000
+#: Longest segment any HDAG may hold: the offline decomposer cuts longer units, and
+#: validation repair cuts longer nodes from any decomposer (an auditor is never handed
+#: one enormous step, and no tier can skip a segment for its length).
+MAX_SEGMENT_CHARS = 2000
 
-_PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
+_DISPLAY_START = ("```", "$$", "\\[", "\\begin")
+# Where a protected region may start; the scanner below decides whether one does.
+_OPENERS = re.compile(r"```|\$|\\[\[(]|\\begin\{")
+_ENV_NAME = re.compile(r"[A-Za-z*]+\}")
+_INLINE_END = re.compile(r"[$\n]")
+_CLOSERS = {"```": "```", "$$": "$$", "\\[": "\\]", "\\(": "\\)"}
+
+_PARAGRAPH = re.compile(r"\n[ \t]*+\n\s*+")
 _LIST_ITEM = re.compile(
-    r"\n[ \t]*(?=(?:[-*\u2022+][ \t]|\d{1,3}[.)][ \t]|[a-z][.)][ \t]|#{1,6}[ \t]|\*\*|Step[ \t]+\d))"
+    r"\n[ \t]*+(?=(?:[-*\u2022+][ \t]|\d{1,3}[.)][ \t]|[a-z][.)][ \t]|#{1,6}[ \t]|\*\*|Step[ \t]+\d))"
 )
 # End of a sentence: punctuation, optional closers, whitespace, then a plausible start.
-_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\\$(\"*\u2022#\[])")
+_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*+\s++(?=[A-Z0-9\\$(\"*\u2022#\[])")
 _ABBREV = re.compile(
     r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|resp|Mr|Mrs|Ms|Dr|Prof|St|No|Fig|Eq|eq|Sec|al|ca)\.|\b[A-Z]\.)$"
 )
 _ALNUM = re.compile(r"[0-9A-Za-z\u00c0-\uffff]")
 
 
+class TextTooLongError(ValueError):
+    """The text is longer than MAX_TEXT_CHARS."""
+
+    def __init__(self, length: int) -> None:
+        super().__init__(f"text of {length} characters is longer than the limit of {MAX_TEXT_CHARS}")
+        self.length = length
+
+
+def check_length(text: str) -> None:
+    """Refuse text longer than MAX_TEXT_CHARS (every scanner here is linear, but not free)."""
+    if len(text) > MAX_TEXT_CHARS:
+        raise TextTooLongError(len(text))
+
+
+class _Scanner:
+    """Protected regions in one left-to-right pass.
+
+    Formulas: ``` code ```, $$ .. $$, \\[ .. \\], \\begin{env} .. \\end{env}, \\( .. \\),
+    $ .. $ (one line, no "$" inside), tried in that order at each opening, leftmost first,
+    shortest close. A closer that is missing after one opening is missing after every
+    later one too, so it is searched for once: the scan is linear in the text.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.missing: set[str] = set()  # closers not found after some position
+
+    def _close(self, closer: str, start: int) -> int:
+        if closer in self.missing:
+            return -1
+        j = self.text.find(closer, start)
+        if j < 0:
+            self.missing.add(closer)
+            return -1
+        return j + len(closer)
+
+    def match(self, s: int) -> int:
+        """End of the region opening at s, or -1."""
+        text = self.text
+        if text.startswith("```", s):
+            end = self._close("```", s + 3)
+            if end >= 0:
+                return end
+        if text.startswith("$$", s):
+            end = self._close("$$", s + 3)  # at least one character inside
+            if end >= 0:
+                return end
+        for opener in ("\\[", "\\("):
+            if text.startswith(opener, s):
+                end = self._close(_CLOSERS[opener], s + 3)
+                if end >= 0:
+                    return end
+                break
+        if text.startswith("\\begin{", s):
+            m = _ENV_NAME.match(text, s + 7)
+            if m is not None:
+                end = self._close(f"\\end{{{m.group(0)[:-1]}}}", m.end())
+                if end >= 0:
+                    return end
+        if text.startswith("$", s) and not text.startswith("$$", s) and (s == 0 or text[s - 1] not in "\\$"):
+            m = _INLINE_END.search(text, s + 2) if s + 1 < len(text) and text[s + 1] != "\n" else None
+            if m is not None and m.group(0) == "$" and text[m.start() - 1] != "\\":
+                return m.end()
+        return -1
+
+
 def protected_regions(text: str) -> list[tuple[int, int]]:
-    """Spans of formulas and code that a split must never fall inside."""
-    return [(m.start(), m.end()) for m in _PROTECTED.finditer(text)]
+    """Spans of formulas and code that a split must never fall inside (linear time)."""
+    check_length(text)
+    scanner = _Scanner(text)
+    out: list[tuple[int, int]] = []
+    pos = 0
+    while (m := _OPENERS.search(text, pos)) is not None:
+        end = scanner.match(m.start())
+        if end < 0:
+            pos = m.start() + 1
+            continue
+        out.append((m.start(), end))
+        pos = end
+    return out
 
 
 class _Guard:
@@ -96,7 +176,54 @@ def split_units(text: str, offset: int = 0) -> list[tuple[int, int]]:
             pieces.append((prev + lead, prev + trail, prev in hard))
         prev = c
     merged = _merge_tiny(text, pieces)
-    return [(s + offset, e + offset) for s, e in merged]
+    capped = [piece for s, e in merged for piece in cap_length(text, s, e, guard)]
+    return [(s + offset, e + offset) for s, e in capped]
+
+
+def _cut_rank(text: str, pos: int, guard: _Guard) -> int:
+    """How good a cut before text[pos] is: 4 line break, 3 sentence end, 2 space, 1 space
+    inside a formula, 0 not a space (outside formulas unless said)."""
+    if not text[pos - 1].isspace():
+        return 0
+    if guard.inside(pos):
+        return 1
+    if text[pos - 1] == "\n":
+        return 4
+    return 3 if pos >= 2 and text[pos - 2] in ".!?;:" else 2
+
+
+def cap_length(text: str, start: int, end: int, guard: _Guard | None = None) -> list[tuple[int, int]]:
+    """Cut text[start:end] into trimmed pieces of at most MAX_SEGMENT_CHARS characters.
+
+    The cut is the best boundary in the second half of each window: a line break, then a
+    sentence end, then a space outside formulas, then any space, then the window's end.
+    Each character is looked at a bounded number of times, so this is linear.
+    """
+    if end - start <= MAX_SEGMENT_CHARS:
+        return [(start, end)]
+    if guard is None:
+        guard = _Guard([(s + start, e + start) for s, e in protected_regions(text[start:end])])
+    out: list[tuple[int, int]] = []
+    cur = start
+    while end - cur > MAX_SEGMENT_CHARS:
+        limit = cur + MAX_SEGMENT_CHARS
+        best, best_rank = limit, 0
+        for pos in range(limit, cur + MAX_SEGMENT_CHARS // 2, -1):
+            rank = _cut_rank(text, pos, guard)
+            if rank > best_rank:
+                best, best_rank = pos, rank
+                if rank == 4:
+                    break
+        out.append((cur, best))
+        cur = best
+    out.append((cur, end))
+    trimmed: list[tuple[int, int]] = []
+    for s, e in out:
+        seg = text[s:e]
+        lead, trail = len(seg) - len(seg.lstrip()), len(seg.rstrip())
+        if trail > lead:
+            trimmed.append((s + lead, s + trail))
+    return trimmed
 
 
 def _merge_tiny(text: str, pieces: list[tuple[int, int, bool]]) -> list[tuple[int, int]]:

@@ -10,6 +10,7 @@ sin, cos, log ... are compared numerically at fixed points with 50 digits.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -103,6 +104,8 @@ def _exact_zero(diff: sympy.Expr) -> bool | None:
     """Is the rational expression identically zero? None when too large to decide."""
     if expansion_size(diff) > MAX_EXPANSION_TERMS:
         return None
+    if diff.is_polynomial():
+        return bool(sympy.expand(diff) == 0)
     num, _den = sympy.fraction(sympy.together(diff))
     if expansion_size(num) > MAX_EXPANSION_TERMS:
         return None
@@ -145,19 +148,42 @@ def decide_equal(a: sympy.Expr, b: sympy.Expr) -> Decision:
     return Decision(Verdict.WRONG, witness)
 
 
+_SCALES = (sympy.Integer(10) ** 8, sympy.Integer(10) ** 16)
+_GENERIC = [sympy.Rational(p, q) for p, q in ((7, 3), (-11, 5), (13, 4), (17, 6))]
+
+
+def _log10(v: sympy.Expr) -> float | None:
+    if v.is_Rational:
+        p, q = sympy.Rational(v).p, sympy.Rational(v).q
+        return None if p == 0 else math.log10(abs(p)) - math.log10(q)
+    n = sympy.N(v, 30)
+    if not n.is_number or n == 0 or not n.is_real:
+        return None
+    return math.log10(abs(float(n)))
+
+
 def rational_degree(e: sympy.Expr, syms: list[sympy.Symbol]) -> int | None:
-    """Total degree of the numerator minus that of the denominator (None: not rational)."""
-    if not rational_in_symbols(e) or expansion_size(e) > MAX_EXPANSION_TERMS:
+    """Degree of a rational function (numerator's minus denominator's), read from its growth.
+
+    f(T p) ~ c T^d for a generic point p: d is the slope of log|f| between two large scales.
+    Exact values at two points instead of `cancel`, which can take long on large input.
+    """
+    if not rational_in_symbols(e):
         return None
-    num, den = sympy.fraction(sympy.cancel(sympy.together(e)))
-    try:
-        dn = sympy.Poly(num, *syms).total_degree() if syms else 0
-        dd = sympy.Poly(den, *syms).total_degree() if syms else 0
-    except sympy.PolynomialError:
+    if not syms:
+        return 0
+    logs = []
+    for scale in _SCALES:
+        pt = {s: scale * _GENERIC[k % len(_GENERIC)] for k, s in enumerate(syms)}
+        v = _value_at(e, pt)
+        lg = _log10(v) if v is not None else None
+        if lg is None:
+            return None
+        logs.append(lg)
+    d = (logs[1] - logs[0]) / 8
+    if abs(d - round(d)) > 0.05:
         return None
-    if num == 0:
-        return -(10**6)
-    return int(dn - dd)
+    return int(round(d))
 
 
 def leading_part_kept(a: sympy.Expr, b: sympy.Expr) -> bool:

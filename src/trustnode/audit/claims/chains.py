@@ -25,6 +25,7 @@ from trustnode.audit.claims.words import (
     SAFE_LEFT_SYMBOLS,
     SAFE_RIGHT_ATTACHED,
     UNARY_MINUS_AFTER,
+    VERBS,
 )
 
 MAX_SEGMENT_TOKENS = 400
@@ -142,8 +143,8 @@ def left_partial(first: list[Tok], before: Tok | None, opened: Tok | None = None
             return True
         if w.lower() in LEFT_JOIN_WORDS or w.lower() in FUNCTION_WORDS or (len(w) == 1 and w.isalpha()):
             return True
-        if Side(first, 0, 0).literal is not None and w not in SAFE_LEFT_SYMBOLS:
-            return True  # "Day 1 = ...", "Step 2 = ...": a label, not a value
+        if Side(first, 0, 0).literal is not None and w not in SAFE_LEFT_SYMBOLS and w.lower() not in VERBS:
+            return True  # "Day 1 = ...", "Step 2 = ...": a label, not a value ("is 42 = ..." is one)
         if not w.isalnum() and w not in SAFE_LEFT_SYMBOLS:
             return True  # "22 – 7 = 15" with an unknown dash, "|x| = 5", "≤ 3 = ..."
         if t0.kind is T.OP and not w.isalpha() and w not in (":", ",", ";", "\n", OPEN_MATH):

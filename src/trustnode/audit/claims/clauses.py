@@ -9,8 +9,7 @@ impossible", "we get 0 + 14*71 = 999, which simplifies to ..."). Relations (<, >
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from trustnode.audit.claims.model import T, Tok
 from trustnode.audit.claims.words import (
     CLAUSE_ENDS,
     CLOSE_MATH,
@@ -23,16 +22,13 @@ from trustnode.audit.claims.words import (
     SENTENCE_ENDS,
 )
 
-if TYPE_CHECKING:
-    from trustnode.audit.claims.tokens import Tok
-
 
 def _is_break(t: Tok) -> bool:
-    return t.kind.value == "break"
+    return t.kind is T.BREAK
 
 
 def _is_relation(t: Tok) -> bool:
-    return t.kind.value == "eq" or (_is_break(t) and t.text in RELATIONS)
+    return t.kind is T.EQ or (t.kind is T.BREAK and t.text in RELATIONS)
 
 
 def _rejects(toks: list[Tok], k: int) -> bool:
@@ -52,37 +48,50 @@ def _rejects(toks: list[Tok], k: int) -> bool:
 
 def mark_clauses(toks: list[Tok]) -> None:
     """Set `conditional` on every equality or relation that the text does not state."""
+    brk, eq = T.BREAK, T.EQ
     conditional = False
     for t in toks:
-        if _is_break(t) and t.text not in RELATIONS:
+        if t.kind is brk:
+            if t.text in RELATIONS:
+                if conditional:
+                    t.conditional = True
+                continue
             low = t.text.lower()
             if low in HYPOTHETICAL_WORDS:
                 conditional = True
             elif low in CLAUSE_ENDS:
                 conditional = False
-        elif _is_relation(t) and conditional:
+        elif t.kind is eq and conditional:
             t.conditional = True
     question = False  # read backwards: an equality in a sentence that ends with "?" is asked
     rejected = False  # ... and one followed in its sentence by "false" or "impossible"
     reworked = False  # ... or by "simplifies to": an equation being worked on
     for k in range(len(toks) - 1, -1, -1):
         t = toks[k]
-        if _is_break(t) and t.text in SENTENCE_ENDS:
-            question = t.text == "?"
-            rejected = reworked = False
-        elif t.text == CLOSE_MATH and k + 1 < len(toks) and toks[k + 1].text[:1].isupper():
-            rejected = reworked = False  # "\\[x = -206\\] This does not satisfy ...": a new sentence
-        elif _is_break(t) and _rejects(toks, k):
-            rejected = True
-        elif _is_break(t) and t.text.lower() in REWORK_WORDS:
-            reworked = True
-        elif _is_relation(t):
+        if t.kind is eq or (t.kind is brk and t.text in RELATIONS):
             t.conditional = t.conditional or question or rejected
             t.reworked = reworked
-    for prev, t in zip(toks, toks[1:], strict=False):
-        t.after_operator = _is_break(t) and prev.kind.value == "op"
-        if _is_break(t) and (
-            prev.kind.value not in ("break", "lp")
-            or (not t.space_before and _is_break(prev) and prev.text.isalnum())
-        ):
-            t.standalone = False
+        elif t.kind is brk:
+            text = t.text
+            if text in SENTENCE_ENDS:
+                question = text == "?"
+                rejected = reworked = False
+            elif text == CLOSE_MATH and k + 1 < len(toks) and toks[k + 1].text[:1].isupper():
+                rejected = reworked = False  # "\\[x = -206\\] This does not satisfy ...": a new sentence
+            elif _rejects(toks, k):
+                rejected = True
+            elif text.lower() in REWORK_WORDS:
+                reworked = True
+    prev = None
+    for t in toks:
+        if prev is not None and t.kind is brk:
+            t.after_operator = prev.kind is T.OP
+            if (
+                prev.kind is not brk
+                and prev.kind is not T.LP
+                or not t.space_before
+                and prev.kind is brk
+                and prev.text.isalnum()
+            ):
+                t.standalone = False
+        prev = t

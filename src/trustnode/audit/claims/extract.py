@@ -36,6 +36,7 @@ from trustnode.models.audit import CheckedClaim, ClaimStatus
 
 MAX_TEXT_CHARS = 200_000
 MAX_REBINDS = 64
+_DIGIT = re.compile(r"\d")
 
 
 @dataclass
@@ -119,12 +120,12 @@ def _restates(norm: str, first: Chain, second: Chain) -> bool:
     return len(gap) <= 40 and _BETWEEN_RESTATEMENTS.fullmatch(gap) is not None
 
 
-def _arithmetic(norm: str, bindings: dict[str, sympy.Expr]) -> list[CheckedClaim]:
+def _arithmetic(norm: str, bindings: dict[str, sympy.Expr], toks: list[Tok]) -> list[CheckedClaim]:
     """Equality chains between numeric expressions; `bindings` gains the names defined."""
     claims: list[CheckedClaim] = []
     done = -1  # chains ending at or before this offset are already checked
     rereads = 0
-    chains = make_chains(tokenize(norm, bindings), bindings, norm)
+    chains = make_chains(toks, bindings, norm)
     named: Chain | None = None  # the last "Total = <computation>" chain, for its restatement
     k = 0
     while k < len(chains):
@@ -189,9 +190,10 @@ def extract_claims(
             if c is not None:
                 claims.append(c)
     before = dict(bindings)
-    claims += _arithmetic(norm, bindings)
+    toks = tokenize(norm, before)
+    claims += _arithmetic(norm, bindings, toks)
     if any(r in norm for r in RELATIONS):
-        claims += relation_claims(norm, tokenize(norm, before), before)
+        claims += relation_claims(norm, toks, before)
     out_facts = context
     if worth_reading(norm):
         found, out_facts, _ = read_symbolic(norm, tokenize(norm, before, symbolic=True), before, context)
@@ -239,5 +241,23 @@ def _context_prefix(texts: tuple[str, ...]) -> tuple[tuple[tuple[str, sympy.Expr
 
 
 def has_decidable_claim(text: str) -> bool:
-    """Does the text, read alone, hold at least one claim the checker decides?"""
-    return bool(extract_claims(text).claims)
+    """Does the text, read alone, hold at least one claim the checker decides?
+
+    The same readings as `extract_claims(text)` (so the answer is `bool(...claims)`),
+    cheapest first, stopping at the first claim found.
+    """
+    if len(text) > MAX_TEXT_CHARS:
+        text = text[:MAX_TEXT_CHARS]
+    norm, _ = normalize(text)
+    if not _DIGIT.search(norm) and not worth_reading(norm):
+        return False  # no number and no symbol next to an operator: nothing to decide
+    bindings: dict[str, sympy.Expr] = {}
+    toks = tokenize(norm, bindings)
+    if _arithmetic(norm, bindings, toks):
+        return True
+    if any(r in norm for r in RELATIONS) and relation_claims(norm, toks, {}):
+        return True
+    if not worth_reading(norm):
+        return False
+    found, _, _ = read_symbolic(norm, tokenize(norm, {}, symbolic=True), {}, Facts(), first=True)
+    return bool(found)

@@ -11,6 +11,7 @@ pass, so the cost is linear in the text (times a bounded nesting depth).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from trustnode.audit.claims.words import BREAKER, CLOSE_MATH, IMPLIES, JUXTAPOSED, OPEN_MATH
 
@@ -276,6 +277,13 @@ _BULLET_RE = re.compile(r"(?m)^[ \t]*(?:[-*\u2022]|\d{1,2}[.)])[ \t]+")
 _POWER_STARS_RE = re.compile(r"(?<=[\d)])[ \t]*\*\*[ \t]*(?=[-\d(])")
 # "4 x 5", "3x4": a letter x between numbers is a times sign; "2x(3)" and "(a)x(b)" are not
 _TIMES_X_RE = re.compile(r"(?<=[\d)])[ \t]+[xX][ \t]+(?=[\d($])|(?<=\d)[xX](?=\d)")
+# "3 times 4 is 12": arithmetic in words, only in this exact shape
+_WORDED_RE = re.compile(
+    r"(?<![\w.])(\d[\d,.]*+)[ \t]++(times|plus|minus|multiplied by|divided by)[ \t]++(\d[\d,.]*+)"
+    r"[ \t]++(?:is|are|equals|gives|makes)[ \t]++(\d[\d,.]*+)(?![\w])",
+    re.IGNORECASE,
+)
+_WORDED_OPS = {"times": "*", "plus": "+", "minus": "-", "multiplied by": "*", "divided by": "/"}
 _REMAINDER_R_RE = re.compile(r"(?<=\d)[ \t]*R[ \t]*(?=\d)")  # "355 / 6 = 58 R 5"
 _DASH_MINUS_RE = re.compile(r"(?<=[\d)])[ \t]+[\u2013\u2014][ \t]+(?=[\d($(-])")
 _PLAIN_DERIV_RE = re.compile(r"(?<![A-Za-z])d([A-Za-z])?\s*/\s*d([A-Za-z])(?![A-Za-z])")
@@ -286,9 +294,20 @@ def _plain_derivative(m: re.Match[str]) -> str:
     return f" \u2202{m.group(2)}" + (f"({m.group(1)})" if m.group(1) else " ")
 
 
+def _worded(m: re.Match[str]) -> str:
+    op = _WORDED_OPS[" ".join(m.group(2).lower().split())]
+    return f"{m.group(1)} {op} {m.group(3)} = {m.group(4)}"
+
+
 def normalize(text: str, *, keep_annotations: bool = False) -> tuple[str, list[tuple[str, str]]]:
     """Plain-operator text and the calculator annotations `<<expr=result>>` found in it."""
-    annotations = [(m.group(1), m.group(2)) for m in ANNOTATION_RE.finditer(text)]
+    norm, notes = _normalize(text, keep_annotations)
+    return norm, list(notes)
+
+
+@lru_cache(maxsize=4096)  # the router and the linker read the same unit; the auditor reads it again
+def _normalize(text: str, keep_annotations: bool) -> tuple[str, tuple[tuple[str, str], ...]]:
+    annotations = tuple((m.group(1), m.group(2)) for m in ANNOTATION_RE.finditer(text))
     if not keep_annotations:
         text = ANNOTATION_RE.sub("", text)
     text = re.sub(r"\u221a\s*(\d+(?:\.\d+)?)", r"sqrt(\1)", text)
@@ -307,4 +326,6 @@ def normalize(text: str, *, keep_annotations: bool = False) -> tuple[str, list[t
     text = _TIMES_X_RE.sub(" * ", text)
     text = _DASH_MINUS_RE.sub(" - ", text)  # "22 – 7": a dash between spaced numbers is a minus
     text = _REMAINDER_R_RE.sub(" remainder ", text)
+    if "times" in text or "plus" in text or "minus" in text or " by " in text:
+        text = _WORDED_RE.sub(_worded, text)
     return text, annotations

@@ -49,7 +49,10 @@ _RESULT_LEADS = frozenset(
 def _numerator(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Poly | None:
     if not rational_in_symbols(expr) or expansion_size(expr) > MAX_EXPANSION_TERMS:
         return None
-    num, _den = sympy.fraction(sympy.cancel(sympy.together(expr)))
+    if expr.is_polynomial(var):
+        num = expr  # the common case: no denominator to clear
+    else:
+        num, _den = sympy.fraction(sympy.cancel(sympy.together(expr)))
     try:
         p = sympy.Poly(num, var)
     except sympy.PolynomialError:

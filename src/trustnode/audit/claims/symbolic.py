@@ -37,7 +37,11 @@ from trustnode.models.audit import CheckedClaim, ClaimStatus
 
 MAX_STATEMENTS = 200  # per text: a text with more equalities than this is read this far
 _WORTH = re.compile(r"[=\u2202\u222b\u2211\u220f]")
-_LETTER_NEAR_MATH = re.compile(r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])|\d[A-Za-z]")
+# A letter used as a symbol: next to an operator, after a digit, or a short product ("ax^2").
+_LETTER_NEAR_MATH = re.compile(
+    r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])[ \t]?[=+\-*/^()'\u2248]"
+    r"|[=+\-*/^(\u2248][ \t]?[A-Za-z\u03c0](?![A-Za-z])|\d[A-Za-z]|[A-Za-z]{2,3}\^|[\u2202\u222b\u2211\u220f]"
+)
 _REWRITE_CUES = frozenset(
     {"factor", "factors", "factoring", "factorise", "factorize", "factorising", "factorizing",
      "factored", "factorised", "factorized", "factorization", "factorisation", "expand", "expanding",
@@ -191,9 +195,12 @@ def sentence_words(toks: list[Tok], first: int) -> set[str]:
 
 
 def read_symbolic(
-    norm: str, toks: list[Tok], variables: Mapping[str, sympy.Expr], context: Facts
+    norm: str, toks: list[Tok], variables: Mapping[str, sympy.Expr], context: Facts, *, first: bool = False
 ) -> tuple[list[CheckedClaim], Facts, list[Statement]]:
-    """Claims of one normalised text (tokenized in symbolic mode) and what it defines."""
+    """Claims of one normalised text (tokenized in symbolic mode) and what it defines.
+
+    `first`: stop at the first decided claim (the router only asks whether there is one).
+    """
     from trustnode.audit.claims.solving import root_and_solution_claims
 
     facts = context.copy()
@@ -209,6 +216,8 @@ def read_symbolic(
                 c = _pair(stmt, k, cue, scope)
                 if c is not None:
                     claims.append(c)
+                    if first:
+                        return claims, facts, stmts
         _definition(stmt, facts)
         eq = equation_of(stmt)
         if eq is not None:

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from enum import StrEnum
 
 import sympy
 
 from trustnode.audit.claims.clauses import mark_clauses
+from trustnode.audit.claims.model import T, Tok
 from trustnode.audit.claims.words import (
     APPROX_WORDS,
     CLAUSE_ENDS,
@@ -40,46 +39,6 @@ from trustnode.audit.claims.words import (
 MAX_NUMBER_DIGITS = 60
 PI = "\u03c0"
 MAX_BOUND_CHARS = 40  # "∑_(k=1)^(n)": a bound longer than this is not one we read
-
-
-class T(StrEnum):
-    NUM = "num"
-    VAR = "var"  # a name bound to a value by an earlier segment ("A = -14")
-    SYM = "sym"  # symbolic mode: a free symbol or a function name ("x", "a_1", "f'")
-    OP = "op"
-    LP = "lp"
-    RP = "rp"
-    EQ = "eq"
-    FUNC = "func"
-    BREAK = "break"
-
-
-@dataclass
-class Tok:
-    kind: T
-    text: str
-    start: int
-    end: int
-    space_before: bool = False
-    # NUM
-    value: sympy.Expr | None = None
-    decimals: int = 0
-    scale: sympy.Rational = field(default_factory=lambda: sympy.Integer(1))
-    percent: bool = False
-    ellipsis: bool = False
-    attached: bool = False  # digits glued to letters ("2x", "3rd"): not a number
-    # EQ (and relations)
-    approx: bool = False
-    conditional: bool = False  # inside "if ...", "suppose ...", a question, or rejected: not a claim
-    reworked: bool = False  # "E, which simplifies to ...": an equation worked on, not a stated value
-    # BREAK: a word not glued to a number or operator before it ("so X", not ".75X" or "- X")
-    standalone: bool = True
-    after_operator: bool = False  # "+ his 1 teacher": a word inside a longer expression
-    # SYM: a function applied to "(...)" ("f(x)"); FUNC ∑ ∏ ∫ ∂: variable and bounds
-    apply: bool = False
-    var: str = ""
-    lower: str = ""
-    upper: str = ""
 
 
 _NUM_RE = re.compile(

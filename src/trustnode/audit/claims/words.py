@@ -72,6 +72,8 @@ SHORT_WORDS = frozenset(
         "lb", "oz", "ft", "mi", "hr", "yes", "box", "odd", "age", "day", "cup",
     }
 )  # fmt: skip
+# Verbs after which a bare number is a value, not a label ("the total is 42 = 12 + 30").
+VERBS = frozenset({"is", "are", "was", "were", "be", "equals", "gives", "get", "got", "makes", "yields"})
 # Letters glued to digits that are a unit or an ordinal, never a product ("3rd", "5km", "2pm").
 GLUED_SUFFIXES = frozenset(
     {"st", "nd", "rd", "th", "km", "cm", "mm", "kg", "mg", "ml", "am", "pm", "ft", "lb", "lbs", "oz",
