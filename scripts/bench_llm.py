@@ -11,7 +11,7 @@ On ProcessBench gsm8k traces (read in place from the shared eval data) it measur
   (exact quotes, before validation fills gaps) and whether the repaired HDAG is valid.
 
 Sample rule (no row numbers): the first N/2 erroneous and the first N/2 correct traces in
-file order. By default the bundled SmolLM2-135M runs under `LocalLLMServer`; `--base-url`
+file order, alternately. By default the bundled SmolLM2-135M runs under `LocalLLMServer`; `--base-url`
 points at any OpenAI-compatible endpoint instead. Nothing is cached: every answer is the
 model's. Progress goes to stderr, per-trace rows to `--rows` (JSON lines) as they finish.
 
@@ -47,10 +47,14 @@ DEFAULT_DATA = ROOT.parent / "shared" / "eval" / "processbench" / "gsm8k.json"
 
 
 def sample(items: list[EvalItem], n: int) -> list[EvalItem]:
-    """The first n/2 erroneous and the first n - n/2 correct traces, in file order."""
+    """The first n/2 erroneous and the first n - n/2 correct traces in file order, taken
+    alternately (erroneous first), so that a run cut short is still balanced."""
     wrong = [i for i in items if i.label >= 0][: n // 2]
     right = [i for i in items if i.label < 0][: n - n // 2]
-    return sorted(wrong + right, key=items.index)
+    out: list[EvalItem] = []
+    for k in range(max(len(wrong), len(right))):
+        out += wrong[k : k + 1] + right[k : k + 1]
+    return out
 
 
 def judge_trace(judge: LLMJudge, item: EvalItem) -> tuple[TraceRow, list[float], int]:
