@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from dataclasses import dataclass
 
 #: Longest text the segmenter reads (a whole request body is at most 1 MB); longer text is
 #: refused with `TextTooLongError` rather than scanned.
@@ -65,10 +66,13 @@ class _Scanner:
     def __init__(self, text: str) -> None:
         self.text = text
         self.missing: set[str] = set()  # closers not found after some position
+        self.searches = 0  # closer searches run (each at most one pass over the text)
+        self.openings = 0  # opening markers looked at
 
     def _close(self, closer: str, start: int) -> int:
         if closer in self.missing:
             return -1
+        self.searches += 1
         j = self.text.find(closer, start)
         if j < 0:
             self.missing.add(closer)
@@ -105,20 +109,34 @@ class _Scanner:
         return -1
 
 
-def protected_regions(text: str) -> list[tuple[int, int]]:
-    """Spans of formulas and code that a split must never fall inside (linear time)."""
+@dataclass(frozen=True)
+class ScanStats:
+    """Work done by one scan: what a test bounds instead of wall time."""
+
+    openings: int  # opening markers looked at (at most one per character)
+    searches: int  # closer searches (one per region found, plus one per missing closer)
+
+
+def scan_protected(text: str) -> tuple[list[tuple[int, int]], ScanStats]:
+    """Protected regions and the work it took to find them."""
     check_length(text)
     scanner = _Scanner(text)
     out: list[tuple[int, int]] = []
     pos = 0
     while (m := _OPENERS.search(text, pos)) is not None:
+        scanner.openings += 1
         end = scanner.match(m.start())
         if end < 0:
             pos = m.start() + 1
             continue
         out.append((m.start(), end))
         pos = end
-    return out
+    return out, ScanStats(openings=scanner.openings, searches=scanner.searches)
+
+
+def protected_regions(text: str) -> list[tuple[int, int]]:
+    """Spans of formulas and code that a split must never fall inside (linear time)."""
+    return scan_protected(text)[0]
 
 
 class _Guard:

@@ -197,7 +197,7 @@ class _Latex:
             b = self.arg(a[1]) if a else None
             if a is None or b is None:
                 out.append(BREAKER)
-                return j
+                return a[1] if a else j  # never read the same characters twice
             out.append(f" binom({a[0]})({b[0]})")
             return b[1]
         if name == "sqrt":
@@ -236,7 +236,7 @@ class _Latex:
         b = self.arg(a[1]) if a else None
         if a is None or b is None:
             out.append(f" {BREAKER} ")
-            return j
+            return a[1] if a else j  # an unclosed argument was read to its end: never again
         den = _DERIV_DEN.match(b[0])
         num = _DERIV_NUM.match(a[0])
         if _HIGHER_DERIV.match(b[0]) and a[0].lstrip().startswith("d") and not (den and num):
