@@ -31,7 +31,7 @@ from typing import Any
 
 from trustnode.audit.evaluation.datasets import EvalItem, load_processbench
 from trustnode.audit.evaluation.metrics import TraceRow, compute
-from trustnode.audit.evaluation.runner import step_tasks
+from trustnode.audit.evaluation.modes import step_tasks
 from trustnode.audit.llm_judge import JudgeError, LLMJudge
 from trustnode.hdag.llm_pipeline import LLMDecomposer, model_completeness
 from trustnode.hdag.validate import validate_hdag
@@ -182,7 +182,7 @@ def main() -> int:
         print(json.dumps(summarize(args.summarize), indent=2))
         return 0
 
-    items = sample(load_processbench(args.data), args.traces)
+    items = sample(load_processbench(args.data).items, args.traces)
     out: dict[str, Any] = {"data": str(args.data), "traces": len(items)}
     rows_fh = args.rows.open("a") if args.rows else None
     with ExitStack() as stack:
