@@ -193,7 +193,7 @@ def split_units(text: str, offset: int = 0) -> list[tuple[int, int]]:
         if trail > lead:
             pieces.append((prev + lead, prev + trail, prev in hard))
         prev = c
-    merged = _merge_tiny(text, pieces)
+    merged = _join_restatements(text, _merge_tiny(text, pieces))
     capped = [piece for s, e in merged for piece in cap_length(text, s, e, guard)]
     return [(s + offset, e + offset) for s, e in capped]
 
@@ -242,6 +242,46 @@ def cap_length(text: str, start: int, end: int, guard: _Guard | None = None) -> 
         if trail > lead:
             trimmed.append((s + lead, s + trail))
     return trimmed
+
+
+_LABELLED = re.compile(r"\W{0,4}+([A-Za-z][A-Za-z']*+(?:[ \t]++[A-Za-z][A-Za-z']*+){0,5})[ \t]*+=")
+
+
+def _label(text: str, s: int, e: int) -> str:
+    """ "total earnings" for a piece that starts "Total earnings = ..." ("" when it does not)."""
+    m = _LABELLED.match(text, s, min(e, s + 80))
+    return " ".join(m.group(1).lower().split()) if m and len(m.group(1)) > 1 else ""
+
+
+# A sentence that goes on solving the previous one's equation ("Subtracting 150 from both sides, ...")
+_CONTINUES = re.compile(
+    r"\W{0,4}+(?:then,?[ \t]++|now,?[ \t]++|next,?[ \t]++)?"
+    r"(?:subtract|add(?:ing)?\b|divid|multiply|multiplying|combin|simplif|expand|rearrang|collect|cross-multipl|"
+    r"isolat|mov(?:e|ing)\b|factor|(?:this|which|that|it)[ \t]++(?:simplifies|becomes|reduces|gives|yields))",
+    re.IGNORECASE,
+)
+
+
+def _join_restatements(text: str, pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Keep one calculation in one unit: a restated total ("Total = 3 + 5. Total = 8.") and
+    the steps that solve one equation ("... = 500. Subtracting 150 from both sides, ...")."""
+    out: list[list[int]] = []
+    last = ""
+    for s, e in pieces:
+        label = _label(text, s, e)
+        same = bool(label) and label == last
+        goes_on = _CONTINUES.match(text, s, min(e, s + 40)) is not None and "=" in text[s:e]
+        if (
+            out
+            and (same or goes_on)
+            and "=" in text[out[-1][0] : out[-1][1]]
+            and e - out[-1][0] <= MAX_SEGMENT_CHARS
+        ):
+            out[-1][1] = e
+        else:
+            out.append([s, e])
+        last = label
+    return [(s, e) for s, e in out]
 
 
 def _merge_tiny(text: str, pieces: list[tuple[int, int, bool]]) -> list[tuple[int, int]]:

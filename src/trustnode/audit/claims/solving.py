@@ -37,13 +37,39 @@ _MANIPULATION = frozenset(
     {"subtracting", "subtract", "adding", "add", "dividing", "divide", "multiplying", "multiply",
      "both", "sides", "side", "from", "by", "each", "combining", "combine", "like", "terms",
      "rearranging", "rearrange", "isolate", "isolating", "expanding", "expand", "moving", "move",
-     "collecting", "collect", "cross", "taking", "square", "equation", "the", "of", "on"}
+     "collecting", "collect", "cross", "taking", "square", "equation", "the", "of", "on", "simplifying",
+     "simplify", "and"}
 )  # fmt: skip
 _SOLVE_CUES = frozenset({"solving", "solve", "solved", "solution"})
 # "solving ... gives x = 3": the words that may stand right before the value
 _RESULT_LEADS = frozenset(
     {IMPLIES, "gives", "get", "obtain", "yields", "so", "thus", "hence", "therefore", "find", "is", "then"}
 )
+
+
+def _continues_context(toks: list[Tok], s: Statement) -> bool:
+    """Does the text open with a step of solving and then this equation ("Combining like terms: ...")?"""
+    before = toks[: s.first]
+    if not before or len(before) > 2 * MAX_LINK_WORDS + 4:
+        return False
+    words = [t.text.lower() for t in before if t.kind is T.BREAK]
+    if not any(w in _MANIPULATION for w in words) or not (
+        {"both", "terms", "simplifying", "expanding"} & set(words)
+    ):
+        return False
+    return all(t.kind in (T.BREAK, T.NUM) and (t.kind is T.NUM or _connective(t.text)) for t in before)
+
+
+def _connective(word: str) -> bool:
+    w = word.lower()
+    return w in _LINK_WORDS or w in _MANIPULATION or w in (".", "we", "get", "have")
+
+
+def _last_equation(var: str | None, context: Facts) -> Equation | None:
+    if var is None:
+        return None
+    found = [e for e in context.equations if e.var == var and not e.trivial]
+    return found[-1] if found else None
 
 
 def _numerator(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Poly | None:
@@ -151,6 +177,17 @@ def root_and_solution_claims(
             own.append((s, eq))
     own_eqs = [e for _, e in own]
     for k, (s2, e2) in enumerate(own):
+        if k == 0 and _continues_context(toks, s2):
+            # "Subtracting 150 from both sides, we get: x = 350 - 150": the text goes on
+            # from the last equation in x the earlier segments wrote
+            e1 = _last_equation(e2.var, context)
+            ok = _follows(e1, e2) if e1 is not None else None
+            if e1 is not None and ok is not None:
+                claims.append(
+                    claim(f"{e1.text} \u21d2 {e2.text}", e1.text, e2.text, "", ok, "solution",
+                          "" if ok else f"no solution of {e1.text} solves {e2.text}")
+                )  # fmt: skip
+                continue
         if k > 0:
             s1, e1 = own[k - 1]
             alternatives = s1.lead in ("or", "and") or any(

@@ -39,8 +39,9 @@ MAX_STATEMENTS = 200  # per text: a text with more equalities than this is read 
 _WORTH = re.compile(r"[=\u2202\u222b\u2211\u220f]")
 # A letter used as a symbol: next to an operator, after a digit, or a short product ("ax^2").
 _LETTER_NEAR_MATH = re.compile(
-    r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])[ \t]?[=+\-*/^()'\u2248]"
-    r"|[=+\-*/^(\u2248][ \t]?[A-Za-z\u03c0](?![A-Za-z])|\d[A-Za-z]|[A-Za-z]{2,3}\^|[\u2202\u222b\u2211\u220f]"
+    r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])[ \t\u27e6\u27e7]*+[=+\-*/^()'\u2248]"
+    r"|[=+\-*/^(\u2248][ \t\u27e6\u27e7]*+[A-Za-z\u03c0](?![A-Za-z])|\d[A-Za-z]|[A-Za-z]{2,3}\^"
+    r"|[\u2202\u222b\u2211\u220f]"
 )
 _REWRITE_CUES = frozenset(
     {"factor", "factors", "factoring", "factorise", "factorize", "factorising", "factorizing",
