@@ -188,7 +188,7 @@ def root_and_solution_claims(
                           "" if ok else f"no solution of {e1.text} solves {e2.text}")
                 )  # fmt: skip
                 continue
-        if k > 0:
+        if k > 0 and _root_phrase(toks, s2) is None:  # "x = 2 is not a root" is a root claim
             s1, e1 = own[k - 1]
             alternatives = s1.lead in ("or", "and") or any(
                 t.text.lower() in ("or", "and") for t in toks[s1.last : s1.last + 2]
