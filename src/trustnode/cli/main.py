@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "trustnode.cli.web",
     "trustnode.cli.deploy",
     "trustnode.cli.decompose",
+    "trustnode.cli.llm",
 )
 
 
