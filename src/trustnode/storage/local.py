@@ -36,10 +36,12 @@ class LocalStore(BlobStore):
         self.fsync = fsync
         self._blocks = self.root / "blocks"
         self._pins = self.root / "pins"
-        self._blocks.mkdir(parents=True, exist_ok=True)
-        self._pins.mkdir(parents=True, exist_ok=True)
+        # Blocks may be plaintext (the embedded store of a node without a daemon): owner only.
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._blocks.mkdir(mode=0o700, exist_ok=True)
+        self._pins.mkdir(mode=0o700, exist_ok=True)
         self._lock_path = self.root / ".lock"
-        self._lock_path.touch(exist_ok=True)
+        self._lock_path.touch(mode=0o600, exist_ok=True)
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.root)!r})"
@@ -61,7 +63,7 @@ class LocalStore(BlobStore):
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
     def _write_atomic(self, path: Path, data: bytes) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as fh:
