@@ -117,6 +117,11 @@ class IPFSSettings(BaseModel):
     api_url: str | None = Field(default=None, description="e.g. http://127.0.0.1:5001; None: LocalStore.")
     timeout_s: float = Field(default=30.0, gt=0, description="Per-request timeout of the IPFS RPC.")
     retries: int = Field(default=3, ge=0, description="Retries (with backoff) before IPFS counts as down.")
+    max_fetch_bytes: int = Field(
+        default=16 * 1024 * 1024,
+        ge=1,
+        description="Largest blob one read fetches; a CID declaring more is refused after its first block.",
+    )
 
 
 class DecomposerSettings(BaseModel):

@@ -16,11 +16,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from trustnode.storage.base import BlobStore
-from trustnode.storage.errors import BlobNotFoundError
+from trustnode.storage.errors import BlobNotFoundError, BlobTooLargeError
 from trustnode.storage.unixfs import (
     child_links,
     cid_binary,
     cid_string,
+    declared_size,
     file_chunks,
     import_bytes,
     import_chunks,
@@ -31,9 +32,10 @@ from trustnode.storage.unixfs import (
 class LocalStore(BlobStore):
     """Content-addressed store in `root` (blocks/, pins/), CID-compatible with Kubo and js-ipfs."""
 
-    def __init__(self, root: Path | str, *, fsync: bool = True) -> None:
+    def __init__(self, root: Path | str, *, fsync: bool = True, max_fetch_bytes: int | None = None) -> None:
         self.root = Path(root)
         self.fsync = fsync
+        self.max_fetch_bytes = max_fetch_bytes
         self._blocks = self.root / "blocks"
         self._pins = self.root / "pins"
         # Blocks may be plaintext (the embedded store of a node without a daemon): owner only.
@@ -129,8 +131,18 @@ class LocalStore(BlobStore):
         verify_block(c, block)
         return block
 
-    def cat(self, cid: str) -> bytes:
+    def cat(self, cid: str, *, max_bytes: int | None = None) -> bytes:
         root = cid_binary(cid)
+        limit = self.max_fetch_bytes if max_bytes is None else max_bytes
+        if limit is not None:
+            size = declared_size(root, self.get_block(root))
+            if size > limit:
+                raise BlobTooLargeError(
+                    f"{cid_string(root)} declares {size:,} bytes, more than the {limit:,} allowed",
+                    cid=cid_string(root),
+                    size=size,
+                    limit=limit,
+                )
         out = bytearray()
         stack: list[bytes] = [root]
         # Depth-first, left to right: the order the file's bytes were chunked in.
