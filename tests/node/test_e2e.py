@@ -23,7 +23,7 @@ import pytest
 from trustnode.chain.accounts import dev_account
 from trustnode.chain.protocol import SessionStatus
 from trustnode.consensus.rules import EconomicRules, Seat, settle_auditor
-from trustnode.models.enums import SegmentOutcome, Tier
+from trustnode.models.enums import Tier
 from trustnode.node.cluster import AuditorSpec, ClusterConfig, LocalCluster
 from trustnode.node.samples import Sample, load_samples
 
@@ -90,7 +90,8 @@ def test_flawed_tunnel_fails_on_the_wrong_multiplication(finished: dict[str, dic
     assert "1.2 × 0.8 = 1.06" in node["content"]
     # Every other segment passed.
     outcomes = [s["outcome"] for s in view["outcome"]["segments"]]
-    assert outcomes.count(SegmentOutcome.FAIL) == 1
+    assert outcomes.count("FAIL") == 1 and set(outcomes) <= {"PASS", "FAIL"}
+    assert {s["tier"] for s in view["outcome"]["segments"]} <= {"computer", "llm", "human"}
 
 
 def test_clinical_trace_with_right_answer_fails_on_its_reasoning(finished: dict[str, dict[str, Any]]) -> None:

@@ -21,11 +21,12 @@ from web3.logs import DISCARD
 from trustnode.chain.errors import ChainError, ContractRevertError
 from trustnode.chain.protocol import Protocol, SessionParams, SessionStatus
 from trustnode.hdag.offline import decompose_offline_report
-from trustnode.models.enums import SegmentOutcome
 from trustnode.models.hdag import HDAG
 from trustnode.models.jobs import JobStatus, SegmentRecord, TraceJob, TraceStage
+from trustnode.models.verdict import SessionOutcome
 from trustnode.node.context import NodeContext
 from trustnode.node.structure import SegmentPlaintext, SessionBundle, SessionShape
+from trustnode.node.verdict import build_outcome, legacy_facts
 from trustnode.storage.errors import StorageError
 from trustnode.storage.segments import PreparedSession, SegmentSecret, prepare_session
 
@@ -175,12 +176,12 @@ class ProviderPipeline:
                 hdag, report = decompose_offline_report(job.trace)
         except ValueError as exc:
             raise PermanentFailure(f"decomposition failed: {exc}") from exc
-        job.hdag = hdag.model_dump(mode="json", by_alias=True)
+        job.hdag = hdag
         job.report = report.model_dump(mode="json")
         job.stage = TraceStage.DECOMPOSED
 
     def _pin(self, job: TraceJob) -> None:
-        hdag = HDAG.model_validate(job.hdag)
+        hdag = self._hdag(job)
         params = self.protocol.params()
         tiers = [int(n.primary_auditor.tier) for n in hdag.nodes]
         weights = [weight_of(params, t) for t in tiers]
@@ -202,7 +203,6 @@ class ProviderPipeline:
         prepared = prepare_session(
             self.ctx.store, plaintexts, tiers, weights, chain_id=self.protocol.client.chain_id
         )
-        shape = SessionShape.from_hdag(hdag, weights)
         job.session_nonce = prepared.session_nonce
         job.merkle_root = "0x" + prepared.merkle_root.hex()
         job.segments = [
@@ -213,8 +213,6 @@ class ProviderPipeline:
                 key_hex=s.key,
                 tier=s.tier,
                 weight=s.weight,
-                parents=shape.nodes[s.index].parents,
-                children=shape.nodes[s.index].children,
             )
             for s in prepared.segments
         ]
@@ -246,7 +244,6 @@ class ProviderPipeline:
         with self._batch_lock:
             existing = self.ctx.jobs.batch_of(job.id)
             if existing is not None:
-                job.batch_id = existing
                 job.stage = TraceStage.BATCHED
                 return
             waiting = self.ctx.jobs.unbatched()
@@ -261,7 +258,6 @@ class ProviderPipeline:
             order = list(range(len(members)))
             secrets.SystemRandom().shuffle(order)
             self.ctx.jobs.assign_batch(batch_id, {m.id: rank for m, rank in zip(members, order, strict=True)})
-        job.batch_id = batch_id
         job.stage = TraceStage.BATCHED
 
     def _open(self, job: TraceJob) -> None:
@@ -357,12 +353,16 @@ class ProviderPipeline:
             if logs:
                 job.manifest_cid = str(logs[0]["args"]["manifestCid"])
                 job.tx_hashes["publish_keys"] = "0x" + bytes(logs[0]["transactionHash"]).hex()
-        job.structure_cid = job.manifest_cid
         job.stage = TraceStage.KEYS_PUBLISHED
 
     def _shape(self, job: TraceJob) -> SessionShape:
-        hdag = HDAG.model_validate(job.hdag)
-        return SessionShape.from_hdag(hdag, [s.weight for s in job.segments])
+        return SessionShape.from_hdag(self._hdag(job), [s.weight for s in job.segments])
+
+    @staticmethod
+    def _hdag(job: TraceJob) -> HDAG:
+        if job.hdag is None:
+            raise PermanentFailure("job has no HDAG at a stage that needs one")
+        return job.hdag
 
     def _follow(self, job: TraceJob) -> None:
         proto = self.protocol
@@ -392,37 +392,20 @@ class ProviderPipeline:
             )
             if logs:
                 job.tx_hashes["finalize"] = "0x" + bytes(logs[0]["transactionHash"]).hex()
-        job.outcome = self._outcome(job, state.passed, state.score_bps)
+        job.outcome = self._outcome(job)
         job.stage = TraceStage.FINALIZED
 
-    def _outcome(self, job: TraceJob, passed: bool, score_bps: int) -> dict[str, Any]:
+    def _outcome(self, job: TraceJob) -> SessionOutcome:
         proto = self.protocol
         sid = self._sid(job)
-        segs = proto.segments(sid)
-        hdag = HDAG.model_validate(job.hdag)
-        failing = sorted(
-            (s.index for s in segs if s.outcome == SegmentOutcome.FAIL),
-            key=lambda i: hdag.nodes[i].span.start,
+        info = proto.session(sid)
+        return build_outcome(
+            legacy_facts(info),
+            proto.segments(sid),
+            beta_bps=proto.params(info.params_version).beta_bps,
+            hdag=job.hdag,
+            cids={s.index: s.cid for s in job.segments},
         )
-
-        def step_of(i: int) -> int | None:
-            node = hdag.nodes[i]
-            return (
-                node.step_index
-                if node.step_index is not None
-                else hdag.document.step_index_at(node.span.start)
-            )
-
-        return {
-            "passed": passed,
-            "verdict": "PASS" if passed else "FAIL",
-            "score_bps": score_bps,
-            "failing_segments": [
-                {"index": i, "node_id": job.segments[i].node_id, "step_index": step_of(i)} for i in failing
-            ],
-            "earliest_failing_segment": failing[0] if failing else None,
-            "segments": [s.model_dump(mode="json") for s in segs],
-        }
 
     @staticmethod
     def _sid(job: TraceJob) -> int:

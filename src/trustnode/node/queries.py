@@ -13,25 +13,18 @@ from pydantic import BaseModel, Field
 from web3 import Web3
 
 from trustnode.chain.errors import ChainError
-from trustnode.chain.protocol import Protocol, SessionInfo, SessionStatus
-from trustnode.models.enums import SegmentOutcome, Tier
+from trustnode.chain.protocol import Protocol, SessionInfo
+from trustnode.chain.units import parse_trust
+from trustnode.models.enums import Tier
+from trustnode.models.verdict import SegmentResult, SessionOutcome, SessionState, TraceVerdict
 from trustnode.node.context import NodeContext
 from trustnode.node.structure import SessionBundle, SessionShape
+from trustnode.node.verdict import build_outcome, legacy_facts
 from trustnode.storage.merkle import SegmentCommitment, SegmentMerkleTree, segment_leaf, verify
 
 
 class UnknownSessionError(LookupError):
     pass
-
-
-class SegmentView(BaseModel):
-    index: int
-    tier: str
-    weight: int
-    pass_votes: int
-    fail_votes: int
-    outcome: str
-    cid: str | None = None
 
 
 class VoteView(BaseModel):
@@ -45,26 +38,50 @@ class VoteView(BaseModel):
 
 class SessionSummary(BaseModel):
     session_id: int
-    status: str
+    state: SessionState
+    verdict: TraceVerdict | None
+    summary: str
     segments: int
-    passed: bool | None
     score_bps: int | None
 
 
 class SessionView(BaseModel):
+    """A session as the public sees it: its verdict (`outcome`), votes, transactions, deadlines."""
+
     session_id: int
-    status: str
     provider: str
-    passed: bool | None
-    verdict: str | None
-    score_bps: int | None
     merkle_root: str
     manifest_cid: str | None
-    fee: int
-    segments: list[SegmentView]
+    outcome: SessionOutcome
     votes: list[VoteView]
     tx_hashes: dict[str, list[str]]
     deadlines: dict[str, int]
+
+    # Read-only shortcuts for the pages and the CLI while they move to `outcome` (not serialised).
+    @property
+    def status(self) -> str:
+        return self.outcome.state.value
+
+    @property
+    def verdict(self) -> str | None:
+        return None if self.outcome.verdict is None else self.outcome.verdict.value
+
+    @property
+    def passed(self) -> bool | None:
+        return self.outcome.passed
+
+    @property
+    def score_bps(self) -> int | None:
+        return self.outcome.score_bps
+
+    @property
+    def segments(self) -> list[SegmentResult]:
+        return self.outcome.segments
+
+    @property
+    def fee(self) -> int:
+        """Token wei (from the decimal `outcome.fee`)."""
+        return parse_trust(self.outcome.fee)
 
 
 class ProofView(BaseModel):
@@ -115,6 +132,7 @@ class SessionQueries:
         self.ctx = ctx
         self._protocol: Protocol | None = None
         self._bundles: dict[int, SessionBundle] = {}
+        self._betas: dict[int, int] = {}
 
     @property
     def protocol(self) -> Protocol:
@@ -133,18 +151,38 @@ class SessionQueries:
         count = p.session_count()
         out = []
         for sid in range(count, max(0, count - limit), -1):
-            s = p.session(sid)
-            done = s.status == SessionStatus.FINALIZED
+            o = self.outcome(sid)
             out.append(
                 SessionSummary(
                     session_id=sid,
-                    status=s.status.name.lower(),
-                    segments=s.segment_count,
-                    passed=s.passed if done else None,
-                    score_bps=s.score_bps if done else None,
+                    state=o.state,
+                    verdict=o.verdict,
+                    summary=o.summary,
+                    segments=len(o.segments),
+                    score_bps=o.score_bps,
                 )
             )
         return out
+
+    def outcome(self, session_id: int, *, cids: dict[int, str] | None = None) -> SessionOutcome:
+        """The session's verdict (node ids from the published shape when it is at hand)."""
+        p = self.protocol
+        info = self._session(session_id)
+        shape = None
+        if cids is not None:
+            shape = self._bundles.get(session_id)
+        return build_outcome(
+            legacy_facts(info),
+            p.segments(session_id),
+            beta_bps=self._beta(info.params_version),
+            node_ids={n.index: n.node_id for n in shape.shape.nodes} if shape else None,
+            cids=cids,
+        )
+
+    def _beta(self, version: int) -> int:
+        if version not in self._betas:
+            self._betas[version] = self.protocol.params(version).beta_bps
+        return self._betas[version]
 
     def manifest_cid(self, session_id: int) -> str | None:
         logs = self._logs("KeysPublished", sessionId=session_id)
@@ -193,7 +231,6 @@ class SessionQueries:
         except Exception:  # noqa: BLE001 - IPFS down: show what the chain says
             bundle = None
         cids = {seg.index: seg.cid for seg in bundle.manifest.segments} if bundle else {}
-        segs = p.segments(session_id)
         votes = []
         for a in p.auditors_of(session_id):
             vote = p.vote(session_id, a)
@@ -224,29 +261,12 @@ class SessionQueries:
             hashes = [_hex(lg["transactionHash"]) for lg in self._logs(name, sessionId=session_id)]
             if hashes:
                 txs[key] = list(dict.fromkeys(hashes))
-        done = s.status == SessionStatus.FINALIZED
         return SessionView(
             session_id=session_id,
-            status=s.status.name.lower(),
             provider=s.provider,
-            passed=s.passed if done else None,
-            verdict=("PASS" if s.passed else "FAIL") if done else None,
-            score_bps=s.score_bps if done else None,
             merkle_root=s.merkle_root,
             manifest_cid=self.manifest_cid(session_id),
-            fee=s.fee,
-            segments=[
-                SegmentView(
-                    index=g.index,
-                    tier=Tier(g.tier).name.lower(),
-                    weight=g.weight,
-                    pass_votes=g.pass_votes,
-                    fail_votes=g.fail_votes,
-                    outcome=SegmentOutcome(g.outcome).name if done else "PENDING",
-                    cid=cids.get(g.index),
-                )
-                for g in segs
-            ],
+            outcome=self.outcome(session_id, cids=cids),
             votes=votes,
             tx_hashes=txs,
             deadlines={
