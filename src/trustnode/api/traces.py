@@ -73,7 +73,7 @@ def traces_router(ctx: NodeContext, auth: Authenticator) -> APIRouter:
     @router.get(
         "/{trace_id}",
         response_model=TraceView,
-        responses=responses(401, 403, 404, 409),
+        responses=responses(401, 403, 404, 409, 422),
         openapi_extra={"security": OPTIONAL_SECURITY},
         summary="A trace's status and outcome",
     )
