@@ -69,11 +69,25 @@ def api_serve(
     import uvicorn
 
     from trustnode.api.app import create_app
+    from trustnode.api.auth import api_warnings, check_api_settings
+    from trustnode.api.server import uvicorn_config
     from trustnode.node.provider import ProviderPipeline
 
     s = node_settings("provider")
     configure_logging(s)
     run_worker = s.api.worker if worker is None else worker
+    # Without a worker here nothing is spent, and a page-only node (a human auditor's) takes no
+    # traces: the rule that someone must be able to submit applies to nodes that run the pipeline.
+    checked = (
+        s
+        if run_worker
+        else s.model_copy(update={"api": s.api.model_copy(update={"accept_any_signer": True})})
+    )
+    problems = check_api_settings(checked)
+    if problems:
+        fail("the API cannot start as configured:\n  " + "\n  ".join(problems))
+    for message in api_warnings(s):
+        warn(message)
     ctx, mode = _provider_start(s, run_worker)
     app = create_app(ctx)
     stop = threading.Event()
@@ -86,7 +100,7 @@ def api_serve(
             t = threading.Thread(target=pipeline.run, args=(stop,), name=f"provider-{i}", daemon=True)
             t.start()
             pool.append(t)
-    config = uvicorn.Config(app, host=host or s.api.host, port=port or s.api.port, log_level="warning")
+    config = uvicorn_config(app, s, host=host, port=port)
     server = uvicorn.Server(config)
     console.print(
         f"trustnode API on http://{config.host}:{config.port} (worker: {'on' if run_worker else 'off'})"

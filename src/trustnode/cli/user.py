@@ -16,7 +16,6 @@ import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from trustnode.chain.errors import ChainError
-from trustnode.chain.units import format_trust
 from trustnode.cli.common import (
     console,
     err_console,
@@ -28,11 +27,11 @@ from trustnode.cli.common import (
 )
 from trustnode.models.jobs import TraceStage
 from trustnode.models.trace import TraceInput
+from trustnode.models.verdict import SessionOutcome
 from trustnode.node.samples import Sample, load_samples
 
 #: Exit code of `query` and `submit --wait` when the session ended without a verdict.
 EXIT_NO_VERDICT = 2
-NO_VERDICT = ("cancelled", "expired")
 
 
 def _sample(name: str) -> Sample:
@@ -117,6 +116,9 @@ def submit(
         print_outcome(view)
     if view["status"] == "failed":
         raise typer.Exit(1)
+    outcome = view.get("outcome")
+    if outcome and SessionOutcome.model_validate(outcome).state.ended_without_verdict:
+        raise typer.Exit(EXIT_NO_VERDICT)
 
 
 def follow_trace(base: str, trace_id: str, headers: dict[str, str], timeout: float) -> dict[str, Any]:
@@ -150,19 +152,30 @@ def follow_trace(base: str, trace_id: str, headers: dict[str, str], timeout: flo
 
 
 def print_outcome(view: dict[str, Any]) -> None:
+    """A finished trace for people: its verdict line, failing segments and transactions."""
     if view["status"] == "failed":
-        console.print(f"[red]{view['trace_id']} failed:[/] {view['error']}")
+        err_console.print(f"[red]{view['trace_id']} failed:[/] {view['error']}")
         return
-    out = view.get("outcome") or {}
-    colour = "green" if out.get("passed") else "red"
-    console.print(
-        f"{view['trace_id']}: session {view['session_id']} [{colour}]{out.get('verdict')}[/] "
-        f"(score {out.get('score_bps', 0) / 100:.1f}%)"
-    )
-    for seg in out.get("failing_segments", []):
-        console.print(f"  failing segment {seg['index']} ({seg['node_id']}, step {seg['step_index']})")
+    out = SessionOutcome.model_validate(view["outcome"])
+    console.print(f"{view['trace_id']}: session {out.session_id}")
+    _print_outcome_lines(out)
     for name, h in view.get("tx_hashes", {}).items():
         console.print(f"  {name:<13} {h}")
+
+
+_COLOURS = {"PASS": "green", "FAIL": "red", "INCONCLUSIVE": "yellow"}
+
+
+def _print_outcome_lines(out: SessionOutcome) -> None:
+    colour = _COLOURS.get(out.verdict.value if out.verdict else "", "yellow")
+    console.print(f"  [{colour}]{out.summary}[/]", highlight=False)
+    console.print(
+        f"  a PASS needs {out.beta_bps / 100:g}% of the segment weight (beta); fee {out.fee} TRUST",
+        highlight=False,
+    )
+    for seg in out.failing_segments:
+        where = f", step {seg.step_index}" if seg.step_index is not None else ""
+        console.print(f"  failing segment {seg.index} ({seg.node_id or '?'}{where}, {seg.tier.value})")
 
 
 def _session_id(ctx: Any, ident: str) -> int:
@@ -200,43 +213,36 @@ def query(
         sid = _session_id(ctx, ident)
         q = SessionQueries(ctx)
         view = q.session(sid)
-        info = ctx.protocol().session(sid)
-        beta_bps = ctx.protocol().params(info.params_version).beta_bps
-        result: dict[str, Any] = {**view.model_dump(mode="json"), "beta_bps": beta_bps}
+        result: dict[str, Any] = view.model_dump(mode="json")
         if proof is not None:
             pv = q.proof(sid, proof)
             result["proof"] = {**pv.model_dump(mode="json"), "verifies_on_chain": q.verify_on_chain(pv)}
-    ended_without_verdict = view.status in NO_VERDICT
+    out = view.outcome
     if json_out:
         print_json(result)
     else:
-        _print_session(view, beta_bps, proof, result)
-    if ended_without_verdict:
+        _print_session(view, result, proof)
+    if out.state.ended_without_verdict:
+        if json_out:
+            err_console.print(f"session {sid} {out.summary}", highlight=False)
         raise typer.Exit(EXIT_NO_VERDICT)
 
 
-def _print_session(view: Any, beta_bps: int, proof: int | None, result: dict[str, Any]) -> None:
-    sid = view.session_id
-    threshold = f"a PASS needs {beta_bps / 100:g}% of the segment weight (beta)"
-    if view.status in NO_VERDICT:
-        err_console.print(f"[red]session {sid} {view.status}: no verdict[/] ({threshold})")
-        console.print(f"  merkle root {view.merkle_root}; fee {format_trust(view.fee)} (refunded)")
+def _print_session(view: Any, result: dict[str, Any], proof: int | None) -> None:
+    out: SessionOutcome = view.outcome
+    if out.state.ended_without_verdict:
+        err_console.print(f"[red]session {out.session_id} {out.summary}[/]", highlight=False)
+        console.print(f"  merkle root {view.merkle_root}; fee {out.fee} TRUST (refunded)", highlight=False)
         return
-    if view.verdict is None:
-        console.print(f"session {sid}: {view.status}, no verdict yet ({threshold})")
-    else:
-        colour = "green" if view.passed else "red"
-        console.print(
-            f"session {sid}: [{colour}]{view.verdict}[/] with score {(view.score_bps or 0) / 100:.1f}%; "
-            f"{threshold}"
-        )
+    console.print(f"session {out.session_id} ({out.state.value})")
+    _print_outcome_lines(out)
     bundle = f"; key bundle {view.manifest_cid}" if view.manifest_cid else ""
-    console.print(f"  merkle root {view.merkle_root}{bundle}; fee {format_trust(view.fee)}")
-    for seg in view.segments:
-        outcome = seg.outcome if view.verdict is not None else "-"
+    console.print(f"  merkle root {view.merkle_root}{bundle}", highlight=False)
+    for seg in out.segments:
         console.print(
-            f"  segment {seg.index:>3} {seg.tier:<8} weight {seg.weight} pass {seg.pass_votes} "
-            f"fail {seg.fail_votes} {outcome:<12} {seg.cid or ''}"
+            f"  segment {seg.index:>3} {seg.tier.value:<8} weight {seg.weight} pass {seg.pass_votes} "
+            f"fail {seg.fail_votes} {seg.outcome.value:<12} {seg.cid or ''}",
+            highlight=False,
         )
     for step, hashes in view.tx_hashes.items():
         console.print(f"  {step:<13} {', '.join(hashes)}")
