@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -164,5 +165,33 @@ def test_healthz_detects_a_frozen_and_a_stalled_chain(fresh_devnet: Deployment, 
         body = r.json()
         assert r.status_code == 503 and body["chain"]["status"] == "stalled", json.dumps(body)
         assert "not producing blocks" in body["chain"]["detail"]
+    finally:
+        stop_server(server, thread)  # type: ignore[arg-type]
+
+
+def _ipfs_cats(url: str) -> float:
+    metrics = httpx.get(f"{url}/metrics").text
+    m = re.search(r'^trustnode_ipfs_requests_total\{op="cat"\} ([0-9.e+]+)$', metrics, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+@pytest.mark.chain
+def test_a_failing_bundle_fetch_is_not_repeated_on_every_page_load(
+    session: tuple[object, int], fresh_devnet: Deployment, tmp_path: Path
+) -> None:
+    _, sid = session
+    dead_ipfs = f"http://127.0.0.1:{free_port()}"
+    server, thread, url, _ = _app_on(fresh_devnet, tmp_path, ipfs={"api_url": dead_ipfs, "retries": 1})
+    try:
+        first = httpx.get(f"{url}/sessions/{sid}", timeout=60)
+        assert first.status_code == 200, "the chain's facts are shown without the bundle"
+        assert "IPFS is not reachable" in first.text and 'id="hdag-missing"' in first.text
+        cats = _ipfs_cats(url)
+        assert cats >= 1
+        for _ in range(3):
+            page = httpx.get(f"{url}/sessions/{sid}", timeout=60)
+            assert page.status_code == 200 and "remembered failure" in page.text
+            assert httpx.get(f"{url}/v1/sessions/{sid}", timeout=60).status_code == 200
+        assert _ipfs_cats(url) == cats, "no IPFS request while the failure is remembered"
     finally:
         stop_server(server, thread)  # type: ignore[arg-type]

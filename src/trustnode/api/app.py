@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from trustnode.api.auth import SECURITY_SCHEMES, Authenticator
+from trustnode.api.bundles import PublicQueries
 from trustnode.api.errors import FieldError, error_response, install_error_handlers
 from trustnode.api.health import Health, HealthChecker
 from trustnode.api.middleware import BodyGuard
@@ -24,7 +25,6 @@ from trustnode.api.public import public_router
 from trustnode.api.traces import traces_router
 from trustnode.api.web import register_web
 from trustnode.node.context import NodeContext
-from trustnode.node.queries import SessionQueries
 
 _NOT_AN_OBJECT = {"model_attributes_type", "dict_type", "model_type"}
 
@@ -104,7 +104,7 @@ def create_app(ctx: NodeContext) -> FastAPI:
         report = await health.check()
         return JSONResponse(report.model_dump(mode="json"), status_code=200 if report.status == "ok" else 503)
 
-    queries = SessionQueries(ctx)
+    queries = PublicQueries(ctx)
     app.state.queries = queries
     app.include_router(traces_router(ctx, auth))
     app.include_router(public_router(queries, settings))
