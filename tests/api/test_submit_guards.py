@@ -236,3 +236,17 @@ def test_without_any_allowed_signer_nobody_can_sign(tmp_path: Path) -> None:
         assert httpx.post(f"{url}/v1/traces", content=body, headers=headers).status_code == 202
     finally:
         stop_server(server, thread)
+
+
+def test_the_nesting_scan_is_linear_on_hostile_strings(api: tuple[str, NodeContext]) -> None:
+    """Unterminated strings full of escaped quotes made the old string-skipping regex rescan the
+    rest of the body from every quote (quadratic: hours for 1 MB); the answer must come at once."""
+    url, ctx = api
+    body = b'{"problem": "' + b'\\"' * 500_000 + b"[" * 40
+    headers = {"Authorization": f"Bearer {API_KEY}", "Content-Type": "application/json"}
+    r = httpx.post(f"{url}/v1/traces", content=body, headers=headers, timeout=60)
+    assert r.status_code == 400 and "not valid JSON" in r.json()["error"]
+    closed = b'{"problem": "' + b'\\"' * 500_000 + b'", "x": ' + b"[" * 40 + b"]" * 40 + b"}"
+    r = httpx.post(f"{url}/v1/traces", content=closed, headers=headers, timeout=60)
+    assert r.status_code == 422 and "nested deeper than 32 levels" in r.json()["error"]
+    assert ctx.jobs.depth() == {}

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+import numpy as np
+
 from trustnode.api.errors import FieldError
 from trustnode.hdag.offline import unit_spans
 from trustnode.models.trace import TraceInput
@@ -31,27 +33,24 @@ MAX_TEXT_CHARS = 1_000_000
 #: Deepest nesting of arrays/objects in a JSON body (a trace needs 2).
 MAX_JSON_DEPTH = 32
 
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
-_BRACKET = re.compile(rb"[\[\]{}]")
+# A string token: from a quote to its closing quote, or to the end when there is none. Matched
+# greedily without backtracking and never rescanned, so stripping strings is linear.
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"?', re.S)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 def json_depth_exceeds(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether `raw` nests arrays/objects deeper than `limit`, in one linear pass.
+    """Whether `raw` nests arrays/objects deeper than `limit`, in linear time.
 
-    Strings are skipped first (brackets inside them do not count); the scan stops at the
-    first bracket past the limit, so a hostile body costs one pass over its bytes.
+    Strings are removed first (brackets inside them do not count), then the running depth of
+    the remaining brackets is computed in one vectorised pass. Malformed JSON (a closing bracket
+    too many) only lowers the count, and the parser refuses it anyway without recursing.
     """
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False
-    depth = 0
-    for m in _BRACKET.finditer(_STRING.sub(b"", raw)):
-        if m.group(0) in (b"[", b"{"):
-            depth += 1
-            if depth > limit:
-                return True
-        else:
-            depth = max(0, depth - 1)
-    return False
+    brackets = np.frombuffer(_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS), dtype=np.uint8)
+    steps = np.where((brackets == ord("[")) | (brackets == ord("{")), 1, -1)
+    return int(np.cumsum(steps).max(initial=0)) > limit
 
 
 def trace_text_chars(trace: TraceInput) -> int:
