@@ -163,8 +163,8 @@ def test_settlements_follow_the_reference_rules(
 def test_public_api_and_query_command(cluster: LocalCluster, finished: dict[str, dict[str, Any]]) -> None:
     sid = finished["tunnel-flawed"]["session_id"]
     view = httpx.get(f"{cluster.api_url}/v1/sessions/{sid}", timeout=30).json()
-    assert view["verdict"] == "FAIL" and view["status"] == "finalized"
-    assert all(seg["cid"].startswith("b") for seg in view["segments"])
+    assert view["outcome"]["verdict"] == "FAIL" and view["outcome"]["state"] == "finalized"
+    assert all(seg["cid"].startswith("b") for seg in view["outcome"]["segments"])
     assert "finalize" in view["tx_hashes"] and "commit" in view["tx_hashes"]
     assert "content" not in json.dumps(view), "no plaintext for the public"
     proof = httpx.get(f"{cluster.api_url}/v1/sessions/{sid}/segments/2/proof", timeout=30).json()
@@ -188,7 +188,7 @@ def test_public_api_and_query_command(cluster: LocalCluster, finished: dict[str,
     )
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
-    assert out["verdict"] == "FAIL"
+    assert out["outcome"]["verdict"] == "FAIL"
     assert out["proof"]["verifies_on_chain"] is True
 
 

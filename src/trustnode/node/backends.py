@@ -6,8 +6,8 @@ from trustnode.audit.base import Auditor
 from trustnode.audit.computer import ComputerAuditor
 from trustnode.audit.human_queue import HumanAuditor, HumanQueue
 from trustnode.config import Settings
-from trustnode.models.enums import Tier, Verdict
-from trustnode.node.auditor import BackendFactory
+from trustnode.models.enums import Tier
+from trustnode.node.auditor import BackendFactory, UndecidedRule
 from trustnode.node.paths import human_queue_path
 
 
@@ -24,6 +24,6 @@ def backend_for_tier(tier: Tier, settings: Settings, address: str) -> Auditor | 
     return lambda rec: HumanAuditor(queue, address, session_id=rec.session_id)
 
 
-def undecided_policy(tier: Tier) -> Verdict | None:
-    """Machines vote PASS when they find nothing they can check; a person's seat waits for the person."""
-    return None if tier == Tier.HUMAN else Verdict.PASS
+def undecided_policy(tier: Tier) -> UndecidedRule:
+    """A machine seat it cannot decide abstains (never a PASS); a person's seat waits for the person."""
+    return UndecidedRule.WAIT if tier == Tier.HUMAN else UndecidedRule.ABSTAIN

@@ -7,7 +7,7 @@ pages, and the CLI prints it: all from `build_outcome`, so they cannot disagree.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from trustnode.chain.units import format_trust
 from trustnode.models.enums import SegmentOutcome
@@ -23,7 +23,7 @@ from trustnode.models.verdict import (
 
 
 class SessionFacts(Protocol):
-    """What the builder reads about a session (the chain port's `SessionInfo` has it)."""
+    """What the builder reads about a session (`chain.port.SessionInfo` has it)."""
 
     @property
     def session_id(self) -> int: ...
@@ -164,21 +164,3 @@ def _summary(
     voted = any(r.pass_votes or r.fail_votes for r in results)
     why = "nobody voted" if not voted else no_quorum or "the PASS weight fell short"
     return f"INCONCLUSIVE: no quorum ({why}); no segment failed ({score}, {threshold})"
-
-
-class _LegacyFacts:
-    """`chain.protocol.SessionInfo` read as `SessionFacts` (until every caller uses the port)."""
-
-    def __init__(self, info: Any) -> None:
-        self._info = info
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._info, name)
-
-    @property
-    def state(self) -> SessionState:
-        return SessionState(self._info.status.name.lower())
-
-
-def legacy_facts(info: Any) -> SessionFacts:
-    return _LegacyFacts(info)  # type: ignore[return-value]
