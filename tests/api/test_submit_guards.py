@@ -18,8 +18,9 @@ import pytest
 from tests.conftest import free_port, start_server, stop_server
 from trustnode.api.app import create_app
 from trustnode.api.auth import api_warnings, check_api_settings, sign_request
-from trustnode.api.limits import MAX_SESSION_SEGMENTS, MAX_TEXT_CHARS
+from trustnode.api.limits import MAX_TEXT_CHARS
 from trustnode.chain.accounts import dev_account
+from trustnode.chain.deployment import Deployment
 from trustnode.config import Settings
 from trustnode.node.context import NodeContext
 
@@ -164,23 +165,49 @@ def test_brackets_inside_strings_do_not_count_as_nesting(api: tuple[str, NodeCon
     assert r.status_code == 202, r.text
 
 
-def test_a_trace_over_the_segment_cap_is_refused_naming_it(api: tuple[str, NodeContext]) -> None:
+@pytest.mark.chain
+def test_a_trace_over_the_segment_cap_is_refused_naming_it(devnet: Deployment, tmp_path: Path) -> None:
+    dep_file = tmp_path / "deployment.json"
+    devnet.save(dep_file)
+    settings = _settings(tmp_path)
+    settings = settings.model_copy(
+        update={"chain": settings.chain.model_copy(update={"deployment_file": dep_file, "account_index": 9})}
+    )
+    ctx = NodeContext(settings)
+    cap = ctx.port().max_segments()
+    assert cap == 1024, "the contract's MAX_SEGMENTS"
+    server, thread, url = start_server(create_app(ctx))
+    try:
+        h = {"Authorization": f"Bearer {API_KEY}"}
+        steps = [f"Step {i}: {i} + 1 = {i + 1}." for i in range(cap)]
+        r = httpx.post(f"{url}/v1/traces", json={"problem": "Count.", "steps": steps}, headers=h)
+        assert r.status_code == 422, r.text
+        body = r.json()
+        assert "at most 1,024 segments" in body["error"] and body["fields"][0]["field"] == "steps"
+        # Free text: the default (offline) decomposer's units are counted exactly.
+        thinking = " ".join(f"We have {i} + 1 = {i + 1}." for i in range(3000))
+        r = httpx.post(f"{url}/v1/traces", json={"problem": "Count.", "thinking": thinking}, headers=h)
+        assert r.status_code == 422 and "at least 3,001 segments" in r.json()["error"]
+        assert r.json()["fields"][0]["field"] == "thinking"
+        # One step fewer fits.
+        r = httpx.post(f"{url}/v1/traces", json={"problem": "Count.", "steps": steps[:-1]}, headers=h)
+        assert r.status_code == 202, r.text
+        assert sum(ctx.jobs.depth().values()) == 1
+    finally:
+        stop_server(server, thread)
+
+
+def test_without_a_chain_the_segment_cap_is_left_to_the_provider(api: tuple[str, NodeContext]) -> None:
+    """The cap is the contract's; while it cannot be read the trace is queued (the provider
+    refuses it before pinning), and the text cap still applies."""
     url, ctx = api
-    h = {"Authorization": f"Bearer {API_KEY}"}
-    steps = [f"Step {i}: {i} + 1 = {i + 1}." for i in range(MAX_SESSION_SEGMENTS)]
-    r = httpx.post(f"{url}/v1/traces", json={"problem": "Count.", "steps": steps}, headers=h)
-    assert r.status_code == 422, r.text
-    body = r.json()
-    assert "1,024 segments" in body["error"] and body["fields"][0]["field"] == "steps"
-    # Free text: the default (offline) decomposer's units are counted exactly.
-    thinking = " ".join(f"We have {i} + 1 = {i + 1}." for i in range(3000))
-    r = httpx.post(f"{url}/v1/traces", json={"problem": "Count.", "thinking": thinking}, headers=h)
-    assert r.status_code == 422 and "at least 3,001 segments" in r.json()["error"]
-    assert r.json()["fields"][0]["field"] == "thinking"
-    # One step fewer fits.
-    r = httpx.post(f"{url}/v1/traces", json={"problem": "Count.", "steps": steps[:-1]}, headers=h)
+    steps = [f"Step {i}." for i in range(1100)]
+    r = httpx.post(
+        f"{url}/v1/traces",
+        json={"problem": "Count.", "steps": steps},
+        headers={"Authorization": f"Bearer {API_KEY}"},
+    )
     assert r.status_code == 202, r.text
-    assert sum(ctx.jobs.depth().values()) == 1
 
 
 def test_a_trace_over_the_text_cap_is_refused_naming_it(api: tuple[str, NodeContext]) -> None:

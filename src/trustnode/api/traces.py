@@ -13,7 +13,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from trustnode.api.auth import OPTIONAL_SECURITY, SUBMIT_SECURITY, Authenticator
 from trustnode.api.errors import APIError, responses
-from trustnode.api.limits import trace_limit_errors
+from trustnode.api.limits import SegmentCap, trace_limit_errors
 from trustnode.api.views import TraceAccepted, TraceView, trace_view
 from trustnode.models.trace import TraceInput
 from trustnode.node.context import NodeContext
@@ -25,6 +25,7 @@ IDEMPOTENCY_KEY_MAX = 128
 def traces_router(ctx: NodeContext, auth: Authenticator) -> APIRouter:
     router = APIRouter(prefix="/v1/traces", tags=["traces"])
     mode = ctx.settings.decomposer.mode
+    cap = SegmentCap(ctx)
 
     @router.post(
         "",
@@ -52,9 +53,10 @@ def traces_router(ctx: NodeContext, auth: Authenticator) -> APIRouter:
         """Queue a reasoning trace for auditing; returns its id at once (the audit runs in the background).
 
         Give `thinking` (free text) or `steps` (pre-split). A trace that cannot fit one session
-        (at most 1,024 segments) or is longer than the segmenter reads is refused with 422.
+        (the contract's segment cap, 1,024) or is longer than the segmenter reads is refused with 422.
         """
-        problems = await run_in_threadpool(trace_limit_errors, trace, mode)
+        max_segments = await run_in_threadpool(cap.get)
+        problems = await run_in_threadpool(trace_limit_errors, trace, mode, max_segments)
         if problems:
             names = ", ".join(p.message for p in problems)
             raise APIError(422, f"trace over a limit: {names}", problems)
