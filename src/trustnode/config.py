@@ -53,7 +53,11 @@ class DevnetSettings(BaseModel):
     port: int = Field(default=8545, ge=1, le=65535, description="RPC port of anvil on 127.0.0.1.")
     block_time_s: float | None = Field(
         default=1.0,
-        description="Seconds per empty block besides mining every transaction; None: no empty blocks.",
+        description="Seconds per block; None: a block only for each transaction (needs automine).",
+    )
+    automine: bool = Field(
+        default=False,
+        description="Also mine a block for every transaction at once. Off: phases counted in blocks last a steady wall time, whatever the traffic (a person needs that).",
     )
     chain_id: int = Field(default=31337, description="Chain id anvil is started with.")
     auditor_accounts: int = Field(
@@ -107,7 +111,11 @@ class ProtocolSettings(BaseModel):
     )
     draw_blocks: int = Field(default=40, ge=1, description="Blocks to draw the auditors.")
     key_blocks: int = Field(default=40, ge=1, description="Blocks to publish the key bundle.")
-    commit_blocks: int = Field(default=40, ge=1, description="Blocks of the commit phase.")
+    commit_blocks: int = Field(
+        default=120,
+        ge=1,
+        description="Blocks of the commit phase (it ends early once every auditor committed).",
+    )
     reveal_blocks: int = Field(default=40, ge=1, description="Blocks of the reveal phase.")
 
 

@@ -150,7 +150,7 @@ def test_default_devnet_funds_the_roles_and_applies_asked_parameters(tmp_path: P
         out = json.loads(first.stdout)
         assert out["created"] is True and out["params_changed"] == {}
         # The README's network: 2 computer, 1 LLM and 1 human auditor can fill every seat.
-        assert _params(dep_file) == ((2, 1, 1), 32, 9000, 40)
+        assert _params(dep_file) == ((2, 1, 1), 32, 9000, 120)
         owner = deployer(Deployment.load(dep_file))
         w3 = owner.client.w3
         assert owner.balance_of(dev_account(1).address) == 1_000_000 * 10**18
@@ -165,7 +165,7 @@ def test_default_devnet_funds_the_roles_and_applies_asked_parameters(tmp_path: P
         assert again.returncode == 0, again.stderr
         assert "already running" in again.stdout
         assert "changed seats_per_tier: 2,1,1 -> 1,3,3" in again.stdout
-        assert "changed commit_blocks: 40 -> 60" in again.stdout
+        assert "changed commit_blocks: 120 -> 60" in again.stdout
         assert _params(dep_file) == ((1, 3, 3), 32, 9000, 60)
 
         # A value from the configuration is asked for too; values nobody asked for stay.

@@ -11,11 +11,13 @@ auditors, one account per auditor.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -68,6 +70,8 @@ def start_anvil(
     automine: bool = True,
 ) -> int:
     """Start anvil on 127.0.0.1:port in its own process group; returns its pid."""
+    if not block_time_s and not automine:
+        raise DevnetError("a devnet without automine needs a block time, or it never mines a block")
     anvil = find_tool("anvil")
     if anvil is None:
         raise DevnetError(f"anvil is not installed: {INSTALL_HINT} (it installs npm @foundry-rs/anvil)")
@@ -151,7 +155,8 @@ def up(
     try:
         client = ChainClient.connect(rpc, dev_account(DEPLOYER_ACCOUNT))
         start_block = client.block_number()
-        contracts = deploy_protocol(client, owner=client.address, session_params=params)
+        with mining_each_transaction(client, None if automine else block_time_s):
+            contracts = deploy_protocol(client, owner=client.address, session_params=params)
         dep = Deployment(
             chain_id=client.chain_id,
             rpc_url=rpc,
@@ -166,6 +171,23 @@ def up(
     except Exception:
         stop_pid(pid)
         raise
+
+
+@contextlib.contextmanager
+def mining_each_transaction(client: ChainClient, block_time_s: float | None) -> Iterator[None]:
+    """On an interval-mined devnet, mine each transaction at once for a while (the set-up's
+    dozens of transactions would otherwise wait a block each), then back to interval mining.
+
+    anvil restores interval mining in whole seconds only; other block times keep waiting.
+    """
+    if not block_time_s or not float(block_time_s).is_integer():
+        yield
+        return
+    client.w3.provider.make_request("evm_setAutomine", [True])  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        client.w3.provider.make_request("evm_setIntervalMining", [int(block_time_s)])  # type: ignore[arg-type]
 
 
 def status(deployment_file: Path) -> Deployment:
@@ -258,6 +280,7 @@ def ensure(
     port: int = 8545,
     block_time_s: float | None = 1.0,
     chain_id: int = 31337,
+    automine: bool = True,
     auditors: int = 8,
     auditor_tokens: int = 10_000 * 10**18,
     provider_tokens: int = 1_000_000 * 10**18,
@@ -277,9 +300,12 @@ def ensure(
         port=port,
         block_time_s=block_time_s,
         chain_id=chain_id,
+        automine=automine,
         params=session_params(protocol),
     )
     created = dep.created_at != before
-    changed = {} if created else apply_params(deployer(dep), protocol, asked)
-    funded = fund(dep, [provider], provider_tokens) + fund(dep, auditor_addresses, auditor_tokens)
+    owner = deployer(dep)
+    with mining_each_transaction(owner.client, None if automine else block_time_s):
+        changed = {} if created else apply_params(owner, protocol, asked)
+        funded = fund(dep, [provider], provider_tokens) + fund(dep, auditor_addresses, auditor_tokens)
     return DevnetReport(deployment=dep, created=created, params_changed=changed, funded=funded)

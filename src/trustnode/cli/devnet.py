@@ -92,6 +92,7 @@ def up_cmd(
             port=port or s.devnet.port,
             block_time_s=s.devnet.block_time_s,
             chain_id=s.devnet.chain_id,
+            automine=s.devnet.automine,
             auditors=n,
             auditor_tokens=parse_trust(s.devnet.auditor_tokens),
             provider_tokens=parse_trust(s.devnet.provider_tokens),

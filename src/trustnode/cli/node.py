@@ -50,8 +50,9 @@ def _provider_start(s: Settings, run_worker: bool) -> tuple[NodeContext, str]:
             mode, line = decomposer_mode(s)
         console.print(line)
     ctx = NodeContext(s)
-    for message in role_warnings(ctx, "provider"):
-        warn(message)
+    if run_worker:  # a page-only node (a human auditor's) signs nothing as the provider
+        for message in role_warnings(ctx, "provider"):
+            warn(message)
     return ctx, mode
 
 
