@@ -31,8 +31,12 @@ class SeatDesk:
 
     def __init__(self, pages: WebPages) -> None:
         self.pages = pages
-        self.windows = CommitWindows(lambda: pages.queries.protocol)
+        self.windows = CommitWindows(pages.ctx.port, self._block_timestamp)
         self._queues: dict[Path, HumanQueue] = {}
+
+    def _block_timestamp(self, number: int) -> int:
+        # The chain port has no block-timestamp read yet; the web3 client answers it.
+        return int(self.pages.queries.protocol.client.w3.eth.get_block(number)["timestamp"])
 
     def queue_for(self, address: str) -> HumanQueue:
         """The queue the human daemon of `address` fills on this data directory (the documented

@@ -17,7 +17,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from trustnode.chain.protocol import Protocol, SessionStatus
+from trustnode.chain.port import ChainPort
+from trustnode.models.verdict import SessionState
 
 #: Blocks a decision needs before the deadline: one for the daemon to see it, one for its commit.
 COMMIT_MARGIN_BLOCKS = 2
@@ -25,14 +26,15 @@ COMMIT_MARGIN_BLOCKS = 2
 BLOCK_TIME_WINDOW = 32
 
 _CLOSED = {
-    SessionStatus.REVEAL: "the commit phase is over: the session is revealing its votes",
-    SessionStatus.FINALIZED: "the commit phase is over: the session is finalized",
-    SessionStatus.CANCELLED: "the session was cancelled",
-    SessionStatus.EXPIRED: "the session expired",
-    SessionStatus.CREATED: "the session's keys are not published yet",
-    SessionStatus.DRAWING: "the session's keys are not published yet",
-    SessionStatus.NONE: "there is no such session on this chain",
+    SessionState.REVEAL: "the commit phase is over: the session is revealing its votes",
+    SessionState.FINALIZED: "the commit phase is over: the session is finalized",
+    SessionState.CANCELLED: "the session was cancelled",
+    SessionState.EXPIRED: "the session expired",
+    SessionState.CREATED: "the session's keys are not published yet",
+    SessionState.DRAWING: "the session's keys are not published yet",
 }
+_NO_SESSION = "there is no such session on this chain"
+_COMMITTING = (SessionState.KEYS_PUBLISHED, SessionState.COMMIT)
 
 
 class CommitWindow(BaseModel):
@@ -64,37 +66,44 @@ class CommitWindow(BaseModel):
 
 
 class CommitWindows:
-    """Reads commit windows from the chain, falling back to the seats' own deadlines."""
+    """Reads commit windows through the chain port, falling back to the seats' own deadlines.
 
-    def __init__(self, protocol: Callable[[], Protocol], *, clock: Callable[[], float] = time.time) -> None:
-        self._protocol = protocol
+    `block_timestamp(n)` gives block n's time, for the recent block time.
+    """
+
+    def __init__(
+        self,
+        port: Callable[[], ChainPort],
+        block_timestamp: Callable[[int], int],
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._port = port
+        self._block_timestamp = block_timestamp
         self.clock = clock
 
-    def _seconds_per_block(self, p: Protocol, head: int) -> float | None:
+    def _seconds_per_block(self, head: int) -> float | None:
         back = min(BLOCK_TIME_WINDOW, head)
         if back < 1:
             return None
-        eth = p.client.w3.eth
-        newest = int(eth.get_block(head)["timestamp"])
-        oldest = int(eth.get_block(head - back)["timestamp"])
-        return max(0.0, (newest - oldest) / back) or None
+        span = self._block_timestamp(head) - self._block_timestamp(head - back)
+        return max(0.0, span / back) or None
 
     def from_chain(self, session_ids: Iterable[int]) -> dict[int, CommitWindow]:
         """Windows of these sessions read from the chain (raises when the chain cannot be read)."""
-        p = self._protocol()
-        head = p.client.block_number()
-        per_block = self._seconds_per_block(p, head)
+        port = self._port()
+        head = port.block_number()
+        per_block = self._seconds_per_block(head)
+        count = port.session_count()
         out: dict[int, CommitWindow] = {}
         for sid in sorted(set(session_ids)):
-            if not 1 <= sid <= p.session_count():
-                out[sid] = CommitWindow(
-                    session_id=sid, open=False, source="chain", reason=_CLOSED[SessionStatus.NONE]
-                )
+            if not 1 <= sid <= count:
+                out[sid] = CommitWindow(session_id=sid, open=False, source="chain", reason=_NO_SESSION)
                 continue
-            s = p.session(sid)
-            base = {"session_id": sid, "source": "chain", "status": s.status.name.lower(), "head_block": head}
-            if s.status not in (SessionStatus.KEYS_PUBLISHED, SessionStatus.COMMIT):
-                out[sid] = CommitWindow(open=False, reason=_CLOSED[s.status], **base)  # type: ignore[arg-type]
+            s = port.session(sid)
+            base = {"session_id": sid, "source": "chain", "status": s.state.value, "head_block": head}
+            if s.state not in _COMMITTING:
+                out[sid] = CommitWindow(open=False, reason=_CLOSED[s.state], **base)  # type: ignore[arg-type]
                 continue
             left = s.commit_deadline - head
             seconds = None if per_block is None else max(0.0, left * per_block)
