@@ -18,7 +18,7 @@ import pytest
 from tests.node.conftest import judge_for
 from tests.node.memnet import MarkedAuditor, MemoryNet, address, log_lines
 from trustnode.audit.computer import ComputerAuditor
-from trustnode.audit.human_queue import HumanAuditor, HumanQueue
+from trustnode.audit.human_queue import HumanQueue
 from trustnode.chain.port import Ballot, SeatVote
 from trustnode.chain.port.memory_state import MEMORY_SESSION_PARAMS
 from trustnode.consensus.rules import WAD, reputation_update
@@ -28,6 +28,7 @@ from trustnode.models.jobs import JobStatus
 from trustnode.models.trace import TraceInput
 from trustnode.models.verdict import TraceVerdict
 from trustnode.node.auditor import AuditorDaemon
+from trustnode.node.backends import HumanSeats
 from trustnode.node.samples import load_samples
 from trustnode.node.votes import AccountInUseError, VoteState
 
@@ -145,9 +146,7 @@ def test_a_human_seat_waits_for_the_person(tmp_path: Path) -> None:
     net.add_auditor("computer-1", Tier.COMPUTER, ComputerAuditor(), 2)
     queue = HumanQueue(tmp_path / "human" / "queue.db")
     who = address(5)
-    human = net.add_auditor(
-        "human-1", Tier.HUMAN, lambda rec: HumanAuditor(queue, who, session_id=rec.session_id), 5
-    )
+    human = net.add_auditor("human-1", Tier.HUMAN, HumanSeats(queue, who), 5)
     # Only a human can audit "ST" steps of a high-stakes trace; run until its seats are queued.
     trace = load_samples()[0].trace
     assert trace.high_stakes
@@ -169,6 +168,7 @@ def test_a_human_seat_waits_for_the_person(tmp_path: Path) -> None:
     job = net.run([tid])[tid]
     net.close()
     assert net.chain.port(who).vote(sid, who).revealed and job.status == JobStatus.DONE
+    assert all(queue.decision(seat.seat_id).committed for seat in pending)  # type: ignore[union-attr]
 
 
 def test_daemons_of_two_accounts_share_one_data_dir(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -63,6 +63,14 @@ class UndecidedRule(StrEnum):
 
 
 BackendFactory = Callable[[VoteRecord], Auditor]
+
+
+@runtime_checkable
+class SeatLifecycle(Protocol):
+    """A backend that wants to know what became of its decisions (the human queue does)."""
+
+    def committed(self, rec: VoteRecord) -> None: ...
+    def abandoned(self, rec: VoteRecord, reason: str) -> None: ...
 
 
 class AuditorDaemon:
@@ -109,6 +117,19 @@ class AuditorDaemon:
         if callable(self._backend) and not hasattr(self._backend, "audit"):
             return self._backend(rec)
         return self._backend  # type: ignore[return-value]
+
+    def _abandon(self, rec: VoteRecord, note: str, *, level: int = logging.WARNING) -> None:
+        rec.state, rec.note = VoteState.ABANDONED, note
+        self.votes.put(rec)
+        self._say(rec.session_id, "%s", note, level=level)
+        if isinstance(self._backend, SeatLifecycle):
+            self._backend.abandoned(rec, note)
+
+    def _committed(self, rec: VoteRecord) -> None:
+        rec.state = VoteState.COMMITTED
+        self.votes.put(rec)
+        if isinstance(self._backend, SeatLifecycle):
+            self._backend.committed(rec)
 
     def _say(self, sid: int, message: str, *args: Any, level: int = logging.INFO) -> None:
         log.log(
@@ -216,9 +237,7 @@ class AuditorDaemon:
             self.votes.put(rec)
         except (ValidationError, ManifestError, DecryptionError) as exc:
             # A malformed or forged bundle: it will not get better by retrying.
-            self._say(rec.session_id, "cannot audit (bad session bundle): %s", exc, level=logging.ERROR)
-            rec.state, rec.note = VoteState.ABANDONED, f"bad session bundle: {exc}"
-            self.votes.put(rec)
+            self._abandon(rec, f"cannot audit (bad session bundle): {exc}", level=logging.ERROR)
 
     def _follow_events(self) -> None:
         if self._follower is None:
@@ -248,15 +267,11 @@ class AuditorDaemon:
         p = self.port
         info = p.session(rec.session_id)
         if info.state in ENDED:
-            rec.state, rec.note = VoteState.ABANDONED, f"session {info.state.value}"
-            self.votes.put(rec)
-            self._say(rec.session_id, "session %s; nothing to vote on", info.state.value)
+            self._abandon(rec, f"session {info.state.value}; nothing to vote on", level=logging.INFO)
             return
         if rec.state == VoteState.AUDITING:
             if info.state not in COMMIT_PHASE:
-                rec.state, rec.note = VoteState.ABANDONED, f"keys seen too late (session {info.state.value})"
-                self.votes.put(rec)
-                self._say(rec.session_id, "%s", rec.note, level=logging.WARNING)
+                self._abandon(rec, f"keys seen too late (session {info.state.value})")
                 return
             self._audit(rec, info.commit_deadline)
         if rec.state == VoteState.DECIDED:
@@ -335,13 +350,10 @@ class AuditorDaemon:
         supported = p.capabilities.abstain
         ballot = rec.ballot(abstain_supported=supported)
         if p.commitment_matches(rec.session_id, ballot, rec.salt_bytes, rec.round):
-            rec.state = VoteState.COMMITTED
-            self.votes.put(rec)
+            self._committed(rec)
             return
         if state not in COMMIT_PHASE:
-            rec.state, rec.note = VoteState.ABANDONED, "commit phase over before the vote was committed"
-            self.votes.put(rec)
-            self._say(rec.session_id, "%s", rec.note, level=logging.WARNING)
+            self._abandon(rec, "commit phase over before the vote was committed")
             return
         if not supported and rec.reasons:
             self._say(
@@ -353,8 +365,7 @@ class AuditorDaemon:
             )
         tx = p.commit(rec.session_id, ballot, rec.salt_bytes, rec.round)
         rec.tx_hashes["commit"] = tx.tx_hash
-        rec.state = VoteState.COMMITTED
-        self.votes.put(rec)
+        self._committed(rec)
         self._say(rec.session_id, "committed %s (tx %s)", ballot.describe(), tx.tx_hash)
 
     def _reveal(self, rec: VoteRecord) -> None:
