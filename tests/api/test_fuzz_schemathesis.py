@@ -84,6 +84,7 @@ def _fuzz(operation: APIOperation, mode: GenerationMode, headers: dict[str, str]
     run()
 
 
+@pytest.mark.timeout(120)
 def test_api_has_no_server_errors_and_keeps_its_schema(live_api: str) -> None:
     schema = schemathesis.openapi.from_url(f"{live_api}/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
