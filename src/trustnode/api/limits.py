@@ -25,6 +25,7 @@ import numpy as np
 
 from trustnode.api.errors import FieldError, unavailable
 from trustnode.hdag.offline import unit_spans
+from trustnode.hdag.text import MAX_TEXT_CHARS
 from trustnode.models.trace import TraceInput
 from trustnode.node.context import NodeContext
 
@@ -32,9 +33,6 @@ DecomposerMode = Literal["offline", "llm-single", "llm-five-step"]
 
 #: Seconds between attempts to read the segment cap while the chain is down.
 CAP_RETRY_S = 30.0
-#: The longest trace text (problem, thinking, output) the segmenter reads. Equal to
-#: `hdag.text.MAX_TEXT_CHARS` of the segmenter's length cap; to be imported from there.
-MAX_TEXT_CHARS = 1_000_000
 #: Deepest nesting of arrays/objects in a JSON body (a trace needs 2).
 MAX_JSON_DEPTH = 32
 

@@ -83,7 +83,7 @@ def load_traces(sources: Sequence[Path], limit: int) -> list[PrivacyTrace]:
 
     inputs: list[tuple[str, TraceInput]] = [(f"sample:{s.name}", s.trace) for s in load_samples()]
     for path in sources:
-        items = load_processbench(path)
+        items = load_processbench(path).items
         for item in items[:limit] if limit else items:
             inputs.append((f"{path.stem}:{item.id}", TraceInput(problem=item.problem, steps=item.steps)))
     out = []
@@ -202,7 +202,9 @@ def plot_privacy(res: PrivacyResult, path: Path) -> Path:
                 label = None
                 if curve.policy == "after":
                     label = f"cap {cap}" + (
-                        f" ({100 * curve.cancelled / curve.sessions:.0f}% cancelled)" if curve.cancelled else ""
+                        f" ({100 * curve.cancelled / curve.sessions:.0f}% cancelled)"
+                        if curve.cancelled
+                        else ""
                     )
                 ax.plot(x, [100 * v for v in curve.mean], style, color=colour, marker="o", ms=3, label=label)
         ax.plot([], [], "--", color="black", label="before: every context key")
