@@ -92,7 +92,7 @@ def submit(
     if key:
         headers["Authorization"] = f"Bearer {key}"
     elif sign_key:
-        headers.update(sign_request(sign_key, body))
+        headers.update(sign_request(sign_key, "POST", "/v1/traces", body))
     else:
         fail("give --key (API key) or --sign-key (EIP-191 signature)")
     try:
