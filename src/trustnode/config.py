@@ -180,6 +180,17 @@ class BatchSettings(BaseModel):
     max_wait_s: float = Field(default=5.0, ge=0, description="Open a partial batch after this long.")
 
 
+class PrivacySettings(BaseModel):
+    """How much of a trace one auditor may read (SPEC 3; issue 16)."""
+
+    max_decrypt_share: float = Field(
+        default=0.25,
+        gt=0,
+        le=1,
+        description="Largest share of a trace's thinking characters one auditor can decrypt, its seats and their context together; context beyond it is shown by its summary. Same figure as the seat cap by default.",
+    )
+
+
 class AuditorSettings(BaseModel):
     """The auditor daemon."""
 
@@ -206,6 +217,7 @@ class Settings(BaseSettings):
     decomposer: DecomposerSettings = Field(default_factory=DecomposerSettings)
     api: APISettings = Field(default_factory=APISettings)
     batch: BatchSettings = Field(default_factory=BatchSettings)
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     auditor: AuditorSettings = Field(default_factory=AuditorSettings)
 
     @classmethod

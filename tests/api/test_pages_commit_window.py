@@ -5,6 +5,7 @@ with the reason once the deadline has passed or the session has left its commit 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
@@ -145,3 +146,41 @@ def test_a_session_nobody_voted_shows_no_quorum_and_beta(
     row = re.search(rf'<tr data-session="{sid}"[^>]*>.*?</tr>', listing, re.S)
     assert row is not None and '<span class="verdict inconclusive">no quorum</span>' in row.group(0)
     assert "verdict fail" not in row.group(0)
+
+
+def test_an_appeal_seat_shows_its_round_and_is_timed_by_its_own_deadline(
+    site: tuple[str, HumanQueue], session: tuple[Protocol, int]
+) -> None:
+    """Round 1 of the same session and segment is another seat: the page names the round, times it
+    by the deadline its daemon recorded (the chain port reads only round 0's), and refuses a
+    verdict once that deadline passed although round 0's window is still open."""
+    url, queue = site
+    _, sid = session
+    seat0 = f"{sid}:0:{ME.address.lower()}"
+    first = queue.get(seat0)
+
+    def appeal(round: int, deadline: float) -> HumanSeat:
+        data = {**first.model_dump(), "round": round, "seat_id": "", "commit_deadline": deadline}
+        return queue.enqueue(HumanSeat.model_validate(data))
+
+    soon, late = appeal(1, time.time() + 600), appeal(2, time.time() - 5)
+    with httpx.Client(base_url=url) as c:
+        _sign_in(c)
+        home = c.get("/audit").text
+        row = re.search(rf'<tr data-seat="{re.escape(soon.seat_id)}" data-open="yes">.*?</tr>', home, re.S)
+        assert row is not None and "appeal round 1" in row.group(0), home
+        page = c.get(f"/audit/seats/{soon.seat_id}").text
+        assert 'id="round">appeal round 1<' in page
+        assert "an appeal round&#39;s commit deadline is not read from the chain" in page
+        r = c.post(f"/audit/seats/{soon.seat_id}", data={"csrf": _csrf(page), "verdict": "FAIL"})
+        assert r.status_code == 303, r.text
+        decision = queue.decision(soon.seat_id)
+        assert decision is not None and decision.round == 1 and queue.decision(seat0) is None
+        assert "(appeal round 1)" in c.get(r.headers["location"]).text
+
+        page = c.get(f"/audit/seats/{late.seat_id}").text
+        assert 'data-open="no"' in page
+        r = c.post(f"/audit/seats/{late.seat_id}", data={"csrf": _csrf(page), "verdict": "PASS"})
+        assert r.status_code == 409 and "the commit deadline passed" in unescape(r.text)
+        assert queue.decision(late.seat_id) is None
+        assert re.search(rf'<tr data-seat="{re.escape(seat0)}" data-open="yes">', c.get("/audit").text)

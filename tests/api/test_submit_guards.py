@@ -45,7 +45,7 @@ def api(tmp_path: Path) -> Iterator[tuple[str, NodeContext]]:
 
 
 def _signed(body: bytes) -> dict[str, str]:
-    return {"Content-Type": "application/json", **sign_request(SIGNER.key.hex(), body)}
+    return {"Content-Type": "application/json", **sign_request(SIGNER.key.hex(), "POST", "/v1/traces", body)}
 
 
 def test_a_signed_request_is_accepted_once(api: tuple[str, NodeContext]) -> None:
@@ -62,6 +62,40 @@ def test_a_signed_request_is_accepted_once(api: tuple[str, NodeContext]) -> None
     time.sleep(1.05)
     again = httpx.post(f"{url}/v1/traces", content=body, headers=_signed(body))
     assert again.status_code == 202 and sum(ctx.jobs.depth().values()) == 2
+
+
+def test_a_signature_is_bound_to_its_method_path_and_query(api: tuple[str, NodeContext]) -> None:
+    """A signed request intercepted on its way to one endpoint cannot be spent on another: the
+    signer's GET of trace A does not open trace B (the provider's other HDAG), nor a POST."""
+    url, _ = api
+    body = json.dumps(TRACE).encode()
+    a = httpx.post(f"{url}/v1/traces", content=body, headers=_signed(body)).json()["trace_id"]
+    b_body = json.dumps({**TRACE, "output": "five"}).encode()
+    b = httpx.post(f"{url}/v1/traces", content=b_body, headers=_signed(b_body)).json()["trace_id"]
+    for_a = sign_request(SIGNER.key.hex(), "GET", f"/v1/traces/{a}")
+
+    moved = httpx.get(f"{url}/v1/traces/{b}", headers=for_a)
+    assert moved.status_code == 401, moved.text
+    assert f"trustnode:GET:/v1/traces/{b}:" in moved.json()["error"], "says what to sign"
+    assert httpx.get(f"{url}/v1/traces/{a}", params={"x": "1"}, headers=for_a).status_code == 401
+    as_post = httpx.post(
+        f"{url}/v1/traces", content=b"", headers={**for_a, "Content-Type": "application/json"}
+    )
+    assert as_post.status_code == 401, as_post.text
+
+    # None of the moved attempts used the signature up: its own request still works, once.
+    own = httpx.get(f"{url}/v1/traces/{a}", headers=for_a)
+    assert own.status_code == 200 and own.json()["trace_id"] == a
+    assert httpx.get(f"{url}/v1/traces/{a}", headers=for_a).status_code == 409
+
+
+def test_signing_message_names_method_and_target() -> None:
+    from trustnode.api.auth import signing_message
+
+    message = signing_message("post", "/v1/traces", 7, b"{}")
+    assert message.startswith("trustnode:POST:/v1/traces:7:")
+    with pytest.raises(ValueError, match="starting with '/'"):
+        signing_message("GET", "v1/traces", 7, b"")
 
 
 def test_a_replay_is_refused_after_a_restart_and_by_a_second_process(tmp_path: Path) -> None:
@@ -259,7 +293,10 @@ def test_without_any_allowed_signer_nobody_can_sign(tmp_path: Path) -> None:
     server, thread, url = start_server(create_app(ctx))
     try:
         body = json.dumps(TRACE).encode()
-        headers = {"Content-Type": "application/json", **sign_request(dev_account(8).key.hex(), body)}
+        headers = {
+            "Content-Type": "application/json",
+            **sign_request(dev_account(8).key.hex(), "POST", "/v1/traces", body),
+        }
         assert httpx.post(f"{url}/v1/traces", content=body, headers=headers).status_code == 202
     finally:
         stop_server(server, thread)

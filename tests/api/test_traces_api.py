@@ -59,7 +59,10 @@ def test_submit_with_api_key_is_queued(api: tuple[str, NodeContext]) -> None:
 def test_submit_with_eip191_signature(api: tuple[str, NodeContext]) -> None:
     url, ctx = api
     body = json.dumps(TRACE).encode()
-    headers = {"Content-Type": "application/json", **sign_request(SIGNER.key.hex(), body)}
+    headers = {
+        "Content-Type": "application/json",
+        **sign_request(SIGNER.key.hex(), "POST", "/v1/traces", body),
+    }
     r = httpx.post(f"{url}/v1/traces", content=body, headers=headers)
     assert r.status_code == 202, r.text
     assert ctx.jobs.get(r.json()["trace_id"]).provider == f"addr:{SIGNER.address}"
@@ -68,7 +71,10 @@ def test_submit_with_eip191_signature(api: tuple[str, NodeContext]) -> None:
 def test_a_signer_not_allowed_is_refused(api: tuple[str, NodeContext]) -> None:
     url, ctx = api
     body = json.dumps(TRACE).encode()
-    headers = {"Content-Type": "application/json", **sign_request(dev_account(8).key.hex(), body)}
+    headers = {
+        "Content-Type": "application/json",
+        **sign_request(dev_account(8).key.hex(), "POST", "/v1/traces", body),
+    }
     r = httpx.post(f"{url}/v1/traces", content=body, headers=headers)
     assert r.status_code == 403
     assert "api.allowed_signers" in r.json()["error"] and dev_account(8).address in r.json()["error"]
@@ -77,7 +83,7 @@ def test_a_signer_not_allowed_is_refused(api: tuple[str, NodeContext]) -> None:
 
 def test_signature_over_another_body_is_refused(api: tuple[str, NodeContext]) -> None:
     url, _ = api
-    headers = sign_request(dev_account(9).key.hex(), b'{"problem": "other"}')
+    headers = sign_request(dev_account(9).key.hex(), "POST", "/v1/traces", b'{"problem": "other"}')
     r = httpx.post(f"{url}/v1/traces", content=json.dumps(TRACE).encode(), headers=headers)
     assert r.status_code == 401
     assert "X-Signature was not made by X-Signer" in r.json()["error"]
@@ -86,7 +92,9 @@ def test_signature_over_another_body_is_refused(api: tuple[str, NodeContext]) ->
 def test_old_signature_is_refused(api: tuple[str, NodeContext]) -> None:
     url, _ = api
     body = json.dumps(TRACE).encode()
-    headers = sign_request(dev_account(9).key.hex(), body, timestamp=int(time.time()) - 3600)
+    headers = sign_request(
+        dev_account(9).key.hex(), "POST", "/v1/traces", body, timestamp=int(time.time()) - 3600
+    )
     r = httpx.post(f"{url}/v1/traces", content=body, headers=headers)
     assert r.status_code == 401 and "X-Timestamp" in r.json()["error"]
 
@@ -174,7 +182,11 @@ def test_hdag_only_for_its_provider(api: tuple[str, NodeContext]) -> None:
     assert mine["hdag"]["nodes"][0]["content"] == TRACE["problem"]
     public = httpx.get(f"{url}/v1/traces/{tid}").json()
     assert public["hdag"] is None and public["status"] == "queued"
-    other = httpx.get(f"{url}/v1/traces/{tid}", headers=sign_request(SIGNER.key.hex(), b"")).json()
+    other = httpx.get(
+        f"{url}/v1/traces/{tid}", headers=sign_request(SIGNER.key.hex(), "GET", f"/v1/traces/{tid}")
+    ).json()
     assert other["hdag"] is None, "another provider does not see it"
-    stranger = httpx.get(f"{url}/v1/traces/{tid}", headers=sign_request(dev_account(8).key.hex(), b""))
+    stranger = httpx.get(
+        f"{url}/v1/traces/{tid}", headers=sign_request(dev_account(8).key.hex(), "GET", f"/v1/traces/{tid}")
+    )
     assert stranger.status_code == 403

@@ -34,10 +34,10 @@ AUDITORS = [
 ]
 HUMAN_ADDR = dev_account(HUMAN.account).address
 STEP = "The patient's weight of 85 kg is under 100, so the age criterion A2 gives 0 points."
-# Symbolic maths (no decidable claim), so the step stays a human seat rather than the checker's.
+# No arithmetic claim in it: the router sends a checkable step to the computer tier, not the person.
 HOSTILE_STEP = (
     "The patient's weight of 85 kg is under 100 <script>window.__pwned=1</script>"
-    '<img src=x onerror="window.__pwned=2">, so the age criterion A2 gives 0 points, as $w_{\\text{patient}} < w_{\\max}$.'
+    '<img src=x onerror="window.__pwned=2">, so the age criterion A2 gives 0 points, as the criterion $A_2$ says.'
 )
 
 

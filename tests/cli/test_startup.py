@@ -24,6 +24,9 @@ from trustnode.chain.client import ChainClient
 from trustnode.chain.deployment import Deployment
 from trustnode.chain.protocol import Protocol
 from trustnode.models.enums import Tier
+from trustnode.models.jobs import ChainBinding
+from trustnode.models.trace import TraceInput
+from trustnode.node.jobs import JobQueue
 from trustnode.node.provider import fee_for
 
 pytestmark = pytest.mark.chain
@@ -187,6 +190,40 @@ def test_query_of_a_cancelled_session_exits_non_zero_with_its_status(
     assert outcome["state"] == "cancelled" and outcome["verdict"] is None
     assert "not enough eligible auditors" in outcome["reason"]
     assert {s["tier"] for s in outcome["segments"]} == {"computer", "human"}
+
+
+def test_query_of_a_trace_whose_chain_was_reset_says_so(fresh_devnet: Deployment, tmp_path: Path) -> None:
+    """Issue 13 item 7 on the CLI: a trace's link names (chain id, contract, root); `query tr_...`
+    shows its session only while all three hold, and says the chain was reset otherwise."""
+    owner = Protocol(ChainClient.connect(fresh_devnet.rpc_url, dev_account(0)), fresh_devnet.contracts)
+    provider = owner.as_signer(ChainClient.connect(fresh_devnet.rpc_url, dev_account(1)))
+    tiers = [int(Tier.COMPUTER)]
+    fee = fee_for(owner.params(), tiers)
+    owner.transfer(provider.address, fee)
+    root = os.urandom(32)
+    sid = provider.open_session(root, tiers, [1], fee)
+    contract = fresh_devnet.contracts["AuditSessions"]
+    jobs = JobQueue(tmp_path / "provider" / "jobs.db")
+
+    def linked(merkle_root: bytes, chain_contract: str = contract) -> str:
+        job, _ = jobs.submit(TraceInput(problem="p", thinking=f"t {merkle_root.hex()}", output="o"), "key:t")
+        job.session_id = sid
+        job.chain = ChainBinding(
+            chain_id=31337, contract=chain_contract, merkle_root="0x" + merkle_root.hex()
+        )
+        jobs.save(job)
+        return job.id
+
+    env = _env(fresh_devnet, tmp_path)
+    same = run_cli(["query", linked(root), "--json"], **env)
+    assert same.returncode in (0, 2), same.stderr
+    assert json.loads(same.stdout)["outcome"]["session_id"] == sid
+
+    reset = run_cli(["query", linked(os.urandom(32))], **env)
+    assert reset.returncode == 1 and "the chain was reset" in reset.stderr, reset.stdout + reset.stderr
+    assert reset.stdout == "", "nothing of the other session is shown"
+    moved = run_cli(["query", linked(root, "0x" + "77" * 20)], **env)
+    assert moved.returncode == 1 and "redeployed" in moved.stderr, moved.stderr
 
 
 def _serve_until_up(env: dict[str, str], *args: str) -> tuple[str, str]:

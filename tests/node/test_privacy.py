@@ -12,13 +12,17 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
-from tests.node.memnet import MarkedAuditor, MemoryNet, address
+from tests.node.memnet import PROVIDER, MarkedAuditor, MemoryNet, address
 from trustnode.chain.port.memory_state import MEMORY_SESSION_PARAMS
+from trustnode.config import PrivacySettings, Settings
 from trustnode.hdag.offline import decompose_offline_report
 from trustnode.models.enums import Tier
 from trustnode.models.hdag import HDAG
+from trustnode.models.jobs import TraceJob
 from trustnode.models.trace import TraceInput
+from trustnode.node.context import NodeContext
 from trustnode.node.privacy import (
     MAX_DECRYPT_SHARE,
     covered,
@@ -27,6 +31,7 @@ from trustnode.node.privacy import (
     thinking_spans,
     unrestricted_keys,
 )
+from trustnode.node.provider import ProviderPipeline
 from trustnode.node.samples import load_samples
 from trustnode.node.structure import SessionBundle, SessionShape
 from trustnode.node.tasks import build_tasks, open_outline
@@ -76,8 +81,9 @@ def test_seats_and_context_count_together() -> None:
     assert set(plan.keys) | set(plan.withheld) == unrestricted_keys(shape, small)
 
 
-def test_an_auditor_opens_no_more_than_its_share_and_sees_summaries_for_the_rest(tmp_path: Path) -> None:
-    steps = [
+APPLES = TraceInput(
+    problem="How many apples are left in the crate?",
+    steps=[
         "Let x be the number of apples in one box, so x = 4.",
         "There are 12 boxes, and 12 × 4 = 48 apples.",
         "Half of them are red: 48 / 2 = 24 red apples.",
@@ -86,15 +92,52 @@ def test_an_auditor_opens_no_more_than_its_share_and_sees_summaries_for_the_rest
         "The green ones are untouched: 48 - 24 = 24 green apples.",
         "So the crate holds 18 + 24 = 42 apples.",
         "The answer is 42 apples.",
-    ]
-    trace = TraceInput(problem="How many apples are left in the crate?", steps=steps, output="42")
+    ],
+    output="42",
+)
+
+
+def _audited(tmp_path: Path, share: float | None = None) -> tuple[MemoryNet, TraceJob]:
+    """The apples trace audited by twelve auditors (seat cap 2); `share`: the provider's
+    `privacy.max_decrypt_share` setting (None: the default)."""
     params = MEMORY_SESSION_PARAMS.model_copy(update={"seat_cap": 2, "seats_per_tier": (1, 1, 1)})
     net = MemoryNet(tmp_path, params)
+    if share is not None:
+        settings = net.provider_ctx.settings.model_copy(
+            update={"privacy": PrivacySettings(max_decrypt_share=share)}
+        )
+        net.provider_ctx = NodeContext(settings, port=net.chain.port(PROVIDER), store=net.store)
+        net.pipeline = ProviderPipeline(net.provider_ctx)
     for i in range(2, 14):
         net.add_auditor(f"a{i}", [Tier.COMPUTER, Tier.LLM, Tier.HUMAN][i % 3], MarkedAuditor(), i)
-    tid = net.submit(trace)
+    tid = net.submit(APPLES)
     job = net.run([tid])[tid]
     net.close()
+    return net, job
+
+
+def test_the_share_is_the_operators_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`privacy.max_decrypt_share` reaches the key release: at 100% every context key is sealed
+    and nothing is withheld; out of (0, 1] the node refuses to start."""
+    monkeypatch.setenv("TRUSTNODE_PRIVACY__MAX_DECRYPT_SHARE", "0.4")
+    assert Settings().privacy.max_decrypt_share == 0.4
+    for bad in ("0", "1.5"):
+        monkeypatch.setenv("TRUSTNODE_PRIVACY__MAX_DECRYPT_SHARE", bad)
+        with pytest.raises(ValidationError, match="max_decrypt_share"):
+            Settings()
+    monkeypatch.delenv("TRUSTNODE_PRIVACY__MAX_DECRYPT_SHARE")
+    net, job = _audited(tmp_path, share=1.0)
+    assert net.pipeline.privacy_share == 1.0
+    assert job.hdag is not None and job.manifest_cid is not None
+    bundle = SessionBundle.model_validate_json(net.store.cat(job.manifest_cid))
+    for who in net.chain.port(address(2)).seats(job.session_id or 0):
+        daemon = next(d for d in net.daemons.values() if d.address == who)
+        assert open_outline(bundle, who, daemon.keys.private_key) == {}, "nothing withheld at 100%"
+
+
+def test_an_auditor_opens_no_more_than_its_share_and_sees_summaries_for_the_rest(tmp_path: Path) -> None:
+    net, job = _audited(tmp_path)
+    assert net.pipeline.privacy_share == SHARE, "the default share is the setting's"
     assert job.hdag is not None and job.manifest_cid is not None
     bundle = SessionBundle.model_validate_json(net.store.cat(job.manifest_cid))
     spans = thinking_spans(job.hdag)

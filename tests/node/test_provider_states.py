@@ -10,10 +10,13 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
+from tests.conftest import start_server, stop_server
 from tests.node.conftest import judge_for
 from tests.node.memnet import PROVIDER, MemoryNet, address
+from trustnode.api.app import create_app
 from trustnode.audit.computer import ComputerAuditor
 from trustnode.chain.port.memory_state import MEMORY_SESSION_PARAMS, MemoryChain
 from trustnode.llm.fake_server import FakeOpenAIServer
@@ -97,7 +100,10 @@ def test_a_provider_that_is_also_an_auditor_is_warned_about_and_not_counted(
     assert warned and PROVIDER in warned[0]
 
 
-def test_a_cancelled_draw_ends_the_job_with_its_reason(net: MemoryNet, samples: dict[str, Sample]) -> None:
+def test_a_cancelled_draw_ends_the_job_with_its_reason(
+    net: MemoryNet, samples: dict[str, Sample], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="trustnode.node.provider")
     tid = net.submit(samples["tunnel-flawed"].trace)
     net.pipeline.step()  # as far as it goes: the opened session waits for its draw's randomness
     assert net.job(tid).stage == TraceStage.OPENED
@@ -112,6 +118,14 @@ def test_a_cancelled_draw_ends_the_job_with_its_reason(net: MemoryNet, samples: 
     assert all(s.outcome == SegmentVerdict.PENDING for s in job.outcome.segments)
     public = SessionQueries(net.provider_ctx).outcome(job.session_id or 0)
     assert public.reason == reason and public.summary == f"cancelled, no verdict: {reason}"
+    logged = [r.getMessage() for r in caplog.records if r.name == "trustnode.node.provider"]
+    assert any(f"session {job.session_id} cancelled: {reason}" in m for m in logged), logged
+    server, thread, url = start_server(create_app(net.provider_ctx))
+    try:
+        rest = httpx.get(f"{url}/v1/sessions/{job.session_id}").json()
+    finally:
+        stop_server(server, thread)
+    assert rest["outcome"]["state"] == "cancelled" and rest["outcome"]["reason"] == reason, rest
 
 
 def test_a_permanent_revert_fails_the_job_at_once(net: MemoryNet, samples: dict[str, Sample]) -> None:

@@ -1,8 +1,9 @@
 """Provider authentication: an API key, or an EIP-191 signature over the request.
 
 A signed request carries `X-Signer`, `X-Timestamp` and `X-Signature`; the signed message
-is `trustnode:<timestamp>:<sha256 of the body in hex>`, so a signature cannot be moved to
-another body and is refused after `signature_max_age_s`. Within that window it is accepted
+is `trustnode:<METHOD>:<path?query>:<timestamp>:<sha256 of the body in hex>`, so a signature
+cannot be moved to another body, another endpoint or another method, and is refused after
+`signature_max_age_s`. Within that window it is accepted
 once: the signed message is claimed in the durable `UsedOnce` record, so sending the same
 request again (from this process, another one, or after a restart) is refused with 409.
 
@@ -54,7 +55,8 @@ SECURITY_SCHEMES: dict[str, dict[str, Any]] = {
         "type": "apiKey",
         "in": "header",
         "name": "X-Signature",
-        "description": "EIP-191 personal_sign of `trustnode:<X-Timestamp>:<sha256 of the body, hex>`; "
+        "description": "EIP-191 personal_sign of `trustnode:<METHOD>:<path?query>:<X-Timestamp>:"
+        "<sha256 of the body, hex>` (method upper case; the path and query exactly as requested); "
         "each signed request is accepted once.",
     },
 }
@@ -69,15 +71,27 @@ OPTIONAL_SECURITY: list[dict[str, list[str]]] = [*SUBMIT_SECURITY, {}]
 CREDENTIAL_HEADERS = ("authorization", "x-api-key", "x-signer", "x-timestamp", "x-signature")
 
 
-def signing_message(timestamp: int, body: bytes) -> str:
-    return f"trustnode:{timestamp}:{hashlib.sha256(body).hexdigest()}"
+def request_target(path: str, query: str = "") -> str:
+    """The signed target: the path and, when there is one, `?` and the raw query string."""
+    return f"{path}?{query}" if query else path
 
 
-def sign_request(private_key: str, body: bytes, timestamp: int | None = None) -> dict[str, str]:
-    """Headers for a signed request (used by `trustnode submit` and tests)."""
+def signing_message(method: str, target: str, timestamp: int, body: bytes) -> str:
+    """What a provider signs: method and target bind the signature to one endpoint, the body's
+    hash to one body and the timestamp to a time window."""
+    if not target.startswith("/"):
+        raise ValueError(f"the signed target is a path starting with '/', not {target!r}")
+    return f"trustnode:{method.upper()}:{target}:{timestamp}:{hashlib.sha256(body).hexdigest()}"
+
+
+def sign_request(
+    private_key: str, method: str, target: str, body: bytes = b"", timestamp: int | None = None
+) -> dict[str, str]:
+    """Headers for a signed request to `method target` (used by `trustnode submit` and tests);
+    `target` is the path with its query string, as the request will send it."""
     ts = int(time.time()) if timestamp is None else timestamp
     acct = Account.from_key(private_key)
-    sig = acct.sign_message(encode_defunct(text=signing_message(ts, body)))
+    sig = acct.sign_message(encode_defunct(text=signing_message(method, target, ts, body)))
     return {
         "X-Signer": acct.address,
         "X-Timestamp": str(ts),
@@ -137,13 +151,17 @@ class Authenticator:
             raise _unauthorized(f"X-Timestamp is more than {max_age}s away from now")
         if not Web3.is_address(signer):
             raise _unauthorized("X-Signer is not an address")
-        message = signing_message(ts, await request.body())
+        target = request_target(request.url.path, request.url.query)
+        message = signing_message(request.method, target, ts, await request.body())
         try:
             recovered = str(Account.recover_message(encode_defunct(text=message), signature=signature))
         except Exception:  # noqa: BLE001 - any malformed signature is the same client error
             raise _unauthorized("X-Signature is not a valid signature") from None
         if recovered.lower() != signer.lower():
-            raise _unauthorized("X-Signature was not made by X-Signer over this body and timestamp")
+            raise _unauthorized(
+                f"X-Signature was not made by X-Signer over this request: sign "
+                f"'trustnode:{request.method.upper()}:{target}:<X-Timestamp>:<sha256 of the body>'"
+            )
         if not (self.settings.accept_any_signer or recovered.lower() in self._allowed):
             raise APIError(
                 403,

@@ -94,7 +94,11 @@ def api_serve(
     stop = threading.Event()
     pool: list[threading.Thread] = []
     if run_worker:
-        pipeline = ProviderPipeline(ctx, decomposer=mode)  # type: ignore[arg-type]
+        pipeline = ProviderPipeline(
+            ctx,
+            decomposer=mode,  # type: ignore[arg-type]
+            privacy_share=s.privacy.max_decrypt_share,
+        )
         pipeline.observe = getattr(app.state, "observe_stage", None)
         pipeline.on_llm_usage = getattr(app.state, "record_llm_usage", None)
         for i in range(max(1, threads)):
@@ -121,7 +125,11 @@ def worker_cmd(threads: int = typer.Option(2, help="Worker threads.")) -> None:
     s = node_settings("provider")
     configure_logging(s)
     ctx, mode = _provider_start(s, True)
-    pipeline = ProviderPipeline(ctx, decomposer=mode)  # type: ignore[arg-type]
+    pipeline = ProviderPipeline(
+        ctx,
+        decomposer=mode,  # type: ignore[arg-type]
+        privacy_share=s.privacy.max_decrypt_share,
+    )
     stop = _stop_on_signals()
     pool = [threading.Thread(target=pipeline.run, args=(stop,), daemon=True) for _ in range(max(1, threads))]
     for t in pool:

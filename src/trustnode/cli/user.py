@@ -92,7 +92,7 @@ def submit(
     if key:
         headers["Authorization"] = f"Bearer {key}"
     elif sign_key:
-        headers.update(sign_request(sign_key, body))
+        headers.update(sign_request(sign_key, "POST", "/v1/traces", body))
     else:
         fail("give --key (API key) or --sign-key (EIP-191 signature)")
     try:
@@ -179,16 +179,17 @@ def _print_outcome_lines(out: SessionOutcome) -> None:
 
 
 def _session_id(ctx: Any, ident: str) -> int:
+    """A session id, or the session of a trace this node submitted, checked against the chain it
+    follows now (`SessionQueries.session_of_trace`): after a reset the old link is refused."""
     if ident.startswith("tr_"):
         from trustnode.node.jobs import JobNotFoundError
+        from trustnode.node.queries import SessionQueries
 
         try:
             job = ctx.jobs.get(ident)
         except JobNotFoundError:
             fail(f"this node has no trace {ident}")
-        if job.session_id is None:
-            fail(f"trace {ident} has no session yet (stage {job.stage.value})")
-        return int(job.session_id)
+        return SessionQueries(ctx).session_of_trace(job)
     if not ident.isdigit():
         fail(f"{ident!r} is neither a session id nor a trace id")
     return int(ident)

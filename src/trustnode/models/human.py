@@ -65,9 +65,25 @@ def normalize_address(value: str) -> str:
     return str(to_checksum_address(text))
 
 
-def seat_id_for(session_id: int, segment_index: int, auditor: str) -> str:
-    """Deterministic seat id, so a daemon that re-enqueues after a restart hits the same row."""
-    return f"{session_id}:{segment_index}:{normalize_address(auditor).lower()}"
+def seat_id_for(session_id: int, segment_index: int, auditor: str, round: int = 0) -> str:
+    """Deterministic seat id, so a daemon that re-enqueues after a restart hits the same row.
+
+    `session:segment:auditor` for a session's first panel (round 0, the ids queues already
+    hold) and `session:segment:auditor:r<round>` for an appeal round (issue 15), where the same
+    person may sit on the same segment again.
+    """
+    if round < 0:
+        raise ValueError(f"round must be >= 0, got {round}")
+    base = f"{session_id}:{segment_index}:{normalize_address(auditor).lower()}"
+    return base if round == 0 else f"{base}:r{round}"
+
+
+def round_of_seat_id(seat_id: str) -> int:
+    """The panel round a seat id names (see `seat_id_for`)."""
+    last = seat_id.rsplit(":", 1)[-1]
+    if seat_id.count(":") == 3 and last.startswith("r") and last[1:].isdigit():
+        return int(last[1:])
+    return 0
 
 
 class HumanSeat(BaseModel):
@@ -79,6 +95,7 @@ class HumanSeat(BaseModel):
     session_id: int = Field(ge=0, description="On-chain audit session id.")
     segment_index: int = Field(ge=0, description="Index of the segment in the session.")
     auditor: str = Field(description="Address of the human auditor holding the seat (checksummed).")
+    round: int = Field(default=0, ge=0, description="The session's panel: 0 the first, 1.. appeal rounds.")
     node_id: str = Field(description="HDAG node id of the segment, e.g. ST3.")
     level: Level
     problem: str = Field(description="Prompt context: the problem statement of the trace.")
@@ -103,11 +120,16 @@ class HumanSeat(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _seat_id(cls, data: Any) -> Any:
-        """Fill `seat_id` from (session, segment, auditor); refuse one that disagrees."""
+        """Fill `seat_id` from (session, segment, auditor, round); refuse one that disagrees."""
         if not isinstance(data, dict):
             return data
         try:
-            expected = seat_id_for(int(data["session_id"]), int(data["segment_index"]), str(data["auditor"]))
+            expected = seat_id_for(
+                int(data["session_id"]),
+                int(data["segment_index"]),
+                str(data["auditor"]),
+                int(data.get("round") or 0),
+            )
         except (KeyError, TypeError, ValueError):
             return data  # the field validators report what is missing or malformed
         given = data.get("seat_id") or ""
@@ -119,13 +141,20 @@ class HumanSeat(BaseModel):
 
     @classmethod
     def from_task(
-        cls, task: AuditTask, *, session_id: int, auditor: str, commit_deadline: float | None = None
+        cls,
+        task: AuditTask,
+        *,
+        session_id: int,
+        auditor: str,
+        commit_deadline: float | None = None,
+        round: int = 0,
     ) -> HumanSeat:
         """The seat for one audit task (its context becomes the form's four parts)."""
         return cls(
             session_id=session_id,
             segment_index=task.segment_index,
             auditor=auditor,
+            round=round,
             node_id=task.node_id,
             level=task.level,
             problem=task.context.problem,
@@ -149,6 +178,9 @@ class HumanDecision(BaseModel):
     session_id: int = Field(ge=0)
     segment_index: int = Field(ge=0)
     auditor: str
+    round: int = Field(
+        default=0, ge=0, description="The seat's panel round (read from `seat_id` when not given)."
+    )
     verdict: Verdict
     criteria: dict[str, bool] = Field(description="One answer per key of `CRITERIA_KEYS`.")
     note: str = Field(default="", max_length=MAX_NOTE_CHARS)
@@ -159,6 +191,23 @@ class HumanDecision(BaseModel):
     @classmethod
     def _all_criteria(cls, v: dict[str, bool]) -> dict[str, bool]:
         return check_criteria(v)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _round(cls, data: Any) -> Any:
+        """The round is part of the seat id: fill it from there, refuse a decision that disagrees
+        (a verdict of one round must never be committed in another)."""
+        if not isinstance(data, dict) or not isinstance(data.get("seat_id"), str):
+            return data
+        named = round_of_seat_id(data["seat_id"])
+        given = data.get("round")
+        if given is None:
+            return {**data, "round": named}
+        if isinstance(given, int) and given != named:
+            raise ValueError(
+                f"decision for round {given} on seat {data['seat_id']!r}, which is round {named}"
+            )
+        return data
 
     def to_result(self) -> AuditResult:
         """The decision as an auditor result: the daemon commits it and hashes it into the vote."""

@@ -19,12 +19,13 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
+from trustnode.config import PrivacySettings
 from trustnode.models.hdag import HDAG
 from trustnode.node.structure import SessionShape
 
-#: SPEC 3's default: the same figure as the per-auditor seat cap (25% of a trace). Operators
-#: will set it as `privacy.max_decrypt_share` once the settings carry it.
-MAX_DECRYPT_SHARE = 0.25
+#: SPEC 3's default: the same figure as the per-auditor seat cap (25% of a trace). Operators set
+#: it as `privacy.max_decrypt_share`; the default lives in one place, the setting.
+MAX_DECRYPT_SHARE: float = PrivacySettings.model_fields["max_decrypt_share"].default
 
 Span = tuple[int, int]
 

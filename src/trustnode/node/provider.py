@@ -31,7 +31,6 @@ from trustnode.models.jobs import ChainBinding, JobStatus, SegmentRecord, TraceJ
 from trustnode.models.verdict import SessionOutcome, SessionState
 from trustnode.node.context import NodeContext
 from trustnode.node.keyrelease import seal_session
-from trustnode.node.privacy import MAX_DECRYPT_SHARE
 from trustnode.node.seating import cancel_reason, shortfall
 from trustnode.node.structure import SegmentPlaintext, SessionShape
 from trustnode.node.verdict import build_outcome
@@ -82,12 +81,17 @@ class ProviderPipeline:
         *,
         decomposer: DecomposerMode = "offline",
         observe: StageObserver | None = None,
-        privacy_share: float = MAX_DECRYPT_SHARE,
+        privacy_share: float | None = None,
     ) -> None:
         self.ctx = ctx
         self.decomposer = decomposer
         self.observe = observe
-        self.privacy_share = privacy_share
+        #: The privacy rule's share (None: the node's `privacy.max_decrypt_share` setting).
+        self.privacy_share = (
+            ctx.settings.privacy.max_decrypt_share if privacy_share is None else privacy_share
+        )
+        if not 0 < self.privacy_share <= 1:
+            raise ValueError(f"privacy_share must be in (0, 1], got {self.privacy_share}")
         self._batch_lock = threading.Lock()
         self._llm: Any = None
         self.on_llm_usage: Callable[[Any], None] | None = None

@@ -46,17 +46,24 @@ class SeatDesk:
             self._queues[path] = HumanQueue(path)
         return self._queues[path]
 
-    def windows_for(self, seats: list[HumanSeat]) -> dict[int, CommitWindow]:
-        """Commit windows of the seats' sessions: from the chain, else from the seats' deadlines."""
-        if not seats:
-            return {}
+    def windows_for(self, seats: list[HumanSeat]) -> dict[str, CommitWindow]:
+        """Each seat's commit window, by seat id: a first-round seat's from the chain (else from
+        its own deadline), an appeal round's from its own deadline."""
+        first = [s for s in seats if s.round == 0]
+        out = self.windows.from_seats([s for s in seats if s.round > 0], APPEAL_BASIS)
+        if not first:
+            return out
         try:
-            return self.windows.from_chain(s.session_id for s in seats)
+            by_session = self.windows.from_chain(s.session_id for s in first)
         except Exception as exc:  # noqa: BLE001 - an outage falls back to the seats' own deadlines
             if unavailable(exc) is None:
                 raise
-            deadlines = {s.session_id: s.commit_deadline for s in seats}
-            return self.windows.from_seats(deadlines, "the chain is not reachable")
+            return {**out, **self.windows.from_seats(first, "the chain is not reachable")}
+        return {**out, **{s.seat_id: by_session[s.session_id] for s in first}}
+
+
+#: Why an appeal seat's window comes from the deadline its daemon recorded.
+APPEAL_BASIS = "an appeal round's commit deadline is not read from the chain by this node"
 
 
 def register_audit(app: FastAPI, pages: WebPages) -> None:
@@ -150,9 +157,7 @@ def register_audit(app: FastAPI, pages: WebPages) -> None:
                 just = seat if seat.auditor.lower() == me.address.lower() else None
             except SeatNotFoundError:
                 just = None
-        just_window = (
-            (await run_in_threadpool(desk.windows_for, [just])).get(just.session_id) if just else None
-        )
+        just_window = (await run_in_threadpool(desk.windows_for, [just])).get(just.seat_id) if just else None
         return pages.render(
             "audit_seats.html",
             request,
@@ -185,7 +190,7 @@ def register_audit(app: FastAPI, pages: WebPages) -> None:
     ) -> HTMLResponse:
         decision = await run_in_threadpool(queue.decision, seat.seat_id)
         if window is None:
-            window = (await run_in_threadpool(desk.windows_for, [seat]))[seat.session_id]
+            window = (await run_in_threadpool(desk.windows_for, [seat]))[seat.seat_id]
         return pages.render(
             "audit_seat.html",
             request,
@@ -238,7 +243,7 @@ def register_audit(app: FastAPI, pages: WebPages) -> None:
         if verdict not in (Verdict.PASS.value, Verdict.FAIL.value):
             return await refuse(400, "choose PASS or FAIL")
         if await run_in_threadpool(queue.decision, seat_id) is None:
-            window = (await run_in_threadpool(desk.windows_for, [seat]))[seat.session_id]
+            window = (await run_in_threadpool(desk.windows_for, [seat]))[seat.seat_id]
             if not window.open:
                 code = 503 if window.source == "none" else 409
                 return await refuse(code, f"not recorded: {window.reason}", window)

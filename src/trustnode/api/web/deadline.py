@@ -6,7 +6,8 @@ asks the chain: the session's status and deadline, the head block, and the recen
 (to turn blocks into seconds). A verdict is accepted only while at least
 `COMMIT_MARGIN_BLOCKS` blocks are left, so the daemon has a block to see it and one to land its
 commit. When the chain cannot be read, the seat's own deadline (unix time, set by the daemon)
-is used if it has one, and the page says so.
+is used if it has one, and the page says so. An appeal round's seat (round > 0, issue 15) is
+timed by its own deadline too: the chain port reads only a session's first commit deadline.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from trustnode.chain.port import ChainPort
+from trustnode.models.human import HumanSeat
 from trustnode.models.verdict import SessionState
 
 #: Blocks a decision needs before the deadline: one for the daemon to see it, one for its commit.
@@ -41,9 +43,11 @@ class CommitWindow(BaseModel):
     """How a session's commit phase stands for a person deciding a seat now."""
 
     session_id: int
+    round: int = 0
     open: bool
     reason: str = ""
     source: Literal["chain", "seat", "none"]
+    basis: str = ""  # why the seat's own deadline is used (source "seat")
     status: str | None = None
     deadline_block: int | None = None
     head_block: int | None = None
@@ -125,17 +129,22 @@ class CommitWindows:
                 out[sid] = CommitWindow(open=True, **base, **timing)  # type: ignore[arg-type]
         return out
 
-    def from_seats(self, deadlines: dict[int, float | None], why: str) -> dict[int, CommitWindow]:
-        """Windows from the seats' unix-time deadlines, when the chain cannot be read (`why`)."""
+    def from_seats(self, seats: Iterable[HumanSeat], why: str) -> dict[str, CommitWindow]:
+        """Windows from the seats' own unix-time deadlines, by seat id, when the chain cannot
+        give them (`why`)."""
         now = self.clock()
-        out: dict[int, CommitWindow] = {}
-        for sid, deadline in deadlines.items():
+        out: dict[str, CommitWindow] = {}
+        for seat in seats:
+            base = {"session_id": seat.session_id, "round": seat.round, "basis": why}
+            deadline = seat.commit_deadline
             if deadline is None:
                 reason = f"cannot tell whether a verdict can still be committed: {why}"
-                out[sid] = CommitWindow(session_id=sid, open=False, source="none", reason=reason)
+                out[seat.seat_id] = CommitWindow(open=False, source="none", reason=reason, **base)  # type: ignore[arg-type]
             elif deadline <= now:
                 reason = f"the commit deadline passed {now - deadline:.0f} s ago"
-                out[sid] = CommitWindow(session_id=sid, open=False, source="seat", reason=reason)
+                out[seat.seat_id] = CommitWindow(open=False, source="seat", reason=reason, **base)  # type: ignore[arg-type]
             else:
-                out[sid] = CommitWindow(session_id=sid, open=True, source="seat", seconds_left=deadline - now)
+                out[seat.seat_id] = CommitWindow(
+                    open=True, source="seat", seconds_left=deadline - now, **base
+                )  # type: ignore[arg-type]
         return out
