@@ -34,6 +34,15 @@ SHARED = REPO_ROOT.parent / "shared"
 EVAL_DIR = SHARED / "eval"
 
 
+@pytest.fixture(autouse=True)
+def _keep_umask() -> Iterator[None]:
+    """Node commands run in-process set a private umask for the process; undo it per test."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    yield
+    os.umask(mask)
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))

@@ -28,7 +28,7 @@ import httpx
 import pytest
 from pydantic import BaseModel, Field
 
-from tests.browser.conftest import LocalOnly, browser, page, shot  # noqa: F401 - browser and page are fixtures
+from tests.browser.conftest import LocalOnly, shot
 from tests.conftest import REPO_ROOT, free_port
 from trustnode.node.samples import load_samples
 
