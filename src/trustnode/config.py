@@ -9,6 +9,7 @@ directory when present. Every field here is documented in README.md.
 from __future__ import annotations
 
 import os
+from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
@@ -37,7 +38,11 @@ class ChainSettings(BaseModel):
     private_key: SecretStr | None = Field(default=None, description="Hex private key of this node's account.")
     keystore_path: Path | None = Field(default=None, description="Encrypted eth-account keystore file.")
     keystore_password: SecretStr | None = Field(default=None, description="Password of the keystore.")
-    account_index: int = Field(default=0, ge=0, description="On the devnet, which anvil dev account to use.")
+    account_index: int = Field(
+        default=0,
+        ge=0,
+        description="On the devnet, which anvil dev account signs: 0 deploys, 1 is the provider's (API), 2.. one per auditor. Unset: 1 for `api serve`/`worker`, 0 for `deploy`; `auditor run` must be told.",
+    )
     tx_timeout_s: float = Field(default=60.0, gt=0, description="How long to wait for a receipt.")
     poll_interval_s: float = Field(default=0.5, gt=0, description="Event polling interval.")
 
@@ -48,9 +53,70 @@ class DevnetSettings(BaseModel):
     port: int = Field(default=8545, ge=1, le=65535, description="RPC port of anvil on 127.0.0.1.")
     block_time_s: float | None = Field(
         default=1.0,
-        description="Seconds per empty block besides mining every transaction; None: no empty blocks.",
+        description="Seconds per block; None: a block only for each transaction (needs automine).",
+    )
+    automine: bool = Field(
+        default=False,
+        description="Also mine a block for every transaction at once. Off: phases counted in blocks last a steady wall time, whatever the traffic (a person needs that).",
     )
     chain_id: int = Field(default=31337, description="Chain id anvil is started with.")
+    auditor_accounts: int = Field(
+        default=8,
+        ge=0,
+        le=18,
+        description="Dev accounts 2.. funded for auditors by `devnet up` (ETH and tokens).",
+    )
+    auditor_tokens: Decimal = Field(
+        default=Decimal(10_000),
+        ge=0,
+        description="TRUST each funded auditor account holds after `devnet up`.",
+    )
+    provider_tokens: Decimal = Field(
+        default=Decimal(1_000_000),
+        ge=0,
+        description="TRUST the provider's account (1) holds after `devnet up`.",
+    )
+
+
+class ProtocolSettings(BaseModel):
+    """Session parameters `devnet up` and `deploy` put on chain; a changed value is applied by the
+    owner (AuditSessions.setParams, for sessions opened afterwards) or refused."""
+
+    seats_per_tier: tuple[int, int, int] = Field(
+        default=(2, 1, 1), description="Auditors per segment (k) for computer, LLM and human segments."
+    )
+    seat_cap: int = Field(
+        default=32,
+        ge=1,
+        le=64,
+        description="Most seats one auditor holds in one session (a devnet of four auditors needs more than 25%).",
+    )
+    tau_bps: int = Field(
+        default=6000,
+        gt=5000,
+        le=10_000,
+        description="Quorum per segment, basis points of k (q = ceil(tau k)).",
+    )
+    beta_bps: int = Field(
+        default=9000,
+        gt=0,
+        le=10_000,
+        description="A trace passes when its PASS weight reaches beta (basis points).",
+    )
+    reward: Decimal = Field(
+        default=Decimal(6), ge=0, description="TRUST paid per vote that agrees with the outcome."
+    )
+    slash: Decimal = Field(
+        default=Decimal(8), ge=0, description="TRUST slashed per vote against the outcome."
+    )
+    draw_blocks: int = Field(default=40, ge=1, description="Blocks to draw the auditors.")
+    key_blocks: int = Field(default=40, ge=1, description="Blocks to publish the key bundle.")
+    commit_blocks: int = Field(
+        default=120,
+        ge=1,
+        description="Blocks of the commit phase (it ends early once every auditor committed).",
+    )
+    reveal_blocks: int = Field(default=40, ge=1, description="Blocks of the reveal phase.")
 
 
 class IPFSSettings(BaseModel):
@@ -59,6 +125,11 @@ class IPFSSettings(BaseModel):
     api_url: str | None = Field(default=None, description="e.g. http://127.0.0.1:5001; None: LocalStore.")
     timeout_s: float = Field(default=30.0, gt=0, description="Per-request timeout of the IPFS RPC.")
     retries: int = Field(default=3, ge=0, description="Retries (with backoff) before IPFS counts as down.")
+    max_fetch_bytes: int = Field(
+        default=16 * 1024 * 1024,
+        ge=1,
+        description="Largest blob one read fetches; a CID declaring more is refused after its first block.",
+    )
 
 
 class DecomposerSettings(BaseModel):
@@ -129,6 +200,7 @@ class Settings(BaseSettings):
     log_json: bool = Field(default=False, description="Structured (JSON) log lines.")
     chain: ChainSettings = Field(default_factory=ChainSettings)
     devnet: DevnetSettings = Field(default_factory=DevnetSettings)
+    protocol: ProtocolSettings = Field(default_factory=ProtocolSettings)
     ipfs: IPFSSettings = Field(default_factory=IPFSSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings, description="The LLM auditors' (judge's) endpoint.")
     decomposer: DecomposerSettings = Field(default_factory=DecomposerSettings)
@@ -159,6 +231,21 @@ class Settings(BaseSettings):
     @property
     def llm_cache_dir(self) -> Path:
         return self.llm.cache_dir or self.data_dir / "llm-cache"
+
+
+PRIVATE_DIR_MODE = 0o700
+
+
+def secure_data_dir(path: Path) -> Path:
+    """Create the data directory 0700, or narrow an existing one to 0700.
+
+    It holds the job queue (traces, HDAGs, every segment's key), the human queue, evidence
+    and keystores: nobody but the node's user may list or read it.
+    """
+    path.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o777 != PRIVATE_DIR_MODE:
+        path.chmod(PRIVATE_DIR_MODE)
+    return path
 
 
 def load_settings(**overrides: object) -> Settings:

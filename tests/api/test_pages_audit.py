@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from tests.conftest import start_server, stop_server
 from trustnode.api.app import create_app
+from trustnode.api.once import UsedOnce
 from trustnode.api.web.signin import COOKIE_NAME, SignIn, SignInError
 from trustnode.audit.human_queue import HumanQueue
 from trustnode.chain.accounts import dev_account
@@ -104,7 +105,7 @@ def test_login_page_shows_message_and_cli_one_liner(node: tuple[str, HumanQueue]
     with httpx.Client(base_url=url) as c:
         page = c.get("/audit/login")
         message, _ = _challenge(c, page)
-    assert message.startswith("Sign in to the trustnode audit page at 127.0.0.1:")
+    assert message.startswith(f"Sign in to the trustnode audit page at {url} (nonce ")
     assert f"trustnode web sign &#39;{message}&#39;" in page.text
     assert "script-src 'self'" in page.headers["content-security-policy"]
     assert 'src="/static/js/signin.js"' in page.text
@@ -160,20 +161,22 @@ def test_bad_signatures_and_replays_are_refused(node: tuple[str, HumanQueue]) ->
         assert r.status_code == 403
 
 
-def test_expired_challenge_and_tampered_cookie() -> None:
-    signin = SignIn(b"k" * 32)
-    ch = signin.challenge("127.0.0.1:8080", now=1_000_000)
+def test_expired_challenge_and_tampered_cookie(tmp_path: Path) -> None:
+    signin = SignIn(b"k" * 32, UsedOnce(tmp_path / "used.db"))
+    origin = "http://127.0.0.1:8080"
+    ch = signin.challenge(origin, now=1_000_000)
     with pytest.raises(SignInError, match="expired"):
-        signin.verify(ch.message, ch.token, _sign(ch.message), now=1_000_000 + 301)
-    assert signin.verify(ch.message, ch.token, _sign(ch.message), now=1_000_000 + 10) == ME.address
+        signin.verify(ch.message, ch.token, _sign(ch.message), origin, now=1_000_000 + 301)
+    assert signin.verify(ch.message, ch.token, _sign(ch.message), origin, now=1_000_000 + 10) == ME.address
     cookie, sess = signin.issue(ME.address, now=1_000_000)
     assert signin.read(cookie, now=1_000_001) == sess
     assert signin.read(cookie, now=1_000_000 + 8 * 3600 + 1) is None, "cookies expire"
     body, mac = cookie.rsplit(".", 1)
     other_cookie, _ = signin.issue(OTHER.address, now=1_000_000)
     assert signin.read(f"{other_cookie.rsplit('.', 1)[0]}.{mac}", now=1_000_001) is None
-    assert SignIn(b"x" * 32).read(cookie, now=1_000_001) is None, "another node's secret"
-    assert signin.challenge("evil' ; rm -rf / #").message.count("'") == 0
+    assert SignIn(b"x" * 32, signin.used).read(cookie, now=1_000_001) is None, "another node's secret"
+    with pytest.raises(ValueError, match="not an origin"):
+        signin.challenge("http://evil' ; rm -rf / #")
 
 
 def test_seat_form_shows_the_four_parts_escaped(node: tuple[str, HumanQueue]) -> None:
@@ -298,8 +301,8 @@ def test_sign_out_needs_csrf_and_clears_the_cookie(node: tuple[str, HumanQueue])
         assert c.get("/audit").status_code == 303
 
 
-def test_a_forged_cookie_is_ignored(node: tuple[str, HumanQueue]) -> None:
+def test_a_forged_cookie_is_ignored(node: tuple[str, HumanQueue], tmp_path: Path) -> None:
     url, _ = node
-    forged, _ = SignIn(b"attacker-secret-attacker-secret!").issue(ME.address)
+    forged, _ = SignIn(b"attacker-secret-attacker-secret!", UsedOnce(tmp_path / "x.db")).issue(ME.address)
     with httpx.Client(base_url=url, cookies={COOKIE_NAME: forged}) as c:
         assert c.get("/audit").status_code == 303

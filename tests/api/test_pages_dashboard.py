@@ -13,7 +13,6 @@ import pytest
 
 from tests.browser.conftest import serve
 from trustnode.api.app import create_app
-from trustnode.api.web.pages import tokens
 from trustnode.api.web.svg import AUDITOR_COLOURS, FAIL_COLOUR, hdag_svg, line_chart
 from trustnode.chain.accounts import dev_account
 from trustnode.chain.client import ChainClient
@@ -125,13 +124,6 @@ def test_line_chart_points_and_empty_state() -> None:
     ET.fromstring(empty)
 
 
-def test_token_amounts_are_exact() -> None:
-    assert tokens(6 * 10**18) == "6"
-    assert tokens(-8 * 10**18 + 1) == "-7.999999999999999999"
-    assert tokens(1_500_000_000_000_000_000) == "1.5"
-    assert tokens(0) == "0"
-
-
 def test_pages_without_a_chain_say_so(tmp_path: Path) -> None:
     server, thread, url = serve(create_app(NodeContext(Settings(data_dir=tmp_path))))
     try:
@@ -171,7 +163,7 @@ def test_dashboard_on_a_devnet(chain_site: tuple[str, Deployment]) -> None:
 
     page = httpx.get(f"{url}/sessions")
     assert page.status_code == 200
-    row = re.search(rf'<tr data-session="{sid}">.*?</tr>', page.text, re.S)
+    row = re.search(rf'<tr data-session="{sid}"[^>]*>.*?</tr>', page.text, re.S)
     assert row is not None and "created" in row.group(0)
     page = httpx.get(f"{url}/sessions/{sid}")
     assert page.status_code == 200

@@ -15,15 +15,22 @@ from trustnode.api.app import create_app
 from trustnode.api.auth import sign_request
 from trustnode.chain.accounts import dev_account
 from trustnode.config import Settings
+from trustnode.hdag.offline import decompose_offline
 from trustnode.node.context import NodeContext
 
 API_KEY = "provider-secret-key"
 TRACE = {"problem": "What is 2 + 3?", "thinking": "2 + 3 = 5, so the answer is 5.", "output": "5"}
 
 
+SIGNER = dev_account(9)
+
+
 @pytest.fixture
 def api(tmp_path: Path) -> Iterator[tuple[str, NodeContext]]:
-    settings = Settings(data_dir=tmp_path, api={"api_keys": [API_KEY], "max_body_bytes": 20_000})  # type: ignore[arg-type]
+    settings = Settings(
+        data_dir=tmp_path,
+        api={"api_keys": [API_KEY], "allowed_signers": [SIGNER.address], "max_body_bytes": 20_000},  # type: ignore[arg-type]
+    )
     ctx = NodeContext(settings)
     server, thread, url = start_server(create_app(ctx))
     try:
@@ -52,11 +59,20 @@ def test_submit_with_api_key_is_queued(api: tuple[str, NodeContext]) -> None:
 def test_submit_with_eip191_signature(api: tuple[str, NodeContext]) -> None:
     url, ctx = api
     body = json.dumps(TRACE).encode()
-    acct = dev_account(9)
-    headers = {"Content-Type": "application/json", **sign_request(acct.key.hex(), body)}
+    headers = {"Content-Type": "application/json", **sign_request(SIGNER.key.hex(), body)}
     r = httpx.post(f"{url}/v1/traces", content=body, headers=headers)
     assert r.status_code == 202, r.text
-    assert ctx.jobs.get(r.json()["trace_id"]).provider == f"addr:{acct.address}"
+    assert ctx.jobs.get(r.json()["trace_id"]).provider == f"addr:{SIGNER.address}"
+
+
+def test_a_signer_not_allowed_is_refused(api: tuple[str, NodeContext]) -> None:
+    url, ctx = api
+    body = json.dumps(TRACE).encode()
+    headers = {"Content-Type": "application/json", **sign_request(dev_account(8).key.hex(), body)}
+    r = httpx.post(f"{url}/v1/traces", content=body, headers=headers)
+    assert r.status_code == 403
+    assert "api.allowed_signers" in r.json()["error"] and dev_account(8).address in r.json()["error"]
+    assert ctx.jobs.depth() == {}
 
 
 def test_signature_over_another_body_is_refused(api: tuple[str, NodeContext]) -> None:
@@ -108,7 +124,7 @@ def test_invalid_trace_names_the_field(
     r = httpx.post(f"{url}/v1/traces", json=payload, headers=auth())
     assert r.status_code == 422, r.text
     body = r.json()
-    assert body["error"].startswith("invalid trace")
+    assert body["error"].startswith("invalid "), body
     assert field in [f["field"] for f in body["fields"]]
     assert ctx.jobs.depth() == {}
 
@@ -152,11 +168,13 @@ def test_hdag_only_for_its_provider(api: tuple[str, NodeContext]) -> None:
     url, ctx = api
     tid = httpx.post(f"{url}/v1/traces", json=TRACE, headers=auth()).json()["trace_id"]
     job = ctx.jobs.get(tid)
-    job.hdag = {"nodes": ["secret"]}
+    job.hdag = decompose_offline(job.trace)
     ctx.jobs.save(job)
     mine = httpx.get(f"{url}/v1/traces/{tid}", headers=auth()).json()
-    assert mine["hdag"] == {"nodes": ["secret"]}
+    assert mine["hdag"]["nodes"][0]["content"] == TRACE["problem"]
     public = httpx.get(f"{url}/v1/traces/{tid}").json()
     assert public["hdag"] is None and public["status"] == "queued"
-    other = httpx.get(f"{url}/v1/traces/{tid}", headers=sign_request(dev_account(8).key.hex(), b"")).json()
-    assert other["hdag"] is None
+    other = httpx.get(f"{url}/v1/traces/{tid}", headers=sign_request(SIGNER.key.hex(), b"")).json()
+    assert other["hdag"] is None, "another provider does not see it"
+    stranger = httpx.get(f"{url}/v1/traces/{tid}", headers=sign_request(dev_account(8).key.hex(), b""))
+    assert stranger.status_code == 403

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import sympy
 
-from trustnode.audit.arithmetic import bind_from, extract_claims, normalize
+from trustnode.audit.claims import bind_from, extract_claims, normalize
 from trustnode.models.audit import ClaimStatus
 
 
@@ -278,7 +278,7 @@ def test_questions_and_bare_number_pairs_are_not_claims() -> None:
 
 
 def test_a_stated_value_on_the_left_is_the_found_one() -> None:
-    [c] = extract_claims("Check: 194 = 11 * 17 + 9.").claims
+    [c] = extract_claims("Thus: 194 = 11 * 17 + 9.").claims
     assert (c.status, c.expression, c.found, c.correct) == (ClaimStatus.WRONG, "11 * 17 + 9", "194", "196")
 
 

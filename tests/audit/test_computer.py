@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trustnode.audit.base import Auditor
-from trustnode.audit.computer import ComputerAuditor
+from trustnode.audit.computer import NOTHING_CHECKED, ComputerAuditor
 from trustnode.models.audit import AuditTask, ContextSegment, SegmentContext
 from trustnode.models.enums import AuditorType, Level, Verdict
 
@@ -33,7 +33,12 @@ def test_fail_names_the_claim_and_the_correct_value() -> None:
     assert res.decided and res.verdict is Verdict.FAIL and res.failed
     assert res.evidence.checkable and res.evidence.auditor == "computer"
     assert res.evidence.claims[0].text == "7 * 6 = 43" and res.evidence.claims[0].correct == "42"
-    assert res.evidence.details["first_error"] == {"claim": "7 * 6 = 43", "found": "43", "correct": "42"}
+    assert res.evidence.details["first_error"] == {
+        "claim": "7 * 6 = 43",
+        "found": "43",
+        "correct": "42",
+        "kind": "exact",
+    }
     assert res.evidence.details["claims_checked"] == 2
 
 
@@ -46,7 +51,7 @@ def test_pass_when_every_claim_holds() -> None:
 def test_not_checkable_is_undecided_not_a_guess() -> None:
     res = ComputerAuditor().audit(task("Therefore the triangle is isosceles, so x + 2 = 7."))
     assert not res.decided and not res.failed and not res.evidence.checkable
-    assert res.evidence.details["reason"] == "no checkable arithmetic claim"
+    assert res.evidence.details["reason"] == NOTHING_CHECKED and res.evidence.details["claims_checked"] == 0
 
 
 def test_names_from_parent_segments() -> None:

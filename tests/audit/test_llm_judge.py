@@ -191,11 +191,9 @@ def test_nonce_is_secret_keyed_and_stable(make_hdag: Callable[..., HDAG], tmp_pa
 # ----------------------------------------------------------------------------- how answers parse
 
 
-def test_prose_saying_pass_with_a_violation_is_fail(make_hdag: Callable[..., HDAG]) -> None:
+def test_a_verdict_field_saying_pass_with_a_violation_is_fail(make_hdag: Callable[..., HDAG]) -> None:
     task = _tasks(make_hdag)[1]
-    answer = "Verdict: PASS. The step looks fine to me.\n" + json.dumps(
-        {"verdict": "PASS", "violations": [_violation()]}
-    )
+    answer = json.dumps({"verdict": "PASS", "summary": "looks fine", "violations": [_violation()]})
     with judge_on([Reply.text(answer), Reply.json({"checks": [_check(1)]})]) as (srv, judge):
         result = judge.audit(task)
     assert result.decided and result.verdict is Verdict.FAIL and result.failed
@@ -214,6 +212,22 @@ def test_prose_saying_pass_with_a_violation_is_fail(make_hdag: Callable[..., HDA
     (item,) = json.loads(blocks["findings"])
     assert item["index"] == 1 and item["acceptance_criterion"].startswith("The total equals")
     assert STEPS[1] not in system["content"]
+
+
+def test_prose_around_the_json_is_not_an_answer(make_hdag: Callable[..., HDAG]) -> None:
+    """Prose saying PASS next to JSON is a parse failure that goes back to the model."""
+    task = _tasks(make_hdag)[1]
+    prose = "Verdict: PASS. The step looks fine to me.\n" + json.dumps({"violations": [_violation()]})
+    script = [
+        Reply.text(prose),
+        Reply.json({"violations": [_violation()]}),
+        Reply.json({"checks": [_check(1)]}),
+    ]
+    with judge_on(script) as (srv, judge):
+        result = judge.audit(task)
+    assert result.verdict is Verdict.FAIL
+    assert srv.chat_requests[1].body["messages"][-2]["content"] == prose
+    assert judge.client.usage().repaired == 1
 
 
 def test_empty_list_is_pass_whatever_else_the_answer_says(make_hdag: Callable[..., HDAG]) -> None:
@@ -461,14 +475,18 @@ def test_judge_from_settings_uses_config_cache_and_a_persistent_fence_key(
         key_file = tmp_path / "llm-judge" / "fence.key"
         assert key_file.stat().st_mode & 0o777 == 0o600 and len(key_file.read_bytes()) == 32
         assert first.seed == 99 and first.fence_nonce(task) == second.fence_nonce(task)
+        assert first.endpoint is not None and first.endpoint.answer_valid  # probed at start-up
+        probes = len(srv.chat_requests)
+        assert probes == 2
         a = first.audit(task)
         n = len(srv.chat_requests)
         b = second.audit(task)  # same prompt, answered from the on-disk cache
-        assert len(srv.chat_requests) == n == 2
+        assert len(srv.chat_requests) == n == probes + 2
         assert a == b and a.verdict is Verdict.FAIL
         first.client.close()
         second.client.close()
     assert second.client.usage().cache_hits == 2
+    assert first.client.usage().requests == 2 and first.client.usage().calls == 3  # + the probe call
     key_file.write_bytes(b"short")
     with pytest.raises(ValueError, match="32-byte fence key"):
         fence_key_from_file(key_file)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from trustnode.audit.context import build_tasks
-from trustnode.audit.structural import StructuralAuditor, analyze, dependency_graph
-from trustnode.models.enums import Level, Relationship, Verdict
+from trustnode.audit.structural import VOTING_FINDINGS, StructuralAuditor, analyze, dependency_graph
+from trustnode.models.enums import Level, Relationship
 from trustnode.models.hdag import HDAG
 
 R = Relationship
@@ -76,16 +76,17 @@ def test_auditor_votes_fail_only_on_definite_defects(make_hdag: Callable[..., HD
     results = {t.node_id: aud.audit(t) for t in build_tasks(h)}
     assert results["ST2"].failed
     assert results["ST2"].evidence.details["defects"] == ["depends on ST4, which comes later"]
-    assert not results["ST1"].failed and results["ST1"].verdict is Verdict.PASS
+    # no definite defect: undecided, never a PASS vote (structure does not vouch for text)
+    assert not results["ST1"].decided and not results["ST1"].failed
     assert not results["G1"].decided  # outside the step graph
-    strict = StructuralAuditor(_hdag(make_hdag), strict=True)
-    st4 = next(t for t in build_tasks(strict.hdag) if t.node_id == "ST4")
-    res = strict.audit(st4)
-    assert (
-        res.failed and res.evidence.details["closed"] is False and res.evidence.details["supported"] is False
-    )
-    lenient = StructuralAuditor(_hdag(make_hdag)).audit(st4)
-    assert not lenient.failed
+    # unclosed and unsupported are evidence only: reported, no vote
+    plain = StructuralAuditor(_hdag(make_hdag))
+    st4 = plain.audit(next(t for t in build_tasks(plain.hdag) if t.node_id == "ST4"))
+    assert not st4.decided and not st4.failed
+    assert st4.evidence.details["closed"] is False and st4.evidence.details["supported"] is False
+    kinds = {f["kind"] for f in st4.evidence.details["findings"]}  # type: ignore[union-attr,index]
+    assert kinds == {"unclosed", "unsupported"}
+    assert {"cycle", "forward_dependency"} == VOTING_FINDINGS
 
 
 def test_cycles_are_definite(make_hdag: Callable[..., HDAG]) -> None:

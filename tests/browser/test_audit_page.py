@@ -61,7 +61,14 @@ def site(tmp_path: Path) -> Iterator[tuple[str, HumanQueue]]:
                     level=Level.GOAL,
                     content="Age bands: $A_2$ needs age $\\ge 75$.",
                     relation=Relationship.DEPENDS_ON,
-                )
+                ),
+                ContextSegment(
+                    node_id="ST1",
+                    level=Level.STEP,
+                    content="",
+                    withheld=True,
+                    summary="hypertension scores one point",
+                ),
             ],
             reasoning=HOSTILE,
             implications=[
@@ -107,6 +114,12 @@ def test_wallet_sign_in_and_submit(site: tuple[str, HumanQueue], page: tuple[Any
         assert pg.is_visible(part)
     assert "CHA2DS2-VASc" in pg.inner_text("#prompt-context")
     assert "Age bands" in pg.inner_text("#dependencies")
+    withheld = pg.locator("#dependencies .context-seg.withheld")
+    assert withheld.count() == 1 and "Text withheld" in withheld.inner_text()
+    assert "hypertension scores one point" in withheld.inner_text()
+    # No chain here: the window comes from the deadline the daemon recorded, and says so.
+    window = pg.inner_text("#commit-window")
+    assert "left" in window and "chain is not reachable" in window
     assert "Total:" in pg.inner_text("#implications")
     reasoning = pg.inner_text("#current-reasoning")
     assert "<script>window.__pwned=1</script>" in reasoning, "hostile markup is shown as text"

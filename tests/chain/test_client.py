@@ -103,3 +103,70 @@ def test_keys_from_config_keystore_and_devnet(tmp_path: Path) -> None:
         load_account(ChainSettings(), devnet=False)
     with pytest.raises(ValueError, match="cannot decrypt"):
         load_keystore(ks, "wrong")
+
+
+# -- credentials never reach messages ----------------------------------------------------------
+
+SECRET = "9aE3f0c1b2d4e5f60718293a4b5c6d7e"
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (f"https://mainnet.infura.io/v3/{SECRET}", "https://mainnet.infura.io/v3/***"),
+        (f"https://eth-mainnet.g.alchemy.com/v2/{SECRET}", "https://eth-mainnet.g.alchemy.com/v2/***"),
+        (f"https://user:{SECRET}@rpc.example.org:8545/", "https://***@rpc.example.org:8545/"),
+        (
+            f"https://rpc.example.org/?apikey={SECRET}&chain=1",
+            "https://rpc.example.org/?apikey=***&chain=***",
+        ),
+        ("http://127.0.0.1:8545", "http://127.0.0.1:8545"),
+        ("http://anvil:8545/", "http://anvil:8545/"),
+    ],
+)
+def test_redact_url(url: str, shown: str) -> None:
+    from trustnode.chain.errors import redact_url
+
+    assert redact_url(url) == shown
+
+
+def test_redact_text_removes_secrets_quoted_without_the_host() -> None:
+    from trustnode.chain.errors import redact
+
+    url = f"https://mainnet.infura.io/v3/{SECRET}"
+    text = (
+        f"HTTPSConnectionPool(host='mainnet.infura.io'): Max retries exceeded with url: /v3/{SECRET} ({url})"
+    )
+    out = redact(text, url)
+    assert SECRET not in out and "/v3/***" in out and "mainnet.infura.io" in out
+
+
+def test_chain_errors_never_show_the_key() -> None:
+    from tests.conftest import free_port
+
+    url = f"http://user:pw-{SECRET}@127.0.0.1:{free_port()}/v3/{SECRET}"
+    with pytest.raises(ChainUnavailableError) as info:
+        ChainClient.connect(url, dev_account(0), timeout_s=1)
+    assert SECRET not in str(info.value) and "127.0.0.1" in str(info.value)
+    from trustnode.chain.client import wait_for_rpc
+
+    with pytest.raises(ChainUnavailableError) as info2:
+        wait_for_rpc(url, timeout_s=0.3)
+    assert SECRET not in str(info2.value)
+
+
+def test_calls_on_a_dead_chain_are_chain_errors_without_the_key(fresh_devnet: Deployment) -> None:
+    """A client whose chain goes away: reads raise ChainUnavailableError, with the key redacted."""
+    from web3 import Web3
+
+    from tests.conftest import free_port
+
+    client = client_for(fresh_devnet, 0)
+    token = client.contract("TrustToken", fresh_devnet.address("TrustToken"))
+    dead = f"http://127.0.0.1:{free_port()}/v2/{SECRET}"
+    client.w3.provider = Web3.HTTPProvider(dead, request_kwargs={"timeout": 1})
+    with pytest.raises(ChainUnavailableError) as info:
+        client.call(token.functions.totalSupply())
+    assert SECRET not in str(info.value) and client.rpc_url.endswith("/v2/***")
+    with pytest.raises(ChainUnavailableError):
+        client.block_number()

@@ -124,3 +124,65 @@ def test_deployment_on_a_restarted_chain_is_detected(tmp_path: Path) -> None:
         assert devnet.status(dep_file).contracts == fixed.contracts
     finally:
         devnet.down(dep_file)
+
+
+def _params(dep_file: Path) -> tuple[tuple[int, int, int], int, int, int]:
+    from trustnode.chain.devnet import deployer
+
+    p = deployer(Deployment.load(dep_file)).params()
+    return p.seats_per_tier, p.seat_cap, p.beta_bps, p.commit_blocks
+
+
+def test_default_devnet_funds_the_roles_and_applies_asked_parameters(tmp_path: Path) -> None:
+    """`devnet up` runs the configured parameters, funds the provider and auditors, and a
+    changed parameter on a running devnet is applied (never "already deployed" and ignored)."""
+    from eth_account import Account
+
+    from trustnode.chain.accounts import dev_account
+    from trustnode.chain.devnet import deployer
+
+    port = str(free_port())
+    env = {"TRUSTNODE_DEVNET__PORT": port}
+    dep_file = tmp_path / "devnet" / "deployment.json"
+    try:
+        first = run_cli(["devnet", "up", "--auditors", "4", "--json"], tmp_path, **env)
+        assert first.returncode == 0, first.stderr
+        out = json.loads(first.stdout)
+        assert out["created"] is True and out["params_changed"] == {}
+        # The README's network: 2 computer, 1 LLM and 1 human auditor can fill every seat.
+        assert _params(dep_file) == ((2, 1, 1), 32, 9000, 120)
+        owner = deployer(Deployment.load(dep_file))
+        w3 = owner.client.w3
+        assert owner.balance_of(dev_account(1).address) == 1_000_000 * 10**18
+        for i in range(2, 6):
+            assert owner.balance_of(dev_account(i).address) == 10_000 * 10**18
+            assert w3.eth.get_balance(dev_account(i).address) > 0
+        assert owner.balance_of(dev_account(6).address) == 0, "--auditors 4 funds accounts 2..5"
+
+        again = run_cli(
+            ["devnet", "up", "--seats-per-tier", "1,3,3", "--commit-blocks", "60"], tmp_path, **env
+        )
+        assert again.returncode == 0, again.stderr
+        assert "already running" in again.stdout
+        assert "changed seats_per_tier: 2,1,1 -> 1,3,3" in again.stdout
+        assert "changed commit_blocks: 120 -> 60" in again.stdout
+        assert _params(dep_file) == ((1, 3, 3), 32, 9000, 60)
+
+        # A value from the configuration is asked for too; values nobody asked for stay.
+        conf = run_cli(["devnet", "up"], tmp_path, **env, TRUSTNODE_PROTOCOL__BETA_BPS="8000")
+        assert conf.returncode == 0, conf.stderr
+        assert "changed beta_bps: 9000 -> 8000" in conf.stdout
+        assert _params(dep_file) == ((1, 3, 3), 32, 8000, 60)
+        same = run_cli(["devnet", "up", "--seats-per-tier", "1,3,3"], tmp_path, **env)
+        assert same.returncode == 0 and "changed" not in same.stdout
+
+        bad = run_cli(["devnet", "up", "--seats-per-tier", "0,1,1"], tmp_path, **env)
+        assert bad.returncode == 1 and "1..31" in bad.stderr
+
+        stranger = Account.create().address
+        funded = run_cli(["devnet", "fund", "--address", stranger, "--amount", "250.5"], tmp_path, **env)
+        assert funded.returncode == 0, funded.stderr
+        assert "gas ETH topped up" in funded.stdout and "+250.5 TRUST" in funded.stdout
+        assert owner.balance_of(stranger) == 2505 * 10**17 and w3.eth.get_balance(stranger) > 0
+    finally:
+        run_cli(["devnet", "down"], tmp_path, **env)

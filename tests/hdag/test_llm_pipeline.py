@@ -15,7 +15,7 @@ from trustnode.hdag.fake_responder import respond
 from trustnode.hdag.llm_pipeline import chunk_paragraphs, document_paragraphs, llm_decompose
 from trustnode.llm.client import LLMClient
 from trustnode.llm.errors import LLMInvalidOutputError, LLMUnavailableError
-from trustnode.llm.fake_server import FakeOpenAIServer, Reply
+from trustnode.llm.fake_server import FakeOpenAIServer, Reply, requested_schema_name
 from trustnode.models.enums import AuditorType, Level
 from trustnode.models.trace import TraceInput
 
@@ -217,16 +217,39 @@ def test_timeout_then_valid() -> None:
     assert report.ok and len(srv.chat_requests) == 2
 
 
-def test_server_never_valid_gives_clear_error_and_caches_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("mode", "calls"), [("llm-five-step", 5), ("llm-single", 1)])
+def test_server_never_valid_gives_clear_error_and_caches_nothing(
+    tmp_path: Path, mode: str, calls: int
+) -> None:
+    """No valid answer in any call: an error, never an HDAG made by the rules alone."""
     with (
-        FakeOpenAIServer([Reply.text("I cannot do that.")] * 10) as srv,
+        FakeOpenAIServer(responder=lambda req: Reply.text("I cannot do that.")) as srv,
         _client(srv, tmp_path, repair_retries=2) as c,
         pytest.raises(LLMInvalidOutputError) as info,
     ):
-        decompose(TRACE, mode="llm-five-step", client=c)
+        decompose(TRACE, mode=mode, client=c)  # type: ignore[arg-type]
     assert info.value.attempts == 3 and info.value.raw_output == "I cannot do that."
-    assert len(srv.chat_requests) == 3
+    assert len(srv.chat_requests) == 3 * calls  # each step: one answer and two repairs
     assert not list(tmp_path.rglob("*.json"))
+
+
+def test_a_step_without_a_valid_answer_falls_to_the_rules_and_says_so() -> None:
+    """Five steps: the model never gets step 1 right but answers the others."""
+
+    def responder(request: dict[str, Any]) -> Any:
+        if requested_schema_name(request) == "hdag_levels":
+            return Reply.truncated('{"blocks": [{"level": "STEP", "paragraph": "P1", "text": "We add the')
+        return respond(request)
+
+    with FakeOpenAIServer(responder=responder) as srv, _client(srv, repair_retries=1) as c:
+        h, report = decompose(TRACE, mode="llm-five-step", client=c)
+        usage = c.usage()
+    assert report.ok
+    assert any(
+        n.startswith("hdag_levels: the model gave no valid answer in 2 tries; rules used")
+        for n in h.metadata.repairs
+    )
+    assert usage.failed == 1 and usage.requests == 5
 
 
 def test_server_down_is_unavailable() -> None:
@@ -259,10 +282,11 @@ def test_long_trace_is_chunked_not_truncated(responder_server: FakeOpenAIServer,
 def test_fallback_without_structured_output(mode: str) -> None:
     with FakeOpenAIServer(responder=respond, reject_response_format=True) as srv, _client(srv) as client:
         h, report = decompose(TRACE, mode=mode, client=client)  # type: ignore[arg-type]
-    assert report.ok
-    assert "response_format" in srv.chat_requests[0].body
-    assert all("response_format" not in r.body for r in srv.chat_requests[1:])
-    assert "JSON Schema" in srv.chat_requests[1].body["messages"][0]["content"]
+    assert report.ok and client.output_mode == "text"
+    kinds = [r.body.get("response_format", {}).get("type") for r in srv.chat_requests]
+    assert kinds[:2] == ["json_schema", "json_object"]  # detected once, on the first request
+    assert all(k is None for k in kinds[2:]) and len(kinds) > 2
+    assert "JSON Schema" in srv.chat_requests[2].body["messages"][0]["content"]
     assert any(n.primary_auditor is AuditorType.T_AUTO for n in h.nodes)
 
 
@@ -318,7 +342,7 @@ def test_five_step_chunks_in_parallel_give_the_same_hdag(responder_server: FakeO
 def test_earlier_context_is_bounded(
     responder_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import trustnode.hdag.llm_pipeline as pipeline
+    import trustnode.hdag.llm_state as pipeline
 
     monkeypatch.setattr(pipeline, "EARLIER_LIMIT", 5)
     paras = [f"Let n be {i}. Box {i} holds {i} + 1 = {i + 1} marbles." for i in range(1, 21)]

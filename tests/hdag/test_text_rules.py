@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-import pytest
+import re
 
-from trustnode.hdag.rules import classify, has_checkable_arithmetic, quantities, summarize
-from trustnode.hdag.text import paragraphs, split_units
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trustnode.hdag import decompose
+from trustnode.hdag.rules import classify, is_checkable, quantities, summarize
+from trustnode.hdag.text import (
+    MAX_SEGMENT_CHARS,
+    MAX_TEXT_CHARS,
+    TextTooLongError,
+    paragraphs,
+    protected_regions,
+    scan_protected,
+    split_units,
+)
 from trustnode.models.enums import AuditorType, Level
+from trustnode.models.trace import TraceInput
 
 
 def _units(text: str) -> list[str]:
@@ -64,10 +78,11 @@ def test_paragraphs_keep_display_math() -> None:
         "then \\( C = 7(3.5) = 24.5 \\)",
         "$(12\\cdot 12)^2=144^2$.",
         "he will be 5 years older (since \\(24 - 19 = 5\\)).",
+        "\\(\\frac{1}{2} \\pi (4x)^2 = 8 \\pi x^2\\)",  # an identity the algebra tier decides
     ],
 )
 def test_checkable_arithmetic(text: str) -> None:
-    assert has_checkable_arithmetic(text)
+    assert is_checkable(text)
     cls = classify(text)
     assert (cls.level, cls.primary) == (Level.OPERATION, AuditorType.T_AUTO)
 
@@ -82,11 +97,10 @@ def test_checkable_arithmetic(text: str) -> None:
         "Step 2 = next",
         "Squaring both sides: \\[ x^2 + 64 = 64 \\]",
         "\\[ b^2 - 4\\sqrt{277}b + 277 + 256 = 1104 \\]",
-        "\\(\\frac{1}{2} \\pi (4x)^2 = 8 \\pi x^2\\)",
     ],
 )
 def test_not_checkable(text: str) -> None:
-    assert not has_checkable_arithmetic(text)
+    assert not is_checkable(text)
 
 
 @pytest.mark.parametrize(
@@ -129,3 +143,49 @@ def test_quantities() -> None:
     assert q.results == {"12"} and "18" in q.numbers and q.backref and q.step_refs == (2,)
     q2 = quantities("Let \\( y = x^2 - 2x \\).")
     assert "y" in q2.defines and {"x", "y"} <= q2.variables
+
+
+# -- linear-time scanning and the length caps ------------------------------------------------
+
+# The regex the scanner replaced: the same regions, but quadratic on an unclosed opener.
+_ORACLE = re.compile(
+    r"```.*?```|\$\$.+?\$\$|\\\[.+?\\\]|\\begin\{([A-Za-z*]+)\}.*?\\end\{\1\}|\\\(.+?\\\)"
+    r"|(?<![\\$])\$(?!\$)[^$\n]+?(?<!\\)\$",
+    re.DOTALL,
+)
+_PIECES = st.sampled_from(
+    ["$", "$$", "\\[", "\\]", "\\(", "\\)", "```", "\\begin{a}", "\\end{a}", "\\end{b}", "x", " ", "\n", "\\"]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_PIECES, max_size=40))
+def test_scanner_finds_exactly_the_regions_of_the_old_pattern(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert protected_regions(text) == [(m.start(), m.end()) for m in _ORACLE.finditer(text)]
+
+
+@pytest.mark.parametrize("opener", ["\\[", "\\(", "$$", "```", "\\begin{a}", "$"])
+def test_unclosed_openers_cost_linear_work(opener: str) -> None:
+    # the old pattern rescanned to the end from every opener (0.2 s for 10k characters of
+    # "\\[", 12.9 s for 180k of "\\begin{a}"); the scanner searches each missing closer once
+    for n in (1_000, 10_000, 100_000):
+        text = opener * n
+        regions, stats = scan_protected(text)
+        assert stats.openings <= len(text)
+        assert stats.searches <= 2 + len(regions)
+
+
+def test_text_longer_than_the_cap_is_refused() -> None:
+    with pytest.raises(TextTooLongError, match="longer than the limit"):
+        split_units("a" * (MAX_TEXT_CHARS + 1))
+    assert split_units("a. " * 10)  # short text is fine
+
+
+def test_the_offline_decomposer_cuts_long_steps() -> None:
+    step = " ".join(f"word{i}" for i in range(2_000))  # one 16,000-character sentence
+    h, report = decompose(TraceInput(problem="Count the words.", steps=["Start.", step]), mode="offline")
+    assert report.ok and report.completeness == 1.0
+    parts = [n for n in h.nodes if n.step_index == 1]
+    assert len(parts) >= 8 and all(len(n.content) <= MAX_SEGMENT_CHARS for n in parts)
+    assert " ".join(n.content for n in parts) == step

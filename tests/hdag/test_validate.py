@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from trustnode.hdag.text import MAX_SEGMENT_CHARS
 from trustnode.hdag.validate import anchor, completeness, validate_hdag
 from trustnode.models.enums import AuditorType, Level, Relationship, Strength
-from trustnode.models.hdag import HDAG, HDAGNode
+from trustnode.models.hdag import HDAG, HDAGMetadata, HDAGNode
 from trustnode.models.trace import TextSpan, TraceInput
 
 from .conftest import PROBLEM, doc_of, edge, good_hdag, node_at
@@ -27,6 +28,7 @@ def test_good_hdag_passes_everything_without_repairs() -> None:
         "completeness",
         "auditable",
         "step_mapping",
+        "segment_length",
     ]
     assert h.flow.entry_points == ["G1"]
     assert h.flow.critical_path == ["G1", "S1", "O1", "ST1"]
@@ -219,3 +221,57 @@ def test_nodes_with_the_same_span_are_merged() -> None:
     assert "merged node(s) with the same span: O2 into O1" in report.repairs
     assert [n.id for n in fixed.nodes if n.content.startswith("She has")] == ["O1"]
     assert all("O2" not in (e.source, e.target) for e in fixed.edges)
+
+
+def test_a_node_longer_than_the_segment_cap_is_cut_whatever_made_it() -> None:
+    # as an LLM decomposer might return it: one STEP node holding a 20,000-character step
+    sentence = "The running total grows by one more apple in this long and careful step. "
+    step = (sentence * 300)[:20_000].strip()
+    doc = TraceInput(problem=PROBLEM, steps=["We add the apples.", step]).to_document()
+    nodes = [
+        node_at(doc, "G1", PROBLEM, Level.GOAL),
+        node_at(doc, "S1", "We add the apples.", Level.STRATEGY).model_copy(update={"step_index": 0}),
+        node_at(doc, "ST1", step, Level.STEP).model_copy(update={"step_index": 1}),
+    ]
+    edges = [edge("G1", "S1"), edge("S1", "ST1"), edge("ST1", "S1", Relationship.DEPENDS_ON)]
+    h = HDAG(document=doc, nodes=nodes, edges=edges, metadata=HDAGMetadata(decomposer="llm-single"))
+    _, plain = validate_hdag(h, repair=False)
+    assert plain.failed == ["segment_length"] and plain.check("segment_length").offenders == ["ST1"]
+    fixed, report = validate_hdag(h)
+    assert report.ok, report.failed
+    parts = [n for n in fixed.nodes if n.abstraction_level is Level.STEP]
+    assert len(parts) >= 20_000 // MAX_SEGMENT_CHARS
+    assert all(len(n.content) <= MAX_SEGMENT_CHARS for n in parts)
+    assert all(fixed.document.text[n.span.start : n.span.end] == n.content for n in parts)
+    assert all(n.step_index == 1 for n in parts)
+    # cuts fall between sentences, and together the parts hold every character of the step
+    assert all(n.content.endswith(".") for n in parts[:-1])
+    assert "".join(n.content for n in parts).replace(" ", "") == step.replace(" ", "")
+    # every part keeps the original node's edges
+    for n in parts:
+        assert any(e.source == n.id and e.target == "S1" for e in fixed.edges)
+        assert any(e.source == "S1" and e.target == n.id for e in fixed.edges)
+    assert any(r.startswith("split ST1 (20000 characters") for r in report.repairs)
+
+
+def test_a_giant_formula_is_cut_too() -> None:
+    # no sentence end and no space outside a formula: the cap still holds
+    formula = "$" + " + ".join(["x"] * 6000) + "$"
+    h, report = validate_hdag(
+        HDAG(
+            document=doc_of(thinking=formula),
+            nodes=[node_at(doc_of(thinking=formula), "G1", PROBLEM, Level.GOAL)],
+            edges=[],
+            metadata=HDAGMetadata(decomposer="test"),
+        )
+    )
+    assert report.ok
+    assert all(len(n.content) <= MAX_SEGMENT_CHARS for n in h.nodes if n.abstraction_level is not Level.GOAL)
+
+
+def test_anchor_is_linear_on_hostile_quotes() -> None:
+    # a quote of many words against a text where every position starts a near match
+    text = "a " * 100_000
+    quote = "a " * 5_000 + "b"
+    assert anchor(text, quote) is None
+    assert anchor("x\n\n  y   z", "x y z") == (0, 10)

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from trustnode.llm.client import LLMClient, _retry_after_seconds
+from trustnode.llm.client import LLMClient
 from trustnode.llm.errors import LLMError, LLMInvalidOutputError, LLMUnavailableError
 from trustnode.llm.fake_server import FakeOpenAIServer, Reply
+from trustnode.llm.transport import retry_after_seconds as _retry_after_seconds
 
 from .conftest import Answer, make_settings
 
@@ -58,29 +59,36 @@ def test_default_seed_comes_from_settings() -> None:
 
 def test_fallback_when_server_rejects_response_format() -> None:
     script = [
-        Reply.text('Sure! ```json\n{"verdict": "FAIL", "score": 0}\n```'),
+        Reply.text('```json\n{"verdict": "FAIL", "score": 0}\n```'),
         Reply.json({"verdict": "PASS", "score": 2}),
     ]
     with FakeOpenAIServer(script, reject_response_format=True) as srv, _client(srv) as client:
-        first = client.complete_json(MESSAGES, Answer, name="grade")
-        assert not client.structured_output
+        assert client.output_mode is None
+        first = client.complete_json(MESSAGES, Answer, name="grade", trace_id="t")
+        assert client.output_mode == "text" and not client.structured_output
         second = client.complete_json([{"role": "user", "content": "again"}], Answer)
+        usage = client.usage("t")
     assert first == Answer(verdict="FAIL", score=0)
     assert second == Answer(verdict="PASS", score=2)
     reqs = srv.chat_requests
-    assert len(reqs) == 3
-    assert "response_format" in reqs[0].body
-    assert "response_format" not in reqs[1].body and "response_format" not in reqs[2].body
-    system = reqs[1].body["messages"][0]
+    # detection: json_schema refused, json_object refused, text answered; then text only
+    assert [r.body.get("response_format", {}).get("type") for r in reqs] == [
+        "json_schema",
+        "json_object",
+        None,
+        None,
+    ]
+    assert usage.calls == 1 and usage.rejected == 0 and usage.retries == 0
+    system = reqs[2].body["messages"][0]
     assert system["role"] == "system" and system["content"].startswith("You grade answers.")
     assert '"verdict"' in system["content"] and "grade" in system["content"]
     # with no system message the schema instruction becomes one
-    assert reqs[2].body["messages"][0]["role"] == "system"
+    assert reqs[3].body["messages"][0]["role"] == "system"
 
 
 def test_structured_disabled_in_settings_sends_no_response_format() -> None:
     srv = FakeOpenAIServer([Reply.text('{"verdict": "PASS", "score": 5}')])
-    with srv, _client(srv, structured_output=False) as client:
+    with srv, _client(srv, output_mode="text") as client:
         assert client.complete_json(MESSAGES, Answer).score == 5
     assert "response_format" not in srv.chat_requests[0].body
 
@@ -118,7 +126,7 @@ def test_never_valid_output_raises_after_bounded_retries_and_caches_nothing(cach
     assert len(srv.chat_requests) == 3
     assert info.value.attempts == 3
     assert info.value.raw_output == "not json at all"
-    assert "no valid JSON" in info.value.validation_error
+    assert "must start with the JSON document" in info.value.validation_error
     assert not list(cache_dir.rglob("*.json"))
 
 
@@ -261,7 +269,7 @@ def test_max_tokens_is_sent_and_part_of_the_cache_key(cache_dir: Path) -> None:
         b = client.complete_json(MESSAGES, Answer)
     assert (a.score, b.score) == (1, 2)
     assert srv.chat_requests[0].body["max_tokens"] == 256
-    assert "max_tokens" not in srv.chat_requests[1].body
+    assert srv.chat_requests[1].body["max_tokens"] == 2048  # every answer is bounded (the setting)
 
 
 def test_schema_name_must_be_acceptable_to_openai() -> None:

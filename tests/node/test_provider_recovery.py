@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import client_for
 from trustnode.chain.deployment import Deployment
-from trustnode.chain.protocol import Protocol
+from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol
 from trustnode.config import Settings
 from trustnode.models.jobs import TraceStage
 from trustnode.models.trace import TraceInput
@@ -25,6 +25,17 @@ def test_open_adopts_a_session_opened_before_the_crash(fresh_devnet: Deployment,
     owner = Protocol(client_for(fresh_devnet, 0), fresh_devnet.contracts)
     provider_account = 1
     owner.transfer(client_for(fresh_devnet, provider_account).address, 10_000 * 10**18)
+    # One auditor per tier, one seat per segment: the provider only opens sessions a draw can fill.
+    owner.client.transact(
+        owner.sessions.functions.setParams(
+            DEVNET_SESSION_PARAMS.model_copy(update={"seats_per_tier": (1, 1, 1)}).as_abi()
+        )
+    )
+    for tier, account in ((0, 2), (1, 3), (2, 4)):
+        auditor = Protocol(client_for(fresh_devnet, account), fresh_devnet.contracts)
+        owner.transfer(auditor.address, 100 * 10**18)
+        auditor.register(tier, 1, bytes([account]) * 32)
+        auditor.stake(auditor.address, 100 * 10**18)
     settings = Settings(
         data_dir=tmp_path / "provider",
         chain={"deployment_file": dep_file, "account_index": provider_account},  # type: ignore[arg-type]

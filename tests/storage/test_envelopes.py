@@ -18,9 +18,11 @@ from trustnode.storage.envelopes import (
     ManifestSegment,
     build_manifest,
     fetch_manifest,
+    open_bytes,
     open_envelopes,
     open_key,
     publish_manifest,
+    seal_bytes,
     seal_key,
 )
 from trustnode.storage.local import LocalStore
@@ -140,3 +142,16 @@ def test_keypair_file_is_private(tmp_path: Path) -> None:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     again = EncryptionKeyPair.load_or_create(path)
     assert again.public_key == kp.public_key
+
+
+def test_sealed_messages_open_only_for_their_recipient() -> None:
+    """Context outlines go to one auditor: nobody else's key opens them, a flipped byte is refused."""
+    alice, bob = EncryptionKeyPair.generate(), EncryptionKeyPair.generate()
+    message = b'[{"index": 3, "node_id": "ST2", "summary": "remaining two thirds"}]'
+    sealed = seal_bytes(message, alice.public_hex)
+    assert message not in sealed
+    assert open_bytes(sealed, alice.private_key) == message
+    with pytest.raises(DecryptionError, match="not ours, or altered"):
+        open_bytes(sealed, bob.private_key)
+    with pytest.raises(DecryptionError):
+        open_bytes(sealed[:-1] + bytes([sealed[-1] ^ 1]), alice.private_key)

@@ -107,7 +107,7 @@ def test_tampered_cat_response_is_caught(fake_rpc: Callable[[Handler], tuple[str
 
 def test_errors_are_mapped(fake_rpc: Callable[[Handler], tuple[str, list[str]]]) -> None:
     def handler(req: BaseHTTPRequestHandler, _n: int) -> tuple[int, bytes]:
-        if "/cat" in req.path:
+        if "/cat" in req.path or "/block/get" in req.path:
             return 500, b'{"Message":"Failed to cat file: request timed out","Code":0,"Type":"error"}'
         if "/pin/rm" in req.path:
             return 500, b'{"Message":"Failed to remove pin: x is not pinned","Code":0}'

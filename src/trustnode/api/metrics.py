@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from fastapi import FastAPI, Response
+from fastapi.responses import PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
@@ -278,7 +279,12 @@ def install_metrics(app: FastAPI, ctx: NodeContext) -> NodeMetrics:
     app.state.observe_stage = metrics.observe_stage
     app.state.record_llm_usage = metrics.record_llm_usage
 
-    @app.get("/metrics", include_in_schema=False)
+    @app.get(
+        "/metrics",
+        response_class=PlainTextResponse,
+        responses={200: {"description": "Prometheus text exposition format."}},
+        tags=["node"],
+    )
     def prometheus_metrics() -> Response:
         """Prometheus text exposition of this node's metrics."""
         return Response(content=metrics.render(), media_type=CONTENT_TYPE_LATEST)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import BaseModel, Field, JsonValue
 
-from pydantic import BaseModel
-
+from trustnode.models.hdag import HDAG
 from trustnode.models.jobs import JobStatus, TraceJob, TraceStage
+from trustnode.models.verdict import SessionOutcome
 
 
 class TraceAccepted(BaseModel):
@@ -23,11 +23,13 @@ class TraceView(BaseModel):
     merkle_root: str | None
     manifest_cid: str | None
     tx_hashes: dict[str, str]
-    outcome: dict[str, Any] | None
+    outcome: SessionOutcome | None = Field(description="The session's verdict, once it has one.")
     error: str | None
     segments: int
-    hdag: dict[str, Any] | None = None
-    validation: dict[str, Any] | None = None
+    hdag: HDAG | None = Field(default=None, description="The decomposition (its own provider only).")
+    validation: dict[str, JsonValue] | None = Field(
+        default=None, description="The HDAG validation report (its own provider only)."
+    )
     stage_times: dict[str, float]
 
 

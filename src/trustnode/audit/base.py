@@ -24,7 +24,9 @@ class Auditor(Protocol):
 
 
 def undecided(auditor: str, reason: str, **details: object) -> AuditResult:
-    """A "not checkable" answer: the daemon's vote policy decides what to submit."""
+    """A "not checkable" answer (`decided=False`, `evidence.checkable=False`, the reason in
+    `evidence.details["reason"]`). Its `verdict` field is only a placeholder the model
+    requires: an undecided machine result must never be submitted as a PASS vote."""
     info: dict[str, object] = {"reason": reason, **details}
     return AuditResult(
         verdict=Verdict.PASS,

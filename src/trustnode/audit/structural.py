@@ -8,8 +8,11 @@ closeness rate, #nodes, #edges, density 2E/(N(N-1)), max in/out degree, segments
 support from the problem or an earlier segment, and definite defects (dependency cycles,
 a segment that depends on one written after it).
 
-Only definite defects are FAIL votes by default: an unclosed or unsupported step is often
-harmless exploration. `strict=True` also fails those (used to measure structure alone).
+A structural FAIL is a vote worth a slash only when the finding is that precise. Only the
+definite defects vote (`VOTING_FINDINGS`); unclosed and unsupported segments are evidence,
+never a vote: on the shared ProcessBench sets they fall on correct steps most of the time
+(`trustnode eval --auditor structural` measures each finding's precision). With no voting
+finding the auditor says so, undecided: structure never vouches for a segment.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import re
 
 import networkx as nx
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from trustnode.audit.base import undecided
 from trustnode.audit.context import prerequisite_edges
@@ -26,6 +29,10 @@ from trustnode.models.enums import Level, Relationship, Verdict
 from trustnode.models.hdag import HDAG
 
 STRUCTURAL_LEVELS = (Level.STEP, Level.OPERATION)
+#: Findings definite enough to vote FAIL: the graph itself is wrong, whatever the text says.
+VOTING_FINDINGS = frozenset({"cycle", "forward_dependency"})
+#: Findings kept as evidence only (measured far below 90% precision on ProcessBench).
+EVIDENCE_FINDINGS = frozenset({"unclosed", "unsupported"})
 _NUM_RE = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD_RE = re.compile(r"[A-Za-z]{4,}")
 _STOPWORDS = frozenset(
@@ -69,6 +76,13 @@ _STOPWORDS = frozenset(
 )
 
 
+class Finding(BaseModel):
+    """One structural observation about one node."""
+
+    kind: str = Field(description="cycle | forward_dependency | unclosed | unsupported")
+    text: str
+
+
 class GraphStats(BaseModel):
     """DAG-MATH graph-level statistics."""
 
@@ -91,20 +105,30 @@ class StructuralReport(BaseModel):
     forward_dependencies: list[tuple[str, str]]
     cyclic: list[str]
 
-    def defects(self, node_id: str, strict: bool = False) -> list[str]:
-        """Why this node fails structurally (empty when it does not)."""
-        out: list[str] = []
+    def findings(self, node_id: str) -> list[Finding]:
+        """Every structural finding about this node, voting or not."""
+        out: list[Finding] = []
         if node_id in self.cyclic:
-            out.append("on a dependency cycle")
+            out.append(Finding(kind="cycle", text="on a dependency cycle"))
         out += [
-            f"depends on {pre}, which comes later" for dep, pre in self.forward_dependencies if dep == node_id
+            Finding(kind="forward_dependency", text=f"depends on {pre}, which comes later")
+            for dep, pre in self.forward_dependencies
+            if dep == node_id
         ]
-        if strict:
-            if node_id in self.unclosed:
-                out.append("unclosed: no later segment uses it")
-            if node_id in self.unsupported:
-                out.append("unsupported: nothing in the problem or earlier segments leads to it")
+        if node_id in self.unclosed:
+            out.append(Finding(kind="unclosed", text="unclosed: no later segment uses it"))
+        if node_id in self.unsupported:
+            out.append(
+                Finding(
+                    kind="unsupported",
+                    text="unsupported: nothing in the problem or earlier segments leads to it",
+                )
+            )
         return out
+
+    def defects(self, node_id: str) -> list[str]:
+        """The findings that vote FAIL (empty when none does)."""
+        return [f.text for f in self.findings(node_id) if f.kind in VOTING_FINDINGS]
 
 
 def dependency_graph(hdag: HDAG) -> nx.DiGraph:
@@ -216,9 +240,8 @@ class StructuralAuditor:
 
     name = "structural"
 
-    def __init__(self, hdag: HDAG, strict: bool = False) -> None:
+    def __init__(self, hdag: HDAG) -> None:
         self.hdag = hdag
-        self.strict = strict
         self.report = analyze(hdag)
 
     def audit(self, task: AuditTask) -> AuditResult:
@@ -227,15 +250,23 @@ class StructuralAuditor:
         ids = {n.id for n in self.hdag.nodes}
         if task.node_id not in ids:
             return undecided(self.name, f"node {task.node_id} is not in this HDAG")
-        defects = self.report.defects(task.node_id, strict=self.strict)
         r = self.report
+        findings = r.findings(task.node_id)
+        defects = [f.text for f in findings if f.kind in VOTING_FINDINGS]
         details: dict[str, object] = {
             "defects": defects,
+            "findings": [f.model_dump() for f in findings],
             "closed": task.node_id not in r.unclosed,
             "final": task.node_id in r.final_nodes,
             "supported": task.node_id not in r.unsupported,
             "closeness_rate": r.closeness_rate,
             "graph": r.stats.model_dump(),
         }
+        if not defects:
+            return undecided(
+                self.name,
+                "no definite structural defect (structure alone never vouches for a segment)",
+                **details,
+            )
         evidence = Evidence.model_validate({"auditor": self.name, "checkable": True, "details": details})
-        return AuditResult(verdict=Verdict.FAIL if defects else Verdict.PASS, decided=True, evidence=evidence)
+        return AuditResult(verdict=Verdict.FAIL, decided=True, evidence=evidence)

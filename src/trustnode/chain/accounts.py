@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import tempfile
 from pathlib import Path
 
 from eth_account import Account
@@ -38,9 +41,23 @@ def load_keystore(path: Path, password: str) -> LocalAccount:
 
 
 def write_keystore(account: LocalAccount, path: Path, password: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(Account.encrypt(account.key, password)))
-    path.chmod(0o600)
+    """Write an encrypted keystore readable by its owner only, from the first byte on.
+
+    The file is created 0600 under a temporary name in a 0700 directory, then renamed into
+    place, so no other user ever sees it, even for a moment, and a crash leaves no half key.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".keystore-")  # mkstemp creates 0600
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps(Account.encrypt(account.key, password)))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
 
 
 def load_account(chain: ChainSettings, *, devnet: bool) -> LocalAccount:

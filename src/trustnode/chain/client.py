@@ -21,7 +21,14 @@ from web3.exceptions import ContractLogicError, TimeExhausted
 from web3.types import TxReceipt
 
 from trustnode.chain.artifacts_io import load_artifact
-from trustnode.chain.errors import ChainError, ChainUnavailableError, ContractRevertError, decode_revert
+from trustnode.chain.errors import (
+    ChainError,
+    ChainUnavailableError,
+    ContractRevertError,
+    decode_revert,
+    redact,
+    redact_url,
+)
 
 _NONCE_MANAGERS: dict[tuple[str, int, str], _NonceManager] = {}
 _NONCE_MANAGERS_LOCK = threading.Lock()
@@ -74,7 +81,9 @@ class ChainClient:
         try:
             self.chain_id = int(w3.eth.chain_id)
         except Exception as exc:  # requests/connection errors vary by transport
-            raise ChainUnavailableError(f"chain at {self.rpc_url} is not reachable: {exc}") from exc
+            raise ChainUnavailableError(
+                f"chain at {self.rpc_url} is not reachable: {self._say(exc)}"
+            ) from exc
         self._nonces = _nonce_manager(w3, self.chain_id, account.address)
         self.tx_sent = 0
         self.tx_failed = 0
@@ -93,7 +102,16 @@ class ChainClient:
 
     @property
     def rpc_url(self) -> str:
+        """The RPC URL without credentials (safe to print, log or show on a page)."""
+        return redact_url(self._endpoint)
+
+    @property
+    def _endpoint(self) -> str:
         return str(getattr(self.w3.provider, "endpoint_uri", "?"))
+
+    def _say(self, exc: BaseException) -> str:
+        """An exception's text with the endpoint's credentials removed."""
+        return redact(str(exc), self._endpoint)
 
     # -- contracts -------------------------------------------------------------------------
 
@@ -119,6 +137,10 @@ class ChainClient:
             return fn.call({"from": self.address}, block_identifier=block)  # type: ignore[arg-type]
         except ContractLogicError as exc:
             raise decode_revert(_revert_data(exc)) from exc
+        except OSError as exc:  # requests' transport errors quote the URL's path (and any key in it)
+            raise ChainUnavailableError(
+                f"chain at {self.rpc_url} is not reachable: {self._say(exc)}"
+            ) from exc
 
     def transact(self, fn: Any, *, value: int = 0, gas: int | None = None, wait: bool = True) -> TxReceipt:
         """Estimate, sign, send and (by default) wait for the receipt of `fn`.
@@ -134,7 +156,9 @@ class ChainClient:
                 self.tx_failed += 1
                 raise decode_revert(_revert_data(exc)) from exc
             except (ConnectionError, OSError) as exc:
-                raise ChainUnavailableError(f"chain at {self.rpc_url} is not reachable: {exc}") from exc
+                raise ChainUnavailableError(
+                    f"chain at {self.rpc_url} is not reachable: {self._say(exc)}"
+                ) from exc
         with self._nonces.lock:
             nonce = self._nonces.take()
             tx = fn.build_transaction({**base, "gas": gas, "nonce": nonce})
@@ -146,7 +170,7 @@ class ChainClient:
                 self.tx_failed += 1
                 if isinstance(exc, ContractLogicError):
                     raise decode_revert(_revert_data(exc)) from exc
-                raise ChainError(f"sending transaction failed: {exc}") from exc
+                raise ChainError(f"sending transaction failed: {self._say(exc)}") from exc
         self.tx_sent += 1
         if not wait:
             return TxReceipt({"transactionHash": HexBytes(tx_hash)})  # type: ignore[typeddict-item]
@@ -183,7 +207,12 @@ class ChainClient:
         self.w3.provider.make_request("anvil_mine", [hex(blocks)])  # type: ignore[arg-type]
 
     def block_number(self) -> int:
-        return int(self.w3.eth.block_number)
+        try:
+            return int(self.w3.eth.block_number)
+        except OSError as exc:
+            raise ChainUnavailableError(
+                f"chain at {self.rpc_url} is not reachable: {self._say(exc)}"
+            ) from exc
 
 
 def wait_for_rpc(rpc_url: str, timeout_s: float = 30.0) -> int:
@@ -197,7 +226,9 @@ def wait_for_rpc(rpc_url: str, timeout_s: float = 30.0) -> int:
         except Exception as exc:  # noqa: BLE001 - any transport error means "not yet"
             last = exc
             time.sleep(0.1)
-    raise ChainUnavailableError(f"chain at {rpc_url} did not answer within {timeout_s}s: {last}")
+    raise ChainUnavailableError(
+        f"chain at {redact_url(rpc_url)} did not answer within {timeout_s}s: {redact(str(last), rpc_url)}"
+    )
 
 
 def rpc_alive(rpc_url: str) -> bool:

@@ -9,11 +9,15 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
 from trustnode.chain.client import rpc_alive
-from trustnode.chain.errors import ChainError
+from trustnode.chain.errors import ChainError, redact_url
+from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol, SessionParams
+from trustnode.chain.units import format_trust, parse_trust
+from trustnode.config import ProtocolSettings
 
 
 class DeploymentError(ChainError):
@@ -54,7 +58,91 @@ class Deployment(BaseModel):
             raise DeploymentError(f"deployment file {path} is malformed: {exc}") from exc
         if check_alive and not rpc_alive(dep.rpc_url):
             raise DeploymentError(
-                f"deployment file {path} points at {dep.rpc_url}, which does not answer: "
+                f"deployment file {path} points at {redact_url(dep.rpc_url)}, which does not answer: "
                 "the chain is down (run `trustnode devnet up`)"
             )
         return dep
+
+
+# -- protocol parameters ----------------------------------------------------------------------
+#
+# `devnet up` and `deploy` share one rule: what the operator asked for (a flag, or a value set
+# in the config) is what the chain runs. A deployment that runs something else is changed by
+# its owner (setParams: sessions opened from then on) or the command fails, naming the owner.
+
+#: ProtocolSettings field -> SessionParams field (amounts are TRUST in settings, wei on chain).
+_PARAM_FIELDS: dict[str, str] = {
+    "seats_per_tier": "seats_per_tier",
+    "seat_cap": "seat_cap",
+    "tau_bps": "tau_bps",
+    "beta_bps": "beta_bps",
+    "reward": "reward",
+    "slash": "slash_amount",
+    "draw_blocks": "draw_blocks",
+    "key_blocks": "key_blocks",
+    "commit_blocks": "commit_blocks",
+    "reveal_blocks": "reveal_blocks",
+}
+
+
+class ParamsConflictError(DeploymentError):
+    """The chain runs other parameters than asked and this signer cannot change them."""
+
+
+def _on_chain_values(p: ProtocolSettings) -> dict[str, Any]:
+    values = p.model_dump()
+    out = {_PARAM_FIELDS[k]: v for k, v in values.items() if k in _PARAM_FIELDS}
+    out["reward"] = parse_trust(p.reward)
+    out["slash_amount"] = parse_trust(p.slash)
+    out["seats_per_tier"] = tuple(p.seats_per_tier)
+    return out
+
+
+def session_params(p: ProtocolSettings, base: SessionParams = DEVNET_SESSION_PARAMS) -> SessionParams:
+    """The SessionParams a new deployment starts with: `base` with every value of `p`."""
+    return SessionParams.model_validate({**base.model_dump(), **_on_chain_values(p)})
+
+
+def _shown(name: str, value: Any) -> str:
+    if name in ("reward", "slash_amount"):
+        return format_trust(int(value))
+    if isinstance(value, tuple | list):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def params_diff(current: SessionParams, p: ProtocolSettings, fields: set[str]) -> dict[str, tuple[str, str]]:
+    """{settings field: (on chain, asked)} for each of `fields` whose asked value differs."""
+    want = _on_chain_values(p)
+    have = current.model_dump()
+    out: dict[str, tuple[str, str]] = {}
+    for field in sorted(fields & set(_PARAM_FIELDS)):
+        key = _PARAM_FIELDS[field]
+        old = tuple(have[key]) if isinstance(have[key], list | tuple) else have[key]
+        if old != want[key]:
+            out[field] = (_shown(key, old), _shown(key, want[key]))
+    return out
+
+
+def apply_params(proto: Protocol, p: ProtocolSettings, fields: set[str]) -> dict[str, tuple[str, str]]:
+    """Make the chain run the asked `fields` of `p`; returns what changed (empty: nothing to do).
+
+    Raises ParamsConflictError when a value differs and this signer does not own AuditSessions.
+    """
+    current = proto.params()
+    diff = params_diff(current, p, fields)
+    if not diff:
+        return {}
+    owner = str(proto.client.call(proto.sessions.functions.owner()))
+    if owner.lower() != proto.address.lower():
+        changes = "; ".join(f"{k} is {old} on chain, {new} asked" for k, (old, new) in diff.items())
+        raise ParamsConflictError(
+            f"the deployment runs other parameters than asked ({changes}) and only the owner of "
+            f"AuditSessions ({owner}) can change them: sign with its key, or leave these values out"
+        )
+    want = _on_chain_values(p)
+    updated = SessionParams.model_validate(
+        {**current.model_dump(), **{_PARAM_FIELDS[f]: want[_PARAM_FIELDS[f]] for f in diff}}
+    )
+    proto.client.transact(proto.sessions.functions.setParams(updated.as_abi()))
+    return diff

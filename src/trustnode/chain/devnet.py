@@ -1,26 +1,44 @@
-"""A local anvil chain with the protocol deployed: `trustnode devnet up|status|down`.
+"""A local anvil chain with the protocol deployed: `trustnode devnet up|status|fund|down`.
 
 `up` is idempotent: on a running devnet whose contracts are still there it returns the
-existing deployment instead of starting a second chain.
+existing deployment instead of starting a second chain. `ensure` is what the command runs:
+`up`, then the asked protocol parameters applied, then the role accounts funded.
+
+Account roles (anvil's well-known dev keys, `chain.account_index`): 0 deploys and owns the
+contracts, 1 is the provider's (the API node pays for sessions from it), 2 and up are
+auditors, one account per auditor.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+from pydantic import BaseModel, Field
 from web3 import Web3
 
-from trustnode.chain.accounts import dev_account
+from trustnode.chain.accounts import DEVNET_ACCOUNTS, dev_account
 from trustnode.chain.client import ChainClient, rpc_alive, wait_for_rpc
 from trustnode.chain.deploy import deploy_protocol
-from trustnode.chain.deployment import Deployment, DeploymentError
-from trustnode.chain.errors import ChainError
+from trustnode.chain.deployment import Deployment, DeploymentError, apply_params, session_params
+from trustnode.chain.errors import ChainError, redact_url
 from trustnode.chain.paths import INSTALL_HINT, find_tool
+from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol, SessionParams
+from trustnode.config import ProtocolSettings
+
+DEPLOYER_ACCOUNT = 0
+PROVIDER_ACCOUNT = 1
+FIRST_AUDITOR_ACCOUNT = 2
+ETH = 10**18
+#: Gas money: an account below `MIN_ETH` is topped up to `FUND_ETH` (anvil_setBalance).
+MIN_ETH = 10 * ETH
+FUND_ETH = 1_000 * ETH
 
 
 class DevnetError(ChainError):
@@ -52,6 +70,8 @@ def start_anvil(
     automine: bool = True,
 ) -> int:
     """Start anvil on 127.0.0.1:port in its own process group; returns its pid."""
+    if not block_time_s and not automine:
+        raise DevnetError("a devnet without automine needs a block time, or it never mines a block")
     anvil = find_tool("anvil")
     if anvil is None:
         raise DevnetError(f"anvil is not installed: {INSTALL_HINT} (it installs npm @foundry-rs/anvil)")
@@ -111,8 +131,9 @@ def up(
     block_time_s: float | None = 1.0,
     chain_id: int = 31337,
     automine: bool = True,
+    params: SessionParams = DEVNET_SESSION_PARAMS,
 ) -> Deployment:
-    """Start (or reuse) the devnet and deploy the protocol."""
+    """Start (or reuse) the devnet and deploy the protocol (`params` for a new deployment)."""
     if deployment_file.is_file():
         try:
             existing = Deployment.load(deployment_file, check_alive=False)
@@ -132,9 +153,10 @@ def up(
     )
     rpc = f"http://127.0.0.1:{port}"
     try:
-        client = ChainClient.connect(rpc, dev_account(0))
+        client = ChainClient.connect(rpc, dev_account(DEPLOYER_ACCOUNT))
         start_block = client.block_number()
-        contracts = deploy_protocol(client, owner=client.address)
+        with mining_each_transaction(client, None if automine else block_time_s):
+            contracts = deploy_protocol(client, owner=client.address, session_params=params)
         dep = Deployment(
             chain_id=client.chain_id,
             rpc_url=rpc,
@@ -151,12 +173,29 @@ def up(
         raise
 
 
+@contextlib.contextmanager
+def mining_each_transaction(client: ChainClient, block_time_s: float | None) -> Iterator[None]:
+    """On an interval-mined devnet, mine each transaction at once for a while (the set-up's
+    dozens of transactions would otherwise wait a block each), then back to interval mining.
+
+    anvil restores interval mining in whole seconds only; other block times keep waiting.
+    """
+    if not block_time_s or not float(block_time_s).is_integer():
+        yield
+        return
+    client.w3.provider.make_request("evm_setAutomine", [True])  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        client.w3.provider.make_request("evm_setIntervalMining", [int(block_time_s)])  # type: ignore[arg-type]
+
+
 def status(deployment_file: Path) -> Deployment:
     """The live deployment, or a DeploymentError saying what is wrong."""
     dep = Deployment.load(deployment_file, check_alive=True)
     if not _contracts_present(dep):
         raise DeploymentError(
-            f"the chain at {dep.rpc_url} answers but the contracts of {deployment_file} are not there "
+            f"the chain at {redact_url(dep.rpc_url)} answers but the contracts of {deployment_file} are not there "
             "(a different or restarted chain): run `trustnode devnet down && trustnode devnet up`"
         )
     return dep
@@ -175,3 +214,98 @@ def down(deployment_file: Path) -> bool:
         stop_pid(dep.anvil_pid)
     deployment_file.unlink()
     return True
+
+
+class Funded(BaseModel):
+    """What `fund` did for one address."""
+
+    address: str
+    tokens_added: int = Field(description="Token wei transferred (0: it already held the target).")
+    eth_set: bool = Field(description="Its ETH was topped up for gas.")
+
+
+class DevnetReport(BaseModel):
+    """What `ensure` found and did."""
+
+    deployment: Deployment
+    created: bool
+    params_changed: dict[str, tuple[str, str]] = Field(default_factory=dict)
+    funded: list[Funded] = Field(default_factory=list)
+
+
+def deployer(dep: Deployment) -> Protocol:
+    """The contracts seen by the deployer (dev account 0, which holds the token supply)."""
+    return Protocol(ChainClient.connect(dep.rpc_url, dev_account(DEPLOYER_ACCOUNT)), dep.contracts)
+
+
+def fund(dep: Deployment, addresses: list[str], tokens: int) -> list[Funded]:
+    """Top `addresses` up to `tokens` token wei each (from the deployer) and give them gas ETH.
+
+    Devnet only: the ETH comes from anvil_setBalance.
+    """
+    owner = deployer(dep)
+    w3 = owner.client.w3
+    out: list[Funded] = []
+    for raw in addresses:
+        address = Web3.to_checksum_address(raw)
+        eth_set = int(w3.eth.get_balance(address)) < MIN_ETH
+        if eth_set:
+            w3.provider.make_request("anvil_setBalance", [address, hex(FUND_ETH)])  # type: ignore[arg-type]
+        have = owner.balance_of(address)
+        added = max(0, tokens - have)
+        if added:
+            owner.transfer(address, added)
+        out.append(Funded(address=address, tokens_added=added, eth_set=eth_set))
+    return out
+
+
+def role_accounts(auditors: int) -> tuple[str, list[str]]:
+    """(provider address, auditor addresses) of the dev accounts `devnet up` funds."""
+    if not 0 <= auditors <= DEVNET_ACCOUNTS - FIRST_AUDITOR_ACCOUNT:
+        raise DevnetError(
+            f"the devnet has {DEVNET_ACCOUNTS} dev accounts: at most "
+            f"{DEVNET_ACCOUNTS - FIRST_AUDITOR_ACCOUNT} auditors (accounts 2..{DEVNET_ACCOUNTS - 1})"
+        )
+    provider = dev_account(PROVIDER_ACCOUNT).address
+    return provider, [
+        dev_account(i).address for i in range(FIRST_AUDITOR_ACCOUNT, FIRST_AUDITOR_ACCOUNT + auditors)
+    ]
+
+
+def ensure(
+    deployment_file: Path,
+    protocol: ProtocolSettings,
+    asked: set[str],
+    *,
+    port: int = 8545,
+    block_time_s: float | None = 1.0,
+    chain_id: int = 31337,
+    automine: bool = True,
+    auditors: int = 8,
+    auditor_tokens: int = 10_000 * 10**18,
+    provider_tokens: int = 1_000_000 * 10**18,
+) -> DevnetReport:
+    """A devnet that runs `protocol` and has its role accounts funded.
+
+    A new chain starts with every value of `protocol`; a running one gets the `asked` fields
+    applied by the deployer (it owns the contracts), so a flag is never silently ignored.
+    """
+    provider, auditor_addresses = role_accounts(auditors)
+    try:
+        before: str | None = Deployment.load(deployment_file, check_alive=False).created_at
+    except DeploymentError:
+        before = None
+    dep = up(
+        deployment_file,
+        port=port,
+        block_time_s=block_time_s,
+        chain_id=chain_id,
+        automine=automine,
+        params=session_params(protocol),
+    )
+    created = dep.created_at != before
+    owner = deployer(dep)
+    with mining_each_transaction(owner.client, None if automine else block_time_s):
+        changed = {} if created else apply_params(owner, protocol, asked)
+        funded = fund(dep, [provider], provider_tokens) + fund(dep, auditor_addresses, auditor_tokens)
+    return DevnetReport(deployment=dep, created=created, params_changed=changed, funded=funded)

@@ -6,8 +6,10 @@ from any contract (or from a library it calls) decodes the same way.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from eth_abi import decode as abi_decode
 from eth_utils import function_signature_to_4byte_selector
@@ -24,6 +26,68 @@ PANIC_CODES = {
     0x41: "out of memory",
     0x51: "call to uninitialised function",
 }
+
+
+REDACTED = "***"
+
+# A path segment that looks like an access token (Infura /v3/<32 hex>, Alchemy /v2/<key>, ...):
+# long, and made of token characters with at least one digit or a mix of cases.
+_TOKEN_SEGMENT = re.compile(r"^[A-Za-z0-9_\-.~]{16,}$")
+_URL_IN_TEXT = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s'\"<>]+")
+
+
+def _looks_like_token(segment: str) -> bool:
+    if not _TOKEN_SEGMENT.match(segment):
+        return False
+    return any(c.isdigit() for c in segment) or (segment.lower() != segment and segment.upper() != segment)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The parts of `url` that are credentials: user info, query values, token-like path segments."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return []
+    found: list[str] = []
+    if parts.username:
+        found.append(parts.username)
+    if parts.password:
+        found.append(parts.password)
+    found += [v for _k, v in parse_qsl(parts.query, keep_blank_values=False) if v]
+    found += [seg for seg in parts.path.split("/") if _looks_like_token(seg)]
+    return [s for s in found if len(s) >= 3]
+
+
+def redact_url(url: str) -> str:
+    """`url` without credentials, for anything a person or a public page sees.
+
+    Provider URLs often carry an API key (in the user info, the query or the path, as Infura and
+    Alchemy do); they are replaced by `***`, the scheme, host, port and the rest of the path stay.
+    """
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return REDACTED
+    if not parts.scheme or not parts.hostname:
+        return REDACTED if url_secrets(url) else url
+    host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+    netloc = (f"{REDACTED}@" if parts.username or parts.password else "") + host
+    if port is not None:
+        netloc += f":{port}"
+    path = "/".join(REDACTED if _looks_like_token(seg) else seg for seg in parts.path.split("/"))
+    query = urlencode([(k, REDACTED) for k, _v in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
+    return urlunsplit((parts.scheme, netloc, path, query, ""))
+
+
+def redact(text: str, *urls: str | None) -> str:
+    """`text` with every URL in it redacted, and the secrets of `urls` removed wherever they appear
+    (transport errors often quote only the path, e.g. "Max retries exceeded with url: /v3/<key>")."""
+    out = _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
+    for url in urls:
+        for secret in url_secrets(url or ""):
+            out = out.replace(secret, REDACTED)
+    return out
 
 
 class ChainError(RuntimeError):

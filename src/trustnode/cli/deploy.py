@@ -2,12 +2,14 @@
 
 `trustnode devnet up` starts its own anvil; a container deployment runs anvil in its own
 container, so this command only connects, deploys (once: a deployment file whose contracts
-are present on that chain is reused), writes the deployment file every node reads, and
-optionally funds accounts with tokens so auditors can stake.
+are present on that chain is reused), writes the deployment file every node reads, applies
+the protocol parameters asked for (or refuses, naming the owner), and optionally funds
+accounts with tokens so providers can pay and auditors can stake.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import typer
@@ -16,12 +18,24 @@ from web3 import Web3
 from trustnode.chain.accounts import KeyConfigError, load_account
 from trustnode.chain.client import ChainClient, wait_for_rpc
 from trustnode.chain.deploy import deploy_protocol
-from trustnode.chain.deployment import Deployment, DeploymentError
-from trustnode.chain.errors import ChainError
-from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol
-from trustnode.cli.common import console, errors_as_exit, fail, print_json, settings
-
-TOKEN = 10**18
+from trustnode.chain.deployment import Deployment, DeploymentError, apply_params, session_params
+from trustnode.chain.errors import ChainError, redact_url
+from trustnode.chain.protocol import Protocol
+from trustnode.chain.units import format_trust, parse_trust
+from trustnode.cli.common import console, errors_as_exit, fail, node_settings, print_json
+from trustnode.cli.protocol_opts import (
+    BetaOpt,
+    CommitOpt,
+    DrawOpt,
+    KeyOpt,
+    RevealOpt,
+    RewardOpt,
+    SeatCapOpt,
+    SeatsOpt,
+    SlashOpt,
+    TauOpt,
+    asked_protocol,
+)
 
 
 def _existing(path: Path, client: ChainClient) -> Deployment | None:
@@ -39,42 +53,54 @@ def _existing(path: Path, client: ChainClient) -> Deployment | None:
     return None
 
 
-def _seats(text: str) -> tuple[int, int, int]:
-    try:
-        parts = tuple(int(p) for p in text.split(","))
-    except ValueError:
-        fail(f"--seats-per-tier must be three integers like 1,1,1, got {text!r}")
-    if len(parts) != 3:
-        fail(f"--seats-per-tier needs three numbers (computer,llm,human), got {text!r}")
-    return parts[0], parts[1], parts[2]
-
-
 def deploy(
     rpc_url: str = typer.Option(None, "--rpc-url", help="JSON-RPC URL (default: settings chain.rpc_url)."),
     fund: list[str] = typer.Option(
         [], "--fund", help="Address to top up with tokens (repeatable): providers and auditors."
     ),
-    amount: int = typer.Option(100_000, "--amount", min=0, help="Tokens each --fund address ends up with."),
-    seats_per_tier: str = typer.Option(
-        ",".join(map(str, DEVNET_SESSION_PARAMS.seats_per_tier)),
-        "--seats-per-tier",
-        help="Auditors per segment for computer,llm,human (k_t).",
+    amount: Decimal = typer.Option(
+        Decimal(100_000), "--amount", min=0, metavar="TRUST", help="TRUST each --fund address ends up with."
     ),
-    seat_cap: int = typer.Option(
-        DEVNET_SESSION_PARAMS.seat_cap, "--seat-cap", min=1, max=64, help="Seats per auditor per session."
-    ),
+    seats_per_tier: SeatsOpt = None,
+    seat_cap: SeatCapOpt = None,
+    tau_bps: TauOpt = None,
+    beta_bps: BetaOpt = None,
+    reward: RewardOpt = None,
+    slash: SlashOpt = None,
+    draw_blocks: DrawOpt = None,
+    key_blocks: KeyOpt = None,
+    commit_blocks: CommitOpt = None,
+    reveal_blocks: RevealOpt = None,
     wait: float = typer.Option(60.0, "--wait", min=0, help="Seconds to wait for the chain to answer."),
     json_out: bool = typer.Option(False, "--json", help="Print the deployment as JSON."),
 ) -> None:
-    """Deploy the contracts to a running chain (once), write the deployment file, fund accounts."""
-    s = settings()
+    """Deploy the contracts to a running chain (once), write the deployment file, fund accounts.
+
+    On an existing deployment every protocol value you give (as an option, or in the config's protocol section) is applied by the owner of the contracts, or the command fails saying who can change it.
+
+    Devnet accounts (TRUSTNODE_CHAIN__ACCOUNT_INDEX): 0 deploys and owns the contracts, 1 is the provider's (the API node pays for sessions), 2 and up are auditors, one each.
+    """
+    s = node_settings("deployer")
     url = rpc_url or s.chain.rpc_url
     if not url:
         fail("give --rpc-url or set TRUSTNODE_CHAIN__RPC_URL")
     bad = [a for a in fund if not Web3.is_address(a)]
     if bad:
         fail(f"not an address: {', '.join(bad)}")
-    seats = _seats(seats_per_tier)
+    protocol, asked = asked_protocol(
+        s,
+        seats_per_tier=seats_per_tier,
+        seat_cap=seat_cap,
+        tau_bps=tau_bps,
+        beta_bps=beta_bps,
+        reward=reward,
+        slash=slash,
+        draw_blocks=draw_blocks,
+        key_blocks=key_blocks,
+        commit_blocks=commit_blocks,
+        reveal_blocks=reveal_blocks,
+    )
+    shown = redact_url(url)
     with errors_as_exit(ChainError, KeyConfigError, ValueError):
         chain_id = wait_for_rpc(url, timeout_s=wait)
         account = load_account(s.chain, devnet=chain_id == s.devnet.chain_id)
@@ -82,9 +108,7 @@ def deploy(
         dep = _existing(s.deployment_file, client)
         if dep is None:
             start = client.block_number()
-            params = DEVNET_SESSION_PARAMS.model_copy(update={"seats_per_tier": seats, "seat_cap": seat_cap})
-            params = type(params).model_validate(params.model_dump())
-            contracts = deploy_protocol(client, owner=client.address, session_params=params)
+            contracts = deploy_protocol(client, owner=client.address, session_params=session_params(protocol))
             dep = Deployment(
                 chain_id=chain_id,
                 rpc_url=url,
@@ -93,18 +117,21 @@ def deploy(
                 deployer=client.address,
             )
             dep.save(s.deployment_file)
-            console.print(f"deployed to chain {chain_id} at {url}; deployment in {s.deployment_file}")
+            console.print(f"deployed to chain {chain_id} at {shown}; deployment in {s.deployment_file}")
         else:
             console.print(f"already deployed on chain {chain_id} (deployment in {s.deployment_file})")
+            proto = Protocol(client, dep.contracts)
+            for field, (old, new) in apply_params(proto, protocol, asked).items():
+                console.print(f"  changed {field}: {old} -> {new} (sessions opened from now on)")
         proto = Protocol(client, dep.contracts)
-        want = amount * TOKEN
+        want = parse_trust(amount)
         for addr in fund:
             have = proto.balance_of(Web3.to_checksum_address(addr))
             if have < want:
                 proto.transfer(Web3.to_checksum_address(addr), want - have)
-                console.print(f"funded {addr} with {(want - have) // TOKEN} tokens")
+                console.print(f"funded {addr} with {format_trust(want - have)}")
     if json_out:
-        print_json(dep.model_dump())
+        print_json({**dep.model_dump(), "rpc_url": shown})
 
 
 def register(app: typer.Typer) -> None:

@@ -32,8 +32,8 @@ ipfs_app = typer.Typer(
 EXIT_PENDING = 3
 
 
-def _store() -> BlobStore:
-    return store_from_settings(settings())
+def _store(max_bytes: int | None = None) -> BlobStore:
+    return store_from_settings(settings(), max_fetch_bytes=max_bytes)
 
 
 def _read_input(file: str) -> bytes:
@@ -85,9 +85,16 @@ def add_cmd(
 def cat_cmd(
     cid: str = typer.Argument(..., help="CID to read (any spelling)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write to a file instead of stdout."),
+    max_bytes: int = typer.Option(
+        None,
+        "--max-bytes",
+        min=1,
+        metavar="BYTES",
+        help="Largest blob to fetch (default: ipfs.max_fetch_bytes).",
+    ),
 ) -> None:
-    """Write a blob's bytes to stdout (verified against its CID)."""
-    store = _store()
+    """Write a blob's bytes to stdout (verified against its CID, bounded in size)."""
+    store = _store(max_bytes)
     try:
         with errors_as_exit(StorageError):
             data = store.cat(cid)

@@ -10,11 +10,14 @@ import importlib
 
 import typer
 
+from trustnode.cli.labels import LabelledGroup
+
 app = typer.Typer(
     name="trustnode",
     help="Node of a decentralized network that audits LLM reasoning traces.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    cls=LabelledGroup,
 )
 
 COMMAND_MODULES: tuple[str, ...] = (
@@ -23,12 +26,14 @@ COMMAND_MODULES: tuple[str, ...] = (
     "trustnode.cli.ipfs",
     "trustnode.cli.demo",
     "trustnode.cli.node",
+    "trustnode.cli.user",
     "trustnode.cli.params",
     "trustnode.cli.simulate",
     "trustnode.cli.eval",
     "trustnode.cli.web",
     "trustnode.cli.deploy",
     "trustnode.cli.decompose",
+    "trustnode.cli.llm",
 )
 
 

@@ -296,4 +296,7 @@ def all_cmd(
 
 
 def register(app: typer.Typer) -> None:
+    from trustnode.cli.privacy import privacy_cmd
+
+    simulate_app.command("privacy")(privacy_cmd)
     app.add_typer(simulate_app, name="simulate")

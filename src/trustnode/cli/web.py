@@ -10,7 +10,7 @@ from eth_account.messages import encode_defunct
 from trustnode.chain.accounts import KeyConfigError, load_account
 from trustnode.chain.deployment import Deployment
 from trustnode.chain.errors import ChainError
-from trustnode.cli.common import errors_as_exit, fail, settings
+from trustnode.cli.common import errors_as_exit, fail, node_settings, settings
 
 web_app = typer.Typer(help="Helpers for the node's web pages.", no_args_is_help=True)
 
@@ -35,7 +35,7 @@ def sign(
     if not message.strip():
         fail("the message is empty: copy it from the sign-in page")
     with errors_as_exit(KeyConfigError):
-        account = load_account(settings().chain, devnet=_on_devnet())
+        account = load_account(node_settings("auditor").chain, devnet=_on_devnet())
     signed = account.sign_message(encode_defunct(text=message))
     if show_address:
         sys.stderr.write(f"signed by {account.address}\n")

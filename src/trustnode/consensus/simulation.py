@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -21,6 +20,7 @@ from eth_utils import keccak, to_checksum_address
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
+from trustnode.audit.claims import has_decidable_claim
 from trustnode.consensus.probability import (
     failure_curve,
     log_chernoff_bound,
@@ -430,22 +430,20 @@ def synthetic_traces(
     return out
 
 
-_ARITH = re.compile(r"\d[\d.,]*\s*(?:[-+*/×÷x]|\\times|\\cdot)\s*\(?\s*\d[\d.,]*[^=]*=\s*\$?\s*-?\d")
-
-
 def processbench_traces(path: Path) -> list[SimTrace]:
     """ProcessBench records as ground truth: steps before `label` are correct, step `label` is wrong.
 
     ProcessBench labels only the earliest wrong step, so later steps count as correct (the
-    trace is still wrong through its labelled step).  A step holding an arithmetic equation is
-    routed to the computer tier, any other step to the LLM tier (the offline routing rule).
+    trace is still wrong through its labelled step).  A step holding a claim the computer tier
+    decides (`audit.claims.has_decidable_claim`, the router's own rule) goes to that tier, any
+    other step to the LLM tier.
     """
     records = json.loads(Path(path).read_text(encoding="utf-8"))
     out = []
     for rec in records:
         steps = rec["steps"]
         label = int(rec["label"])
-        tiers = [Tier.COMPUTER if _ARITH.search(s) else Tier.LLM for s in steps]
+        tiers = [Tier.COMPUTER if has_decidable_claim(s) else Tier.LLM for s in steps]
         out.append(SimTrace(tiers=tiers, flawed=[i == label for i in range(len(steps))]))
     return out
 

@@ -17,6 +17,7 @@ from trustnode.hdag.offline import link
 from trustnode.hdag.text import split_units
 from trustnode.hdag.validate import IdAllocator
 from trustnode.llm.fake_server import Reply, requested_schema_name
+from trustnode.llm.probe import answers_probe
 from trustnode.models.enums import Level
 from trustnode.models.hdag import HDAGNode
 from trustnode.models.trace import TextSpan, TraceInput
@@ -104,6 +105,9 @@ def _segment(pid: str, text: str, ids: IdAllocator, high_stakes: bool) -> dict[s
 def respond(request: dict[str, Any]) -> dict[str, Any] | Reply:
     """Answer one HDAG pipeline request (dispatch on the schema name)."""
     name = task_name(request)
+    probe = answers_probe(name, "decomposer")
+    if probe is not None:
+        return probe
     user = _first_user(request)
     problem = _tag(user, "problem")
     high_stakes = "high-stakes" in user

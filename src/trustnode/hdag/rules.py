@@ -1,8 +1,9 @@
 """Rule-based classification of a unit: level, type, auditor, complexity, summary.
 
 These rules are the offline decomposer's whole "understanding", so they are kept
-explicit and cheap (precompiled regexes, no parsing): checkable arithmetic goes to the
-computer tier at OPERATION level, plans become STRATEGY, definitions and set-ups TACTIC,
+explicit and cheap (precompiled regexes), except "checkable", which is the checker's own
+reading (`audit.claims.has_decidable_claim`): a unit with a claim the computer tier
+decides goes to it at OPERATION level, plans become STRATEGY, definitions and set-ups TACTIC,
 other inferences STEP, and on high-stakes traces hedged, clinical or ethical statements
 go to humans.
 """
@@ -12,69 +13,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from trustnode.audit.claims import has_decidable_claim, normalize
+from trustnode.hdag.text import protected_regions
 from trustnode.models.enums import AuditorType, Complexity, Level
 
-# ----------------------------------------------------------------- arithmetic
-_LATEX_SUBS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}"), r"(\1)/(\2)"),
-    (re.compile(r"\\(?:times|cdot|ast)(?![A-Za-z])"), "*"),
-    (re.compile(r"\\div(?![A-Za-z])"), "/"),
-    (re.compile(r"\\(?:approx|simeq)(?![A-Za-z])"), "\u2248"),
-    (re.compile(r"\\(?:left|right)(?![A-Za-z])"), ""),
-    (re.compile(r"\\\$"), " "),
-    (re.compile(r"\\[\[\]()]|\\[,;!: ]|\$"), " "),
-    (re.compile(r"\\%"), "%"),
-    (re.compile(r"\{,\}"), ","),
-    # layout commands vanish (their arguments stay); other commands (\pi, \sqrt ...) act as a symbol
-    (
-        re.compile(
-            r"\\(?:boxed|text\w*|math\w*|mbox|displaystyle|textstyle|quad|qquad|fbox|operatorname)(?![A-Za-z])"
-        ),
-        " ",
-    ),
-    (re.compile(r"\\[A-Za-z]+"), " v "),
-    (re.compile(r"[{}]"), " "),
-)
-# "60 (previous) + 300 (new) = 360": a parenthetical with words is a label, not arithmetic
-_LABEL = re.compile(r"\((?=[^()]*[A-Za-z])[^()=]*\)")
-_UNICODE_OPS = str.maketrans({"\u00d7": "*", "\u00f7": "/", "\u2212": "-", "\u22c5": "*", "\u2013": "-"})
-_NUM = r"(?<![A-Za-z_\d.])\$?\d[\d,]*(?:\.\d+)?%?(?![A-Za-z_\d])"
-_OPERAND = rf"(?:\(\s*)*-?{_NUM}(?:\s*\))*"
-_OP = r"\s*(?:[-+*/^]|\*\*|x(?=\s*\d))\s*|(?=\()"
-_EXPR = rf"{_OPERAND}(?:(?:{_OP}){_OPERAND})+"
-_EQ = r"\s*(?:=|\u2248|==)\s*"
-# A side must not be the tail or head of a longer expression ("x^2 + 64 = 64", "= 5x + 1").
-_START = r"(?<![-+*/^])(?<![-+*/^]\s)"
-_END = r"(?!\s*(?:[*/^]|[-+]\s*[A-Za-z(]))"
-_CHECKABLE = re.compile(
-    rf"{_START}{_EXPR}{_EQ}(?:{_EXPR}|{_OPERAND}){_END}|{_START}{_NUM}{_EQ}{_EXPR}{_END}|<<[^<>=]+=[^<>]+>>"
-)
-_WORDED = re.compile(
-    rf"{_NUM}\s+(?:times|multiplied by|divided by|plus|minus|added to|less than|more than|"
-    rf"percent of|% of|of)\s+{_NUM}\s+(?:is|are|equals|gives|makes|=)\s+{_NUM}",
-    re.IGNORECASE,
-)
-_HAS_DIGIT = re.compile(r"\d")
+# ----------------------------------------------------------------- checkable claims
 _MATHY = re.compile(r"[=+\-*/^<>\\\d]")
 
 
-def normalise_math(text: str) -> str:
-    """Cheap LaTeX/unicode flattening so one regex sees `\\frac{1}{3} \\times 18 = 6` as 1/3*18=6."""
-    s = text.translate(_UNICODE_OPS)
-    if "\\" in s or "$" in s or "{" in s:
-        for pat, rep in _LATEX_SUBS:
-            s = pat.sub(rep, s)
-    if "(" in s:
-        s = _LABEL.sub(" ", s)
-    return s
+def is_checkable(text: str) -> bool:
+    """Does the computer tier decide at least one claim in this text, read alone?
 
-
-def has_checkable_arithmetic(text: str) -> bool:
-    """True when the text states at least one numeric computation with its result."""
-    if not _HAS_DIGIT.search(text):
-        return False
-    s = normalise_math(text)
-    return bool(_CHECKABLE.search(s) or _WORDED.search(s))
+    The one definition of "checkable" is the checker's own (`audit.claims`): a segment
+    is routed to T_Auto only when the auditor that will judge it finds a claim in it.
+    """
+    return has_decidable_claim(text)
 
 
 def math_share(text: str) -> float:
@@ -157,7 +110,7 @@ class UnitClass:
 
 def classify(text: str, *, high_stakes: bool = False, first: bool = False) -> UnitClass:
     """Level, type, auditors and complexity of one unit of thinking."""
-    checkable = has_checkable_arithmetic(text)
+    checkable = is_checkable(text)
     share = math_share(text)
     head = text[:240]
     if checkable:
@@ -298,27 +251,50 @@ def summarize(text: str, kind: str) -> str:
 
 
 # ----------------------------------------------------------------- quantities
-_QNUM = re.compile(r"(?<![A-Za-z_\d.])\d[\d,]*(?:\.\d+)?(?![\d])")
-_RESULT = re.compile(rf"(?:=|\\approx|\u2248|\bis\b|\bequals\b|\bgives\b)\s*\$?\s*({_NUM})")
-_VAR = re.compile(r"(?<![A-Za-z\\])([A-Za-z](?:_\{?\w+\}?)?)(?![A-Za-z])")
-_MATH_SPANS = re.compile(r"\$[^$]+\$|\\\(.+?\\\)|\\\[.+?\\\]", re.DOTALL)
+# Every pattern below runs on trace text, so each is linear: word-ish runs are found by
+# non-overlapping scans and checked one by one, and quantifiers that meet are possessive.
+_TOKEN = re.compile(r"[A-Za-z_\d.,$%]+")
+_LEADING_NUMBER = re.compile(r"\$?(\d[\d,]*+(?:\.\d+)?)")
+_RESULT_BEFORE = re.compile(r"(?:=|\u2248|\bis|\bequals|\bgives)[ \t]*+\$?[ \t]*+$")
+_VAR = re.compile(r"(?<![A-Za-z\\])([A-Za-z](?:_\{?\w++\}?)?)(?![A-Za-z])")
 _DEFINE_VAR = re.compile(
-    r"\blet\s+(?:\\\(|\$)?\s*([A-Za-z](?:_\{?\w+\}?)?)\s*(?:=|be|denote|represent)", re.I
+    r"\blet\s++(?:\\\(|\$)?+\s*+([A-Za-z](?:_\{?\w++\}?)?)\s*+(?:=|be|denote|represent)", re.I
 )
 _BACKREF = re.compile(
     r"^\W*(?:so|thus|therefore|hence|then|this|that|these|which|consequently|as a result|from (?:this|that|"
     r"the (?:previous|above|last))|using (?:this|that|these|the (?:previous|above))|substituting|plugging)\b",
     re.IGNORECASE,
 )
-_STEP_REF = re.compile(r"\bstep\s*(\d{1,3})\b", re.IGNORECASE)
+_STEP_REF = re.compile(r"\bstep\s*+(\d{1,3})\b", re.IGNORECASE)
 _TRIVIAL = frozenset(str(i) for i in range(11))
+_RESULT_LOOKBACK = 24
 
 
 def _norm_number(raw: str) -> str:
-    s = raw.replace(",", "").replace("$", "").rstrip("%")
+    s = raw.replace(",", "").replace("$", "").rstrip("%").rstrip(",")
     if "." in s:
         s = s.rstrip("0").rstrip(".") or "0"
     return s
+
+
+def _numbers(flat: str) -> tuple[set[str], set[str]]:
+    """Numbers written in the text, and those written as a result ("= 12", "is $5")."""
+    nums: set[str] = set()
+    results: set[str] = set()
+    for tok in _TOKEN.finditer(flat):
+        raw = tok.group(0)
+        lead = raw.lstrip("$")
+        if not lead[:1].isdigit():
+            continue  # "x2", "a_1": not a number
+        m = _LEADING_NUMBER.match(raw)
+        if m is None:
+            continue
+        value = _norm_number(m.group(1).rstrip("."))
+        nums.add(value)
+        before = flat[max(0, tok.start() - _RESULT_LOOKBACK) : tok.start()]
+        if _RESULT_BEFORE.search(before):
+            results.add(value)
+    return nums, results
 
 
 @dataclass(frozen=True)
@@ -335,12 +311,11 @@ class Quantities:
 
 def quantities(text: str) -> Quantities:
     """Extract what dependency linking needs from one unit."""
-    flat = normalise_math(text) if ("\\" in text or "$" in text) else text
-    nums = {_norm_number(m.group(0)) for m in _QNUM.finditer(flat)}
-    results = {_norm_number(m.group(1)) for m in _RESULT.finditer(flat)}
+    flat = normalize(text)[0] if ("\\" in text or "$" in text) else text
+    nums, results = _numbers(flat)
     variables: set[str] = set()
-    for m in _MATH_SPANS.finditer(text):
-        variables.update(v for v in _VAR.findall(m.group(0)) if v not in {"d", "e", "i"} or len(v) > 1)
+    for s, e in protected_regions(text):
+        variables.update(v for v in _VAR.findall(text, s, e) if v not in {"d", "e", "i"} or len(v) > 1)
     defines = {m.group(1) for m in _DEFINE_VAR.finditer(text)}
     return Quantities(
         numbers=frozenset(n for n in nums if n not in _TRIVIAL),

@@ -25,7 +25,8 @@ from pydantic import BaseModel, Field
 
 from trustnode.hdag import rules
 from trustnode.hdag.graph import flow_graph, verification_flow
-from trustnode.hdag.text import non_space_count, split_units
+from trustnode.hdag.spans import anchor, split_long_nodes, too_long
+from trustnode.hdag.text import MAX_SEGMENT_CHARS, non_space_count, split_units
 from trustnode.models.enums import Level, Relationship, Strength
 from trustnode.models.hdag import HDAG, HDAGEdge, HDAGNode
 from trustnode.models.trace import TextSpan, TraceDocument
@@ -39,6 +40,7 @@ CHECKS = (
     "completeness",
     "auditable",
     "step_mapping",
+    "segment_length",
 )
 _ID = re.compile(r"^(G|S|T|ST|O)(\d+)$")
 _PLANNING = (Level.GOAL, Level.STRATEGY, Level.TACTIC)
@@ -115,29 +117,6 @@ def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             out.append([s, e])
     return [(s, e) for s, e in out]
-
-
-def anchor(text: str, quote: str, hint: int = 0) -> tuple[int, int] | None:
-    """Where `quote` occurs in `text` (nearest to `hint`); exact first, then whitespace-insensitive."""
-    q = quote.strip()
-    if not q:
-        return None
-    hits: list[int] = []
-    i = text.find(q)
-    while i != -1 and len(hits) < 64:
-        hits.append(i)
-        i = text.find(q, i + 1)
-    if hits:
-        best = min(hits, key=lambda h: abs(h - hint))
-        return best, best + len(q)
-    words = q.split()
-    if not words or len(words) > 2000:
-        return None
-    pattern = re.compile(r"\s+".join(re.escape(w) for w in words))
-    found = [(m.start(), m.end()) for m in pattern.finditer(text)]
-    if not found:
-        return None
-    return min(found, key=lambda se: abs(se[0] - hint))
 
 
 class IdAllocator:
@@ -341,6 +320,20 @@ def validate_hdag(
         if doc.steps
         else "trace has no pre-split steps",
         offenders=step_bad,
+    )
+
+    # --- segment length (any decomposer: one enormous node is never one seat) -----
+    long_bad = too_long(nodes)
+    if repair and long_bad:
+        fresh = IdAllocator(original_ids | {n.id for n in nodes})
+        nodes, edges, notes = split_long_nodes(text, nodes, edges, fresh.next)
+        repairs.extend(notes)
+        long_bad = too_long(nodes)
+    checks["segment_length"] = CheckResult(
+        name="segment_length",
+        passed=not long_bad,
+        detail=f"no segment outside the problem statement is longer than {MAX_SEGMENT_CHARS} characters",
+        offenders=long_bad,
     )
 
     # --- duplicate spans ---------------------------------------------------------

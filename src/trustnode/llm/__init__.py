@@ -1,7 +1,25 @@
 """OpenAI-compatible LLM access (SPEC 7): one robust client shared by the HDAG pipeline,
-the LLM judge and the node, plus a scriptable fake server for tests and demos."""
+the LLM judge and the node, a start-up probe, a local model server (`local_server`, the
+`llm` extra) and a scriptable fake server for tests and demos."""
 
-from trustnode.llm.client import LLMClient, LLMUsage
-from trustnode.llm.errors import LLMError, LLMInvalidOutputError, LLMUnavailableError
+from trustnode.llm.client import LLMClient
+from trustnode.llm.errors import (
+    LLMEndpointError,
+    LLMError,
+    LLMInvalidOutputError,
+    LLMRequestError,
+    LLMUnavailableError,
+)
+from trustnode.llm.probe import ProbeReport
+from trustnode.llm.usage import LLMUsage
 
-__all__ = ["LLMClient", "LLMError", "LLMInvalidOutputError", "LLMUnavailableError", "LLMUsage"]
+__all__ = [
+    "LLMClient",
+    "LLMEndpointError",
+    "LLMError",
+    "LLMInvalidOutputError",
+    "LLMRequestError",
+    "LLMUnavailableError",
+    "LLMUsage",
+    "ProbeReport",
+]

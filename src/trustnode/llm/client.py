@@ -1,41 +1,49 @@
-"""A robust client for OpenAI-compatible chat endpoints (OpenAI, vLLM, Ollama, llama.cpp).
+"""A robust JSON-answer client for OpenAI-compatible chat endpoints (OpenAI, vLLM, Ollama, llama.cpp).
 
-One instance is shared across threads. Every call is bounded: a semaphore caps in-flight
-requests, transient failures (429, 5xx, timeouts, refused connections) are retried with
-exponential backoff that honours `Retry-After`, and invalid answers get a bounded number
-of repair turns in which the model sees its own output and the validation error. Valid
-results are cached on disk, keyed by everything that can change the answer.
+One instance is shared across threads. Every call is bounded: a semaphore caps requests
+in flight, outages are retried with backoff (`transport.py`), refusals are not, every
+answer is capped by `max_tokens`, and an invalid answer gets a bounded number of repair
+turns in which the model sees its own output and the error. Valid results are cached on
+disk, keyed by everything that can change the answer.
+
+How the answer is held to the schema is detected once per client (one client serves one
+endpoint, and a process keeps one client per endpoint, so this is once per endpoint): OpenAI's
+`json_schema` response format, else llama.cpp's `json_object` with a `schema`, else plain
+text with the schema in the prompt, where the whole answer must be the JSON document.
 """
 
 from __future__ import annotations
 
-import email.utils
 import json
 import logging
-import random
 import re
 import threading
-import time
 from importlib import resources
 from pathlib import Path
 from string import Template
 from typing import Any, TypeVar
 
-import httpx
 from pydantic import BaseModel, ValidationError
 
 from trustnode.llm.cache import DiskCache, cache_key
-from trustnode.llm.errors import LLMError, LLMInvalidOutputError, LLMUnavailableError
+from trustnode.llm.errors import LLMError, LLMInvalidOutputError, LLMRequestError
 from trustnode.llm.jsonextract import JSONExtractionError, extract_json
-from trustnode.llm.settings import LLMSettings
+from trustnode.llm.settings import OUTPUT_MODES, LLMSettings, OutputMode
+from trustnode.llm.transport import Transport, retry_after_seconds
+from trustnode.llm.usage import LLMUsage
 
 T = TypeVar("T", bound=BaseModel)
 
 log = logging.getLogger(__name__)
 
 _MAX_ERROR_CHARS = 2000
+_MAX_ECHO_CHARS = 3000
+"""How much of an invalid answer the repair turn shows back: enough to see the mistake,
+without doubling the prompt when a model ran on until max_tokens."""
 _SCHEMA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 CACHE_FORMAT = 1
+
+__all__ = ["LLMClient", "LLMUsage", "retry_after_seconds"]
 
 
 def _prompt(name: str) -> Template:
@@ -43,39 +51,11 @@ def _prompt(name: str) -> Template:
     return Template(text.strip())
 
 
-class LLMUsage(BaseModel):
-    """What a trace (or the whole client) cost: answered calls, tokens, cache hits."""
+class ChatAnswer(BaseModel):
+    """One chat answer: its text, and whether max_tokens cut it off."""
 
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cache_hits: int = 0
-    repairs: int = 0
-    retries: int = 0
-
-    def add(self, other: LLMUsage) -> None:
-        for field in type(self).model_fields:
-            setattr(self, field, getattr(self, field) + getattr(other, field))
-
-
-class _StructuredRejected(Exception):
-    """The server refused `response_format`; the caller retries with JSON extraction."""
-
-
-def _retry_after_seconds(value: str | None) -> float | None:
-    """Parse Retry-After (delta-seconds or HTTP-date)."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+    content: str
+    truncated: bool
 
 
 class LLMClient:
@@ -98,24 +78,21 @@ class LLMClient:
         self.settings = settings
         self.base_url = settings.base_url.rstrip("/")
         self.model = settings.model
-        self._backoff_base = backoff_base_s
-        self._backoff_max = backoff_max_s
-        self._retry_after_max = retry_after_max_s
         root = cache_dir if cache_dir is not None else settings.cache_dir
         self.cache: DiskCache | None = DiskCache(root) if root is not None else None
-        self._structured = settings.structured_output
-        self._sem = threading.BoundedSemaphore(settings.concurrency)
+        self._detected: OutputMode | None = None  # what this endpoint turned out to support
         self._lock = threading.Lock()
         self._usage: dict[str | None, LLMUsage] = {}
         self._total = LLMUsage()
-        headers = {"Content-Type": "application/json"}
-        key = settings.api_key.get_secret_value()
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        self._http = httpx.Client(
-            timeout=httpx.Timeout(settings.timeout_s),
-            headers=headers,
-            limits=httpx.Limits(max_connections=settings.concurrency + 2),
+        self._http = Transport(
+            self.base_url,
+            api_key=settings.api_key.get_secret_value(),
+            timeout_s=settings.timeout_s,
+            max_retries=settings.max_retries,
+            concurrency=settings.concurrency,
+            backoff_base_s=backoff_base_s,
+            backoff_max_s=backoff_max_s,
+            retry_after_max_s=retry_after_max_s,
         )
 
     # ----------------------------------------------------------------- lifecycle
@@ -128,13 +105,26 @@ class LLMClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # ----------------------------------------------------------------- output mode
+    @property
+    def output_mode(self) -> OutputMode | None:
+        """The mode in use: pinned by settings, or detected for this endpoint (None: not yet)."""
+        if self.settings.output_mode != "auto":
+            return self.settings.output_mode
+        return self._detected
+
     @property
     def structured_output(self) -> bool:
-        """Whether the next call will ask for `response_format` (false after a rejection)."""
-        return self._structured
+        """Whether answers are constrained by the server (json_schema or json_object)."""
+        return self.output_mode in ("json_schema", "json_object", None)
+
+    def _record_mode(self, mode: OutputMode) -> None:
+        if self._detected != mode:
+            log.info("LLM endpoint %s: answers held to the schema by %s", self.base_url, mode)
+        self._detected = mode
 
     # ----------------------------------------------------------------- accounting
-    def _account(self, trace_id: str | None, **delta: int) -> None:
+    def _account(self, trace_id: str | None, **delta: Any) -> None:
         step = LLMUsage(**delta)
         with self._lock:
             self._usage.setdefault(trace_id, LLMUsage()).add(step)
@@ -148,9 +138,15 @@ class LLMClient:
 
     # ----------------------------------------------------------------- public API
     def list_models(self) -> list[str]:
-        """Model ids the endpoint serves (a cheap reachability probe)."""
-        data = self._request("GET", "/models", None, trace_id=None)
+        """Model ids the endpoint serves (a cheap reachability check)."""
+        data, _ = self._http.request("GET", "/models", None)
         return [str(m.get("id")) for m in data.get("data", []) if isinstance(m, dict)]
+
+    def probe(self, role: str | None = None) -> Any:
+        """Check at start-up that the endpoint is an LLM this node can use; see `llm.probe`."""
+        from trustnode.llm.probe import probe
+
+        return probe(self, role)
 
     def complete_json(
         self,
@@ -167,13 +163,14 @@ class LLMClient:
         """Ask for one JSON answer validating against `schema` and return it parsed.
 
         `name` names the schema for the server (and the repair prompt); `max_tokens`
-        caps the answer when given (some servers default to short answers).
+        caps the answer (default: the `max_tokens` setting).
         """
         if not messages:
             raise LLMError("no messages to send")
         if not _SCHEMA_NAME.match(name):
             raise LLMError(f"schema name {name!r} must match [A-Za-z0-9_-]{{1,64}} (an OpenAI requirement)")
         seed = self.settings.seed if seed is None else seed
+        max_tokens = self.settings.max_tokens if max_tokens is None else max_tokens
         json_schema = schema.model_json_schema()
         key = cache_key(
             {
@@ -187,6 +184,7 @@ class LLMClient:
                 "max_tokens": max_tokens,
             }
         )
+        self._account(trace_id, requests=1)
         if use_cache and self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None and "value" in hit:
@@ -199,8 +197,6 @@ class LLMClient:
                     return value
 
         convo: list[dict[str, str]] = [dict(m) for m in messages]
-        if not self._structured:
-            convo = self._with_schema_instruction(convo, json_schema, name)
         repair_tpl = _prompt("repair.md")
         last_raw = ""
         last_err = ""
@@ -208,30 +204,36 @@ class LLMClient:
         for turn in range(self.settings.repair_retries + 1):
             if turn:
                 self._account(trace_id, repairs=1)
-            try:
-                raw = self._chat(convo, json_schema, name, temperature, seed, trace_id, max_tokens)
-            except _StructuredRejected:
-                log.info("server rejected response_format; falling back to JSON extraction")
-                self._structured = False
-                convo = self._with_schema_instruction(convo, json_schema, name)
-                raw = self._chat(convo, json_schema, name, temperature, seed, trace_id, max_tokens)
+            answer = self.chat_turn(convo, json_schema, name, temperature, seed, trace_id, max_tokens)
             answers += 1
             try:
-                value = schema.model_validate(extract_json(raw))
+                value = schema.model_validate(extract_json(answer.content))
             except (JSONExtractionError, ValidationError) as exc:
-                last_raw = raw
+                self._account(trace_id, parse_failures=1)
+                last_raw = answer.content
                 last_err = str(exc)[:_MAX_ERROR_CHARS]
+                if answer.truncated:
+                    last_err = (
+                        f"the answer was cut off at the limit of {max_tokens} tokens before it was "
+                        f"complete; give a shorter answer. ({last_err})"
+                    )
+                echo = answer.content
+                if len(echo) > _MAX_ECHO_CHARS:
+                    echo = echo[:_MAX_ECHO_CHARS] + " [... the rest of this answer is not shown]"
                 convo = [
                     *convo,
-                    {"role": "assistant", "content": raw},
+                    {"role": "assistant", "content": echo},
                     {"role": "user", "content": repair_tpl.substitute(error=last_err, name=name)},
                 ]
                 continue
+            if turn:
+                self._account(trace_id, repaired=1)
             if use_cache and self.cache is not None:
                 self.cache.put(
                     key, {"model": self.model, "name": name, "value": value.model_dump(mode="json")}
                 )
             return value
+        self._account(trace_id, failed=1)
         raise LLMInvalidOutputError(
             f"model {self.model!r} gave no valid {name!r}",
             raw_output=last_raw,
@@ -239,24 +241,8 @@ class LLMClient:
             attempts=answers,
         )
 
-    # ----------------------------------------------------------------- internals
-    @staticmethod
-    def _with_schema_instruction(
-        convo: list[dict[str, str]], json_schema: dict[str, Any], name: str
-    ) -> list[dict[str, str]]:
-        text = _prompt("json_fallback.md").substitute(
-            name=name, schema=json.dumps(json_schema, ensure_ascii=False, separators=(",", ":"))
-        )
-        if any(text in m.get("content", "") for m in convo if m.get("role") == "system"):
-            return convo
-        out = [dict(m) for m in convo]
-        if out and out[0].get("role") == "system":
-            out[0]["content"] = f"{out[0]['content']}\n\n{text}"
-        else:
-            out.insert(0, {"role": "system", "content": text})
-        return out
-
-    def _chat(
+    # ----------------------------------------------------------------- one chat turn
+    def chat_turn(
         self,
         convo: list[dict[str, str]],
         json_schema: dict[str, Any],
@@ -264,97 +250,132 @@ class LLMClient:
         temperature: float,
         seed: int,
         trace_id: str | None,
-        max_tokens: int | None = None,
-    ) -> str:
+        max_tokens: int,
+    ) -> ChatAnswer:
+        """One answered chat turn in the endpoint's output mode, detecting it on first use.
+
+        While the mode is unknown, a refused request is sent again in the next weaker mode;
+        the first mode that is answered is recorded for the endpoint. If every mode is
+        refused, nothing is recorded and the refusal of the plainest request is raised.
+        """
+        known = self.output_mode
+        modes: tuple[OutputMode, ...] = (known,) if known is not None else OUTPUT_MODES
+        refusal: LLMRequestError | None = None
+        for mode in modes:
+            try:
+                answer = self._send(convo, json_schema, name, temperature, seed, trace_id, max_tokens, mode)
+            except LLMRequestError as exc:
+                if known is None and mode != modes[-1]:
+                    log.info(
+                        "LLM endpoint %s refused %s output (%s); trying the next mode",
+                        self.base_url,
+                        mode,
+                        exc,
+                    )
+                refusal = exc
+                continue
+            if known is None:
+                self._record_mode(mode)
+            return answer
+        assert refusal is not None
+        self._account(trace_id, rejected=1)
+        raise refusal
+
+    def _send(
+        self,
+        convo: list[dict[str, str]],
+        json_schema: dict[str, Any],
+        name: str,
+        temperature: float,
+        seed: int,
+        trace_id: str | None,
+        max_tokens: int,
+        mode: OutputMode,
+    ) -> ChatAnswer:
+        messages = convo if mode != "text" else with_schema_instruction(convo, json_schema, name)
         payload: dict[str, Any] = {
             "model": self.model,
-            "messages": convo,
+            "messages": messages,
             "temperature": temperature,
             "seed": seed,
+            "max_tokens": max_tokens,
         }
-        if max_tokens is not None:
-            payload["max_tokens"] = max_tokens
-        structured = self._structured
-        if structured:
+        if mode == "json_schema":
             payload["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": name, "schema": json_schema, "strict": False},
+                "json_schema": {"name": name, "schema": server_schema(json_schema), "strict": False},
             }
-        data = self._request("POST", "/chat/completions", payload, trace_id=trace_id, structured=structured)
-        usage = data.get("usage") or {}
+        elif mode == "json_object":
+            payload["response_format"] = {"type": "json_object", "schema": server_schema(json_schema)}
+        data, elapsed = self._http.request(
+            "POST", "/chat/completions", payload, on_retry=lambda: self._account(trace_id, retries=1)
+        )
         try:
-            message = data["choices"][0]["message"]
+            choice = data["choices"][0]
+            message = choice["message"]
         except (KeyError, IndexError, TypeError):
-            message = {}
+            raise LLMRequestError(
+                f"{self.base_url}/chat/completions answered without a chat completion "
+                f"(no choices[0].message): is this an OpenAI-compatible LLM endpoint? {str(data)[:200]}",
+                status=200,
+                body=str(data)[:300],
+            ) from None
         content = message.get("content") if isinstance(message, dict) else None
         if content is None and isinstance(message, dict) and message.get("refusal"):
             content = f"(refused: {message['refusal']})"
-        content = content if isinstance(content, str) else ""
+        usage = data.get("usage") or {}
         self._account(
             trace_id,
             calls=1,
+            latency_s=elapsed,
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),
         )
-        return content
+        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+        return ChatAnswer(content=content if isinstance(content, str) else "", truncated=finish == "length")
 
-    def _backoff(self, attempt: int) -> float:
-        cap = min(self._backoff_max, self._backoff_base * (2**attempt))
-        return cap * (0.5 + random.random() / 2)
 
-    def _request(
-        self,
-        method: str,
-        path: str,
-        payload: dict[str, Any] | None,
-        *,
-        trace_id: str | None,
-        structured: bool = False,
-    ) -> dict[str, Any]:
-        url = self.base_url + path
-        attempts = self.settings.max_retries + 1
-        last = "no attempt made"
-        last_status: int | None = None
-        for attempt in range(attempts):
-            delay = self._backoff(attempt)
-            with self._sem:
-                try:
-                    resp = self._http.request(method, url, json=payload)
-                except httpx.TimeoutException:
-                    last, last_status = f"timed out after {self.settings.timeout_s:g}s", None
-                    resp = None
-                except httpx.TransportError as exc:
-                    last, last_status = f"transport error: {exc}", None
-                    resp = None
-            if resp is not None:
-                status = resp.status_code
-                last_status = status
-                if status == 200:
-                    try:
-                        data = resp.json()
-                    except ValueError:
-                        last = "HTTP 200 with a body that is not JSON"
-                    else:
-                        if isinstance(data, dict):
-                            return data
-                        last = "HTTP 200 with a JSON body that is not an object"
-                elif status == 429 or status >= 500:
-                    last = f"HTTP {status}: {resp.text[:300]}"
-                    ra = _retry_after_seconds(resp.headers.get("Retry-After"))
-                    if ra is not None:
-                        delay = min(ra, self._retry_after_max)
-                elif structured and status in (400, 415, 422):
-                    raise _StructuredRejected(resp.text[:300])
-                elif status in (401, 403):
-                    raise LLMError(f"the LLM endpoint rejected our credentials (HTTP {status})")
-                else:
-                    raise LLMError(f"HTTP {status} from {url}: {resp.text[:500]}")
-            if attempt + 1 < attempts:
-                self._account(trace_id, retries=1)
-                log.info("LLM request failed (%s); retry %d in %.2fs", last, attempt + 1, delay)
-                time.sleep(delay)
-        raise LLMUnavailableError(
-            f"LLM endpoint {self.base_url} unavailable after {attempts} attempts: {last}",
-            attempts=attempts,
-            last_status=last_status,
-        )
+_GRAMMAR_MAX_REPEAT = 600
+
+
+def server_schema(node: Any) -> Any:
+    """The schema as sent to the server: without patterns and without large bounds.
+
+    llama.cpp compiles the schema into a grammar that unrolls length and count bounds (a
+    maxLength of 2000 becomes 2000 nested optional rules); past a limit its server fails
+    to parse the grammar and dies. Bounds up to _GRAMMAR_MAX_REPEAT are kept: they stop a
+    small model from repeating text until max_tokens. Larger ones and patterns still hold:
+    the client validates every answer against the full schema and sends a violation back
+    through the repair turns.
+    """
+    if isinstance(node, dict):
+        out: dict[str, Any] = {}
+        for k, v in node.items():
+            if k in ("pattern", "format"):
+                continue
+            if (
+                k in ("maxLength", "minLength", "maxItems", "minItems")
+                and isinstance(v, int)
+                and v > _GRAMMAR_MAX_REPEAT
+            ):
+                continue
+            out[k] = server_schema(v)
+        return out
+    if isinstance(node, list):
+        return [server_schema(v) for v in node]
+    return node
+
+
+def with_schema_instruction(
+    convo: list[dict[str, str]], json_schema: dict[str, Any], name: str
+) -> list[dict[str, str]]:
+    """The conversation with the schema and the "only JSON" rule added to its system message."""
+    text = _prompt("json_fallback.md").substitute(
+        name=name, schema=json.dumps(json_schema, ensure_ascii=False, separators=(",", ":"))
+    )
+    out = [dict(m) for m in convo]
+    if out and out[0].get("role") == "system":
+        out[0]["content"] = f"{out[0]['content']}\n\n{text}"
+    else:
+        out.insert(0, {"role": "system", "content": text})
+    return out

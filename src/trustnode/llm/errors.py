@@ -1,9 +1,15 @@
 """Exceptions raised by the LLM client.
 
-Callers distinguish three situations: the endpoint cannot be reached or keeps failing
-(`LLMUnavailableError`, worth retrying later), the model keeps answering something that
-does not fit the schema (`LLMInvalidOutputError`, carries the evidence), and everything
-else (`LLMError`, e.g. a 401 or a 400 that is not about structured output).
+Callers distinguish four situations:
+- `LLMUnavailableError`: the endpoint cannot be reached or keeps failing (an outage: worth
+  retrying later);
+- `LLMRequestError`: the server understood and refused this request (4xx, or a 500 whose
+  body says the request is at fault); sending it again gives the same answer, so it is
+  never retried as an outage;
+- `LLMInvalidOutputError`: the model keeps answering something that does not fit the
+  schema, even after the bounded repair turns (carries the evidence);
+- `LLMEndpointError`: the start-up probe found that the URL is not a usable LLM endpoint
+  (wrong URL, not OpenAI-compatible, a test server for another role, bad credentials).
 """
 
 from __future__ import annotations
@@ -22,6 +28,15 @@ class LLMUnavailableError(LLMError):
         self.last_status = last_status
 
 
+class LLMRequestError(LLMError):
+    """The server rejected the request itself; the same request would be rejected again."""
+
+    def __init__(self, message: str, *, status: int, body: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
 class LLMInvalidOutputError(LLMError):
     """The model's answers never validated against the schema, even after repair retries."""
 
@@ -30,3 +45,7 @@ class LLMInvalidOutputError(LLMError):
         self.raw_output = raw_output
         self.validation_error = validation_error
         self.attempts = attempts
+
+
+class LLMEndpointError(LLMError):
+    """The configured URL is not an LLM endpoint this node can use (found by `probe`)."""

@@ -12,20 +12,26 @@ Standalone (the demo's LLM auditor talks to it):
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import math
-import re
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from pydantic import BaseModel
+
+from trustnode.llm.responders import (
+    Responder,
+    echo_responder,
+    load_responder,
+    requested_schema_name,
+    route_by_schema,
+)
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     error: str = "scripted error"
+    finish_reason: str = "stop"
 
     @classmethod
     def json(cls, value: Any, *, delay_s: float = 0.0) -> Reply:
@@ -49,6 +56,11 @@ class Reply:
     def text(cls, content: str, *, delay_s: float = 0.0) -> Reply:
         """Raw content, e.g. malformed JSON or JSON wrapped in prose."""
         return cls(content=content, delay_s=delay_s)
+
+    @classmethod
+    def truncated(cls, content: str) -> Reply:
+        """An answer cut off by max_tokens (finish_reason "length")."""
+        return cls(content=content, finish_reason="length")
 
     @classmethod
     def http_error(
@@ -69,7 +81,6 @@ class Reply:
         return cls.json(value if value is not None else {}, delay_s=delay_s)
 
 
-Responder = Callable[[dict[str, Any]], Any]
 ScriptItem = Reply | str | dict[str, Any] | list[Any] | BaseModel | Responder
 
 
@@ -109,6 +120,8 @@ class FakeOpenAIServer:
         *,
         responder: Responder | None = None,
         reject_response_format: bool = False,
+        response_formats: Iterable[str] = ("json_schema", "json_object"),
+        reject_status: int = 400,
         model: str = "fake-model",
         host: str = "127.0.0.1",
         port: int = 0,
@@ -116,7 +129,8 @@ class FakeOpenAIServer:
     ) -> None:
         self._script: list[ScriptItem] = list(script)
         self.responder = responder
-        self.reject_response_format = reject_response_format
+        self.response_formats = frozenset(() if reject_response_format else response_formats)
+        self.reject_status = reject_status
         self.model = model
         self.lifetime_s = lifetime_s
         self.requests: list[RecordedRequest] = []
@@ -190,7 +204,7 @@ class FakeOpenAIServer:
             return as_reply(item(body))
         return as_reply(item)
 
-    def _completion(self, body: dict[str, Any], content: str) -> dict[str, Any]:
+    def _completion(self, body: dict[str, Any], content: str, finish_reason: str = "stop") -> dict[str, Any]:
         with self._lock:
             self._counter += 1
             n = self._counter
@@ -202,7 +216,11 @@ class FakeOpenAIServer:
             "created": int(time.time()),
             "model": body.get("model", self.model),
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": finish_reason,
+                }
             ],
             "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
         }
@@ -269,12 +287,15 @@ class FakeOpenAIServer:
                 if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
                     self._send(400, {"error": {"message": "'messages' is required"}})
                     return
-                if server.reject_response_format and "response_format" in body:
+                rf = body.get("response_format")
+                kind = rf.get("type") if isinstance(rf, dict) else None
+                if kind not in (None, "text") and kind not in server.response_formats:
                     self._send(
-                        400,
+                        server.reject_status,
                         {
                             "error": {
-                                "message": "response_format is not supported by this server",
+                                "message": f"1 validation error: response_format.type: input should be one of "
+                                f"{sorted(server.response_formats | {'text'})}, got {kind!r}",
                                 "type": "invalid_request_error",
                                 "param": "response_format",
                             }
@@ -283,6 +304,9 @@ class FakeOpenAIServer:
                     return
                 try:
                     reply = server._next_reply(body)
+                except ValueError as exc:  # the responder does not serve this kind of request
+                    self._send(400, {"error": {"message": str(exc), "type": "invalid_request_error"}})
+                    return
                 except Exception as exc:  # a broken responder must not kill the server
                     self._send(500, {"error": {"message": f"responder failed: {exc!r}"}})
                     return
@@ -291,62 +315,11 @@ class FakeOpenAIServer:
                 if reply.status != 200:
                     self._send(reply.status, {"error": {"message": reply.error}}, reply.headers)
                     return
-                self._send(200, server._completion(body, reply.content or ""), reply.headers)
+                self._send(
+                    200, server._completion(body, reply.content or "", reply.finish_reason), reply.headers
+                )
 
         return Handler
-
-
-_NAMED = re.compile(r'JSON value named "([A-Za-z0-9_.\-]+)"')
-
-
-def requested_schema_name(request: dict[str, Any]) -> str:
-    """The schema name an LLMClient asked for: from `response_format`, or from the JSON
-    instruction it adds on servers without structured output ("" when neither is there)."""
-    rf = request.get("response_format")
-    if isinstance(rf, dict):
-        js = rf.get("json_schema")
-        if isinstance(js, dict) and js.get("name"):
-            return str(js["name"])
-    for m in request.get("messages", []):
-        if isinstance(m, dict) and m.get("role") == "system":
-            found = _NAMED.search(str(m.get("content", "")))
-            if found:
-                return found.group(1)
-    return ""
-
-
-def route_by_schema(routes: dict[str, Responder], default: Responder | None = None) -> Responder:
-    """One responder that dispatches on the requested schema name's prefix (longest first),
-    so a single fake server can play the HDAG decomposer and the LLM judge at once."""
-    ordered = sorted(routes.items(), key=lambda kv: -len(kv[0]))
-
-    def dispatch(request: dict[str, Any]) -> Any:
-        name = requested_schema_name(request)
-        for prefix, responder in ordered:
-            if name.startswith(prefix):
-                return responder(request)
-        if default is not None:
-            return default(request)
-        return Reply.http_error(400, f"fake server: no responder for schema {name!r}")
-
-    return dispatch
-
-
-def echo_responder(request: dict[str, Any]) -> dict[str, Any]:
-    """A minimal built-in responder: echoes the last user message as JSON (smoke tests)."""
-    users = [m for m in request.get("messages", []) if isinstance(m, dict) and m.get("role") == "user"]
-    return {"echo": str(users[-1].get("content", "")) if users else "", "model": request.get("model")}
-
-
-def load_responder(spec: str) -> Responder:
-    """Import `package.module:function`."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise ValueError(f"responder must look like 'package.module:function', got {spec!r}")
-    func = getattr(importlib.import_module(module_name), attr)
-    if not callable(func):
-        raise TypeError(f"{spec} is not callable")
-    return func  # type: ignore[no-any-return]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -363,6 +336,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="fake-model")
     parser.add_argument("--lifetime", type=float, default=3600.0, help="seconds before it stops by itself")
     parser.add_argument("--reject-response-format", action="store_true")
+    parser.add_argument(
+        "--formats",
+        default="json_schema,json_object",
+        help="response_format types it accepts (comma-separated; empty: none), like a given server",
+    )
     args = parser.parse_args(argv)
     if not args.responder and not args.route:
         parser.error("give --responder or at least one --route")
@@ -379,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     srv = FakeOpenAIServer(
         responder=responder,
         reject_response_format=args.reject_response_format,
+        response_formats=[f for f in args.formats.split(",") if f],
         model=args.model,
         port=args.port,
         lifetime_s=args.lifetime,
@@ -391,6 +370,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         srv.stop()
     return 0
+
+
+__all__ = [
+    "FakeOpenAIServer",
+    "RecordedRequest",
+    "Reply",
+    "Responder",
+    "as_reply",
+    "echo_responder",
+    "load_responder",
+    "requested_schema_name",
+    "route_by_schema",
+]
 
 
 if __name__ == "__main__":

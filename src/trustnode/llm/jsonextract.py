@@ -1,7 +1,11 @@
-"""Pull a JSON value out of a chat answer from a server without structured output.
+"""Read a chat answer that must BE one JSON document.
 
-Models wrap JSON in prose or Markdown fences; we try the whole text, then fenced blocks,
-then the first balanced object/array found by scanning, and report why nothing parsed.
+The whole answer (after trimming whitespace) has to parse as JSON, optionally wrapped in a
+single Markdown code fence with nothing outside it. Prose around the JSON, two documents,
+or a JSON object quoted from the audited text are parse failures, which the client sends
+back to the model through its bounded repair turns. Scanning for "the first JSON object
+in the answer" would let text that the model echoed from a hostile trace (for instance a
+`{"violations": []}` planted in a segment) become the answer, so we never do it.
 """
 
 from __future__ import annotations
@@ -10,67 +14,37 @@ import json
 import re
 from typing import Any
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+_FENCED = re.compile(r"\A```[ \t]*(?:json|JSON)?[ \t]*\n(.*)\n[ \t]*```\Z", re.DOTALL)
 
 
 class JSONExtractionError(ValueError):
-    """No JSON value could be parsed from the text."""
+    """The answer is not exactly one JSON document."""
 
 
-def _balanced_candidates(text: str) -> list[str]:
-    out: list[str] = []
-    tried = 0
-    for start, ch in enumerate(text):
-        if ch not in "{[":
-            continue
-        tried += 1
-        if tried > 32:
-            break
-        depth = 0
-        in_str = False
-        esc = False
-        for i in range(start, len(text)):
-            c = text[i]
-            if in_str:
-                if esc:
-                    esc = False
-                elif c == "\\":
-                    esc = True
-                elif c == '"':
-                    in_str = False
-                continue
-            if c == '"':
-                in_str = True
-            elif c in "{[":
-                depth += 1
-            elif c in "}]":
-                depth -= 1
-                if depth == 0:
-                    out.append(text[start : i + 1])
-                    break
-        if len(out) >= 8:
-            break
-    return out
+def _where(exc: json.JSONDecodeError) -> str:
+    return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
 
 
 def extract_json(text: str) -> Any:
-    """Return the first JSON value in `text`; raise JSONExtractionError with the parse error."""
+    """The JSON value that the whole answer is; JSONExtractionError says why it is not."""
     stripped = text.strip()
     if not stripped:
-        raise JSONExtractionError("the answer is empty")
-    first_error: str | None = None
+        raise JSONExtractionError("the answer is empty; it must be one JSON document")
+    fenced = _FENCED.match(stripped)
+    body = fenced.group(1).strip() if fenced else stripped
+    if "```" in body:
+        raise JSONExtractionError(
+            "the answer must be one JSON document (one code fence at most, nothing outside it)"
+        )
     try:
-        return json.loads(stripped)
+        return json.loads(body)
     except json.JSONDecodeError as exc:
-        first_error = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-    for block in _FENCE.findall(stripped):
-        try:
-            return json.loads(block.strip())
-        except json.JSONDecodeError:
-            continue
-    for cand in _balanced_candidates(stripped):
-        try:
-            return json.loads(cand)
-        except json.JSONDecodeError:
-            continue
-    raise JSONExtractionError(f"no valid JSON found in the answer ({first_error})")
+        if exc.msg == "Extra data":
+            raise JSONExtractionError(
+                f"the answer must be only the JSON document, but text follows it ({_where(exc)})"
+            ) from None
+        if exc.pos == 0 and body[:1] not in "{[":
+            raise JSONExtractionError(
+                "the answer must start with the JSON document, with no text before it"
+            ) from None
+        raise JSONExtractionError(f"the answer is not valid JSON: {_where(exc)}") from None

@@ -24,11 +24,17 @@ class ContextSegment(BaseModel):
 
     node_id: str
     level: Level
-    content: str
+    content: str = Field(description="The segment's text; empty when `withheld`.")
     relation: Relationship | None = Field(
         default=None, description="The HDAG relationship that links it to the audited segment."
     )
     step_index: int | None = None
+    withheld: bool = Field(
+        default=False,
+        description="The text is withheld: this auditor's privacy share (SPEC 3) is used up by its "
+        "seats and nearer context, so only `summary` is given.",
+    )
+    summary: str = Field(default="", description="The HDAG node's 3-5 word summary.")
 
 
 class SegmentContext(BaseModel):

@@ -10,9 +10,11 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
+from trustnode.models.hdag import HDAG
 from trustnode.models.trace import TraceInput
+from trustnode.models.verdict import SessionOutcome
 
 
 class TraceStage(StrEnum):
@@ -48,8 +50,20 @@ class SegmentRecord(BaseModel):
     key_hex: str
     tier: int
     weight: int
-    parents: list[int] = Field(default_factory=list)
-    children: list[int] = Field(default_factory=list)
+
+
+class ChainBinding(BaseModel):
+    """Which chain a trace's session lives on: a session id means nothing without it.
+
+    After a chain reset (a new devnet, a redeployment) the same session id names another
+    session; a link is only followed when all three still match.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    chain_id: int
+    contract: str = Field(description="Address of the sessions contract the session was opened on.")
+    merkle_root: str = Field(description="0x-hex Merkle root the session committed to.")
 
 
 class TraceJob(BaseModel):
@@ -59,17 +73,18 @@ class TraceJob(BaseModel):
     stage: TraceStage
     trace: TraceInput
     idempotency_key: str | None = None
-    hdag: dict[str, Any] | None = None
-    report: dict[str, Any] | None = None
+    hdag: HDAG | None = None
+    report: dict[str, JsonValue] | None = Field(
+        default=None, description="The HDAG validation report (trustnode.hdag.ValidationReport as JSON)."
+    )
     segments: list[SegmentRecord] = Field(default_factory=list)
     session_nonce: str | None = None
     merkle_root: str | None = None
-    structure_cid: str | None = None
-    batch_id: str | None = None
     session_id: int | None = None
+    chain: ChainBinding | None = Field(default=None, description="Set when the session is opened.")
     manifest_cid: str | None = None
     tx_hashes: dict[str, str] = Field(default_factory=dict)
-    outcome: dict[str, Any] | None = None
+    outcome: SessionOutcome | None = None
     error: str | None = None
     attempts: int = 0
     created_at: datetime
@@ -81,3 +96,11 @@ class TraceJob(BaseModel):
     stage_entered_at: float | None = Field(
         default=None, description="Unix time the current stage was reached."
     )
+
+    @field_validator("outcome", mode="before")
+    @classmethod
+    def _drop_old_outcome(cls, v: Any) -> Any:
+        """Jobs stored before the typed verdict kept a loose dict; it is rebuilt, not guessed."""
+        if isinstance(v, dict) and "state" not in v:
+            return None
+        return v

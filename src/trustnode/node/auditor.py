@@ -1,10 +1,17 @@
 """The auditor daemon: register and stake, follow sessions, audit own seats, commit, reveal,
-settle, withdraw.
+settle, withdraw; every protocol call through the chain port.
 
-Crash safety: a session's verdicts and salt are written to SQLite before the commit
-transaction is sent; every later step first reads the chain to learn whether it already
-happened. So a daemon killed at any point (SIGKILL included) restarts, finds the same
-verdicts and salt, and its reveal still matches its commitment.
+Crash safety: a session's votes and salt are written to SQLite before the commit is sent;
+every later step first reads the chain to learn whether it already happened. So a daemon
+killed at any point (SIGKILL included) restarts, finds the same votes and salt, and its
+reveal still matches its commitment. Its state lives under the account's own directory
+(`paths.auditor_dir`), locked while it runs: a second daemon of the same account on the same
+data dir is refused at start-up, daemons of other accounts share the dir safely.
+
+Undecided seats (issue 16): a machine seat the backend could not decide (or whose LLM judge
+never got a valid answer) ABSTAINS, with the reason in its evidence and a log line; a human
+seat waits for the person. Nothing undecided is voted PASS, except where the contracts cannot
+record an abstention (protocol v1), which the daemon says each time it happens.
 """
 
 from __future__ import annotations
@@ -16,83 +23,58 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import Any
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import ValidationError
 
 from trustnode.audit.base import Auditor
 from trustnode.chain.errors import ChainError, ContractRevertError
-from trustnode.chain.protocol import Protocol, SessionStatus
-from trustnode.models.audit import AuditResult, AuditTask, ContextSegment, SegmentContext
+from trustnode.chain.port import ChainPort, KeysPublished, NotReady, SeatVote, reverts
+from trustnode.chain.units import format_trust
+from trustnode.llm.errors import LLMError
+from trustnode.models.audit import AuditResult, AuditTask
 from trustnode.models.enums import Tier, Verdict
+from trustnode.models.verdict import SessionState
 from trustnode.node.context import NodeContext
-from trustnode.node.events import ChainEvent, EventFollower
-from trustnode.node.sqlite import Database
-from trustnode.node.structure import SegmentPlaintext, SessionBundle
-from trustnode.storage.envelopes import EncryptionKeyPair, open_envelopes
+from trustnode.node.events import EventFollower
+from trustnode.node.paths import auditor_dir
+from trustnode.node.structure import SessionBundle
+from trustnode.node.tasks import build_tasks
+from trustnode.node.votes import AccountLock, VoteRecord, VoteState, VoteStore
+from trustnode.storage.crypto import DecryptionError
+from trustnode.storage.envelopes import EncryptionKeyPair, ManifestError
 from trustnode.storage.errors import StorageError
-from trustnode.storage.segments import fetch_segment
 
 log = logging.getLogger(__name__)
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS votes (session_id INTEGER PRIMARY KEY, doc TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS withdrawals (id INTEGER PRIMARY KEY, amount TEXT NOT NULL, claimed INTEGER NOT NULL DEFAULT 0);
-"""
 #: Rewards are withdrawn once the pool holds at least this much above the target stake.
 MIN_WITHDRAWAL = 10**18
 WITHDRAW_EVERY_S = 10.0
+COMMIT_PHASE = (SessionState.KEYS_PUBLISHED, SessionState.COMMIT)
+ENDED = (SessionState.CANCELLED, SessionState.EXPIRED)
 
 
-class VoteRecord(BaseModel):
-    """One session from this auditor's point of view; written before anything is sent."""
+class UndecidedRule(StrEnum):
+    """What a seat the backend could not decide becomes."""
 
-    session_id: int
-    manifest_cid: str
-    seats: list[int]
-    verdicts: list[Verdict | None] = Field(default_factory=list, description="Per seat, in seat order.")
-    evidence_hashes: list[str | None] = Field(default_factory=list)
-    salt: str | None = None
-    state: str = "auditing"  # auditing -> decided -> committed -> revealed -> settled | abandoned
-    tx_hashes: dict[str, str] = Field(default_factory=dict)
-    note: str = ""
-
-    @property
-    def bitmap(self) -> int:
-        return sum(1 << j for j, v in enumerate(self.verdicts) if v == Verdict.FAIL)
-
-
-class VoteStore:
-    def __init__(self, path: Path) -> None:
-        self.db = Database(path, SCHEMA)
-
-    def get(self, session_id: int) -> VoteRecord | None:
-        row = self.db.conn().execute("SELECT doc FROM votes WHERE session_id = ?", (session_id,)).fetchone()
-        return None if row is None else VoteRecord.model_validate_json(row["doc"])
-
-    def put(self, rec: VoteRecord) -> None:
-        with self.db.tx() as conn:
-            conn.execute(
-                "INSERT INTO votes (session_id, doc) VALUES (?, ?) ON CONFLICT(session_id) DO UPDATE SET doc = excluded.doc",
-                (rec.session_id, rec.model_dump_json()),
-            )
-
-    def active(self) -> list[VoteRecord]:
-        rows = self.db.conn().execute("SELECT doc FROM votes ORDER BY session_id").fetchall()
-        recs = [VoteRecord.model_validate_json(r["doc"]) for r in rows]
-        return [r for r in recs if r.state not in ("settled", "abandoned")]
-
-    def all(self) -> list[VoteRecord]:
-        rows = self.db.conn().execute("SELECT doc FROM votes ORDER BY session_id").fetchall()
-        return [VoteRecord.model_validate_json(r["doc"]) for r in rows]
+    ABSTAIN = "abstain"  # machine tiers
+    WAIT = "wait"  # human tier: the person decides, or the seat is never committed
 
 
 BackendFactory = Callable[[VoteRecord], Auditor]
 
 
+@runtime_checkable
+class SeatLifecycle(Protocol):
+    """A backend that wants to know what became of its decisions (the human queue does)."""
+
+    def committed(self, rec: VoteRecord) -> None: ...
+    def abandoned(self, rec: VoteRecord, reason: str) -> None: ...
+
+
 class AuditorDaemon:
-    """One auditor's node process."""
+    """One auditor account's node process."""
 
     def __init__(
         self,
@@ -100,74 +82,82 @@ class AuditorDaemon:
         tier: Tier,
         backend: Auditor | BackendFactory,
         *,
-        undecided_policy: Verdict | None = Verdict.PASS,
+        undecided_policy: UndecidedRule | None = None,
         poll_s: float | None = None,
         max_parallel: int = 8,
     ) -> None:
-        """`undecided_policy`: the vote cast for a seat the backend could not decide (None: wait)."""
         self.ctx = ctx
         self.tier = tier
         self._backend = backend
-        self.undecided_policy = undecided_policy
+        self.undecided = undecided_policy or (
+            UndecidedRule.WAIT if tier == Tier.HUMAN else UndecidedRule.ABSTAIN
+        )
         self.poll_s = poll_s if poll_s is not None else ctx.settings.chain.poll_interval_s
-        root = ctx.settings.data_dir / "auditor"
-        self.votes = VoteStore(root / "votes.db")
-        self.keys = EncryptionKeyPair.load_or_create(root / "encryption.key")
+        self.address = ctx.address
+        self.home = auditor_dir(ctx.settings, self.address)
+        self.lock = AccountLock(self.home, self.address).acquire()
+        self.votes = VoteStore(self.home / "votes.db")
+        self.keys = EncryptionKeyPair.load_or_create(self.home / "encryption.key")
+        self.evidence_dir = self.home / "evidence"
         self._follower: EventFollower | None = None
         self.last_error: str | None = None
         self._last_withdraw = 0.0
         self._pool = ThreadPoolExecutor(max_workers=max_parallel, thread_name_prefix="auditor-session")
 
     @property
-    def protocol(self) -> Protocol:
-        return self.ctx.protocol()
+    def port(self) -> ChainPort:
+        return self.ctx.port()
 
-    @property
-    def address(self) -> str:
-        return self.protocol.client.address
+    def close(self) -> None:
+        """Stop the session threads and release the account lock."""
+        self._pool.shutdown(wait=True)
+        self.lock.release()
 
     def backend_for(self, rec: VoteRecord) -> Auditor:
         if callable(self._backend) and not hasattr(self._backend, "audit"):
             return self._backend(rec)
         return self._backend  # type: ignore[return-value]
 
-    # -- setup ---------------------------------------------------------------------------------
+    def _abandon(self, rec: VoteRecord, note: str, *, level: int = logging.WARNING) -> None:
+        rec.state, rec.note = VoteState.ABANDONED, note
+        self.votes.put(rec)
+        self._say(rec.session_id, "%s", note, level=level)
+        if isinstance(self._backend, SeatLifecycle):
+            self._backend.abandoned(rec, note)
 
+    def _committed(self, rec: VoteRecord) -> None:
+        rec.state = VoteState.COMMITTED
+        self.votes.put(rec)
+        if isinstance(self._backend, SeatLifecycle):
+            self._backend.committed(rec)
+
+    def _say(self, sid: int, message: str, *args: Any, level: int = logging.INFO) -> None:
+        log.log(
+            level, "auditor %s (%s) session %d: " + message, self.address, self.tier.name.lower(), sid, *args
+        )
+
+    # -- setup ---------------------------------------------------------------------------------
     def ensure_registered(self, *, stake: int | None = None, domains: int | None = None) -> None:
         """Register with this tier and encryption key, and stake up to the configured amount."""
-        p = self.protocol
-        c = p.client
+        p = self.port
         want = self.ctx.settings.auditor.stake if stake is None else stake
-        if not c.call(p.registry.functions.isRegistered(c.address)):
-            c.transact(
-                p.registry.functions.register(
-                    int(self.tier),
-                    self.ctx.settings.auditor.domains if domains is None else domains,
-                    self.keys.public_key,
-                )
-            )
-        elif bytes(c.call(p.registry.functions.encryptionKeyOf(c.address))) != self.keys.public_key:
-            c.transact(
-                p.registry.functions.updateProfile(self.ctx.settings.auditor.domains, self.keys.public_key)
-            )
-        have = int(
-            c.call(
-                p.staking.functions.previewRedeem(
-                    c.address, c.call(p.staking.functions.sharesOf(c.address, c.address))
-                )
-            )
-        )
+        expertise = self.ctx.settings.auditor.domains if domains is None else domains
+        prof = p.profile(self.address)
+        if not prof.registered:
+            p.register(self.tier, expertise, self.keys.public_key)
+        elif prof.encryption_key.lower() != self.keys.public_hex.lower():
+            p.update_profile(expertise, self.keys.public_key)
+        have = p.self_stake(self.address)[1]
         if have < want:
             need = want - have
-            balance = int(c.call(p.token.functions.balanceOf(c.address)))
+            balance = p.token_balance(self.address)
             if balance < need:
-                raise ChainError(f"auditor {c.address} needs {need} token wei to stake but holds {balance}")
-            if int(c.call(p.token.functions.allowance(c.address, p.staking.address))) < need:
-                c.transact(p.token.functions.approve(p.staking.address, 2**256 - 1))
-            c.transact(p.staking.functions.stake(c.address, need))
+                raise ChainError(
+                    f"auditor {self.address} needs {format_trust(need)} to stake but holds {format_trust(balance)}"
+                )
+            p.stake(need)
 
     # -- loop ----------------------------------------------------------------------------------
-
     def run(self, stop: threading.Event, *, on_tick: Callable[[AuditorDaemon], None] | None = None) -> None:
         """Follow the chain until `stop`; outages back off and never lose state."""
         backoff = self.poll_s
@@ -198,7 +188,7 @@ class AuditorDaemon:
         self._follow_events()
         recs = self.votes.active()
         # Cheap, deadline-bound steps (commit, reveal, settle) first; new audits after.
-        recs.sort(key=lambda r: r.state == "auditing")
+        recs.sort(key=lambda r: r.state == VoteState.AUDITING)
         # Sessions are independent: drive them concurrently so one session's wait for a
         # block does not delay the others (the nonce manager orders our transactions).
         list(self._pool.map(self._drive_guarded, recs))
@@ -208,216 +198,206 @@ class AuditorDaemon:
 
     def withdraw_rewards(self) -> None:
         """Take earnings above the target stake out of the pool, and claim matured withdrawals."""
-        p = self.protocol
-        me = self.address
-        conn = self.votes.db.conn()
-        now = int(p.client.w3.eth.get_block("latest")["timestamp"])
-        for row in conn.execute("SELECT id FROM withdrawals WHERE claimed = 0").fetchall():
-            w = p.client.call(p.staking.functions.withdrawalOf(int(row["id"])))
-            if not w[4] and int(w[3]) <= now:
-                p.claim_withdrawal(int(row["id"]))
-            if w[4] or int(w[3]) <= now:
-                with self.votes.db.tx() as tx:
-                    tx.execute("UPDATE withdrawals SET claimed = 1 WHERE id = ?", (int(row["id"]),))
-        shares = p.shares_of(me, me)
-        if shares == 0:
-            return
-        value = int(p.client.call(p.staking.functions.previewRedeem(me, shares)))
+        p = self.port
+        now = p.chain_time()
+        for wid in self.votes.open_withdrawals():
+            w = p.withdrawal(wid)
+            if not w.claimed and w.ready_at <= now:
+                p.claim_withdrawal(wid)
+                log.info("auditor %s: claimed withdrawal %d: %s", self.address, wid, format_trust(w.amount))
+            if w.claimed or w.ready_at <= now:
+                self.votes.close_withdrawal(wid)
+        shares, value = p.self_stake(self.address)
         excess = value - self.ctx.settings.auditor.stake
-        if excess < MIN_WITHDRAWAL:
+        if shares == 0 or excess < MIN_WITHDRAWAL:
             return
         try:
-            wid = p.request_withdrawal(me, shares * excess // value)
+            wid = p.request_withdrawal(shares * excess // value)
         except ContractRevertError as exc:
-            if exc.name == "StakeLocked":
+            if reverts.is_revert(exc, reverts.STAKE_LOCKED):
                 return  # earnings back open seats for now; try again later
             raise
-        with self.votes.db.tx() as tx:
-            tx.execute("INSERT INTO withdrawals (id, amount) VALUES (?, ?)", (wid, str(excess)))
+        self.votes.add_withdrawal(wid, excess)
+        log.info(
+            "auditor %s: withdrawing rewards: %s (withdrawal %d)", self.address, format_trust(excess), wid
+        )
 
     def withdrawals(self) -> list[dict[str, Any]]:
-        rows = (
-            self.votes.db.conn().execute("SELECT id, amount, claimed FROM withdrawals ORDER BY id").fetchall()
-        )
-        return [{"id": r["id"], "amount": int(r["amount"]), "claimed": bool(r["claimed"])} for r in rows]
+        return [{"id": i, "amount": a, "claimed": c} for i, a, c in self.votes.withdrawals()]
 
     def _drive_guarded(self, rec: VoteRecord) -> None:
         try:
             self.drive(rec)
+        except NotReady as exc:
+            log.debug("session %d: %s", rec.session_id, exc)
         except ContractRevertError as exc:
             # One session's refusal (a phase just closed) must not stall the others.
-            log.warning("auditor %s: session %d: %s", self.tier.name.lower(), rec.session_id, exc)
+            self._say(rec.session_id, "%s", reverts.explain(exc), level=logging.WARNING)
             rec.note = str(exc)
             self.votes.put(rec)
+        except (ValidationError, ManifestError, DecryptionError) as exc:
+            # A malformed or forged bundle: it will not get better by retrying.
+            self._abandon(rec, f"cannot audit (bad session bundle): {exc}", level=logging.ERROR)
 
     def _follow_events(self) -> None:
         if self._follower is None:
-            self._follower = EventFollower(
-                self.protocol.client.w3,
-                self.votes.db,
-                [self.protocol.sessions],
-                name="sessions",
-                start_block=self.ctx.deploy_block,
-            )
-        self._follower.poll(self._on_event)
+            self._follower = EventFollower(self.port, self.votes.db, start_block=self.port.deploy_block)
+        self._follower.poll(self._on_keys)
 
-    def _on_event(self, ev: ChainEvent) -> None:
-        if ev.name != "KeysPublished":
+    def _on_keys(self, ev: KeysPublished) -> None:
+        if self.votes.get(ev.session_id, ev.round) is not None:
             return
-        sid = int(ev.args["sessionId"])
-        if self.votes.get(sid) is not None:
-            return
-        seats = self.protocol.seats_of(sid, self.address)
+        seats = self.port.seats(ev.session_id, ev.round).get(self.address, [])
         if not seats:
             return
-        self.votes.put(VoteRecord(session_id=sid, manifest_cid=str(ev.args["manifestCid"]), seats=seats))
+        self.votes.put(
+            VoteRecord(session_id=ev.session_id, round=ev.round, manifest_cid=ev.manifest_cid, seats=seats)
+        )
+        self._say(
+            ev.session_id,
+            "drawn for %d seat(s) (segments %s); keys published in %s",
+            len(seats),
+            seats,
+            ev.tx.tx_hash,
+        )
 
     # -- one session ------------------------------------------------------------------------------
-
     def drive(self, rec: VoteRecord) -> None:
         """Take the next step the session allows (idempotent; safe after any crash)."""
-        p = self.protocol
-        sid = rec.session_id
-        status = p.status(sid)
-        if status in (SessionStatus.CANCELLED, SessionStatus.EXPIRED):
-            rec.state = "abandoned"
-            rec.note = f"session {status.name.lower()}"
-            self.votes.put(rec)
+        p = self.port
+        info = p.session(rec.session_id)
+        if info.state in ENDED:
+            self._abandon(rec, f"session {info.state.value}; nothing to vote on", level=logging.INFO)
             return
-        if rec.state == "auditing":
-            if status in (SessionStatus.KEYS_PUBLISHED, SessionStatus.COMMIT):
-                self._audit(rec)
-            else:
-                rec.state = "abandoned"
-                rec.note = f"keys seen too late (session {status.name.lower()})"
-                self.votes.put(rec)
+        if rec.state == VoteState.AUDITING:
+            if info.state not in COMMIT_PHASE:
+                self._abandon(rec, f"keys seen too late (session {info.state.value})")
                 return
-        if rec.state == "decided":
-            self._commit(rec, status)
-        if rec.state == "committed" and status == SessionStatus.REVEAL:
+            self._audit(rec, info.commit_deadline)
+        if rec.state == VoteState.DECIDED:
+            self._commit(rec, info.state)
+        if rec.state == VoteState.COMMITTED and info.state == SessionState.REVEAL:
             self._reveal(rec)
-        elif rec.state == "committed" and status in (SessionStatus.KEYS_PUBLISHED, SessionStatus.COMMIT):
-            state = p.session(sid)
-            if p.client.block_number() > state.commit_deadline:
-                p.client.transact(p.sessions.functions.advance(sid))
-        if rec.state in ("committed", "revealed") and status == SessionStatus.FINALIZED:
+        elif (
+            rec.state == VoteState.COMMITTED
+            and info.state in COMMIT_PHASE
+            and p.block_number() > info.commit_deadline
+        ):
+            p.advance(rec.session_id)
+        if rec.state in (VoteState.COMMITTED, VoteState.REVEALED) and info.state == SessionState.FINALIZED:
             self._settle(rec)
 
-    def _tasks(self, rec: VoteRecord) -> tuple[list[AuditTask], int]:
-        p = self.protocol
+    def _tasks(self, rec: VoteRecord) -> list[AuditTask]:
         bundle = SessionBundle.model_validate_json(self.ctx.store.cat(rec.manifest_cid))
-        keys = open_envelopes(bundle.manifest, self.address, self.keys.private_key)
-        root = bytes.fromhex(p.session(rec.session_id).merkle_root[2:])
+        root = bytes.fromhex(self.port.session(rec.session_id).merkle_root[2:])
+        return build_tasks(
+            self.ctx.store,
+            bundle,
+            address=self.address,
+            private_key=self.keys.private_key,
+            seats=rec.seats,
+            onchain_root=root,
+        )
 
-        def plain(i: int) -> SegmentPlaintext:
-            data = fetch_segment(self.ctx.store, bundle.manifest, i, keys[i], onchain_root=root)
-            return SegmentPlaintext.model_validate_json(data)
+    def _judge(self, backend: Auditor, task: AuditTask) -> tuple[AuditResult | None, str]:
+        """The backend's result, or None and the reason when it could not give one."""
+        try:
+            return backend.audit(task), ""
+        except LLMError as exc:  # the judge never got a valid answer (JudgeError): this seat only
+            return None, f"{type(exc).__name__}: {exc}"
 
-        shape = bundle.shape
-        goal = [plain(i) for i in shape.goal_indices() if i in keys]
-        problem = goal[0].content if goal else ""
-        tasks = []
-        for seg in rec.seats:
-            node = shape.nodes[seg]
-            own = plain(seg)
-
-            def ctx_list(indices: list[int]) -> list[ContextSegment]:
-                out = []
-                for i in indices:
-                    if i in keys:
-                        pt = plain(i)
-                        out.append(ContextSegment(node_id=pt.node_id, level=pt.level, content=pt.content))
-                return out
-
-            tasks.append(
-                AuditTask(
-                    segment_index=seg,
-                    node_id=own.node_id,
-                    level=own.level,
-                    auditor_type=own.auditor,
-                    content=own.content,
-                    context=SegmentContext(
-                        problem=problem, parents=ctx_list(node.parents), children=ctx_list(node.children)
-                    ),
-                )
-            )
-        return tasks, p.session(rec.session_id).commit_deadline
-
-    def _audit(self, rec: VoteRecord) -> None:
-        tasks, _ = self._tasks(rec)
+    def _audit(self, rec: VoteRecord, commit_deadline: int) -> None:
+        tasks = self._tasks(rec)
         backend = self.backend_for(rec)
-        verdicts: list[Verdict | None] = []
+        self.evidence_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        votes: list[SeatVote | None] = []
         hashes: list[str | None] = []
-        evidence_dir = self.ctx.settings.data_dir / "auditor" / "evidence"
-        evidence_dir.mkdir(parents=True, exist_ok=True)
-        for task in tasks:
-            result: AuditResult = backend.audit(task)
-            verdict: Verdict | None = result.verdict if result.decided else self.undecided_policy
-            verdicts.append(verdict)
-            hashes.append("0x" + result.evidence_hash().hex())
-            (evidence_dir / f"{rec.session_id}-{task.segment_index}.json").write_text(
-                json.dumps(
-                    {"decided": result.decided, "verdict": verdict, "result": result.model_dump(mode="json")},
-                    default=str,
+        for j, task in enumerate(tasks):
+            result, error = self._judge(backend, task)
+            vote: SeatVote | None
+            if result is not None and result.decided:
+                vote = SeatVote.FAIL if result.verdict == Verdict.FAIL else SeatVote.PASS
+            elif self.undecided == UndecidedRule.WAIT and result is not None:
+                vote = None
+            else:
+                vote = SeatVote.ABSTAIN
+                reason = error or str(
+                    (result.evidence.details if result else {}).get("reason") or "undecided"
                 )
-            )
-        rec.verdicts = verdicts
-        rec.evidence_hashes = hashes
-        if all(v is not None for v in verdicts):
+                if rec.reasons.get(j) != reason:
+                    self._say(
+                        rec.session_id, "seat %d (segment %d) abstains: %s", j, task.segment_index, reason
+                    )
+                rec.reasons[j] = reason
+            votes.append(vote)
+            hashes.append(None if result is None else "0x" + result.evidence_hash().hex())
+            doc = {
+                "vote": vote,
+                "decided": bool(result and result.decided),
+                "abstain_reason": rec.reasons.get(j) if vote == SeatVote.ABSTAIN else None,
+                "result": None if result is None else result.model_dump(mode="json"),
+            }
+            path = self.evidence_dir / f"{rec.session_id}-{rec.round}-{task.segment_index}.json"
+            path.write_text(json.dumps(doc, default=str))
+        rec.votes, rec.evidence_hashes = votes, hashes
+        if all(v is not None for v in votes):
             rec.salt = "0x" + secrets.token_bytes(32).hex()
-            rec.state = "decided"
+            rec.state = VoteState.DECIDED
         self.votes.put(rec)  # durable before any commit is sent
 
-    def _commit(self, rec: VoteRecord, status: SessionStatus) -> None:
-        p = self.protocol
-        assert rec.salt is not None
-        salt = bytes.fromhex(rec.salt[2:])
-        commitment = p.compute_commitment(rec.session_id, self.address, rec.bitmap, salt)
-        vote = p.vote(rec.session_id, self.address)
-        if vote.committed and (vote.revealed or vote.commitment_prefix == "0x" + commitment[:24].hex()):
-            rec.state = "committed"
-            self.votes.put(rec)
+    def _commit(self, rec: VoteRecord, state: SessionState) -> None:
+        p = self.port
+        supported = p.capabilities.abstain
+        ballot = rec.ballot(abstain_supported=supported)
+        if p.commitment_matches(rec.session_id, ballot, rec.salt_bytes, rec.round):
+            self._committed(rec)
             return
-        if status not in (SessionStatus.KEYS_PUBLISHED, SessionStatus.COMMIT):
-            rec.state = "abandoned"
-            rec.note = "commit phase over before the vote was committed"
-            self.votes.put(rec)
+        if state not in COMMIT_PHASE:
+            self._abandon(rec, "commit phase over before the vote was committed")
             return
-        receipt = p.client.transact(p.sessions.functions.commit(rec.session_id, commitment))
-        rec.tx_hashes["commit"] = "0x" + bytes(receipt["transactionHash"]).hex()
-        rec.state = "committed"
-        self.votes.put(rec)
+        if not supported and rec.reasons:
+            self._say(
+                rec.session_id,
+                "these contracts (protocol v%d) cannot record an abstention: seats %s go out as PASS",
+                p.capabilities.protocol_version,
+                sorted(rec.reasons),
+                level=logging.WARNING,
+            )
+        tx = p.commit(rec.session_id, ballot, rec.salt_bytes, rec.round)
+        rec.tx_hashes["commit"] = tx.tx_hash
+        self._committed(rec)
+        self._say(rec.session_id, "committed %s (tx %s)", ballot.describe(), tx.tx_hash)
 
     def _reveal(self, rec: VoteRecord) -> None:
-        p = self.protocol
-        if p.vote(rec.session_id, self.address).revealed:
-            rec.state = "revealed"
-            self.votes.put(rec)
-            return
-        assert rec.salt is not None
-        item = (self.address, rec.bitmap, bytes.fromhex(rec.salt[2:]))
-        try:
-            receipt = p.client.transact(p.sessions.functions.revealBatch(rec.session_id, [item]))
-        except ContractRevertError as exc:
-            if exc.name == "AlreadyRevealed":
-                rec.state = "revealed"
-                self.votes.put(rec)
-                return
-            raise
-        rec.tx_hashes["reveal"] = "0x" + bytes(receipt["transactionHash"]).hex()
-        rec.state = "revealed"
+        p = self.port
+        ballot = rec.ballot(abstain_supported=p.capabilities.abstain)
+        tx = p.reveal(rec.session_id, ballot, rec.salt_bytes, rec.round)
+        if tx is not None:
+            rec.tx_hashes["reveal"] = tx.tx_hash
+            self._say(rec.session_id, "revealed %s (tx %s)", ballot.describe(), tx.tx_hash)
+        rec.state = VoteState.REVEALED
         self.votes.put(rec)
 
     def _settle(self, rec: VoteRecord) -> None:
-        p = self.protocol
-        if not p.vote(rec.session_id, self.address).settled:
-            try:
-                receipt = p.client.transact(p.sessions.functions.settleBatch(rec.session_id, [self.address]))
-                rec.tx_hashes["settle"] = "0x" + bytes(receipt["transactionHash"]).hex()
-            except ContractRevertError as exc:
-                if exc.name != "AlreadySettled":
-                    raise
-        rec.state = "settled"
+        p = self.port
+        done = p.settle(rec.session_id, self.address, rec.round)
+        if done is None:
+            found = p.settlements(auditor=self.address, session_id=rec.session_id)
+            done = found[0] if found else None
+        if done is not None:
+            rec.tx_hashes["settle"] = done.tx.tx_hash
+            slash = p.params(p.session(rec.session_id).params_version).slash_amount
+            self._say(
+                rec.session_id,
+                "settled: %d correct, %d incorrect, reward %s, %d slashes (%s), reputation %.4f",
+                done.correct,
+                done.incorrect,
+                format_trust(done.reward),
+                done.slashes,
+                format_trust(done.slashes * slash),
+                done.reputation / 10**18,
+            )
+        rec.state = VoteState.SETTLED
         self.votes.put(rec)
 
     def status(self) -> dict[str, Any]:
@@ -425,7 +405,7 @@ class AuditorDaemon:
         return {
             "address": self.address,
             "tier": self.tier.name.lower(),
-            "sessions": {s: sum(1 for r in recs if r.state == s) for s in {r.state for r in recs}},
+            "sessions": {s.value: sum(1 for r in recs if r.state == s) for s in {r.state for r in recs}},
             "last_error": self.last_error,
             "time": time.time(),
         }

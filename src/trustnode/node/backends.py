@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from trustnode.audit.base import Auditor
 from trustnode.audit.computer import ComputerAuditor
-from trustnode.audit.human_queue import HumanAuditor, HumanQueue
+from trustnode.audit.human_queue import HumanAuditor, HumanQueue, HumanQueueError
 from trustnode.config import Settings
-from trustnode.models.enums import Tier, Verdict
-from trustnode.node.auditor import BackendFactory
+from trustnode.models.enums import Tier
+from trustnode.models.human import seat_id_for
+from trustnode.node.auditor import BackendFactory, UndecidedRule
 from trustnode.node.paths import human_queue_path
+from trustnode.node.votes import VoteRecord
 
 
 def backend_for_tier(tier: Tier, settings: Settings, address: str) -> Auditor | BackendFactory:
@@ -20,10 +24,35 @@ def backend_for_tier(tier: Tier, settings: Settings, address: str) -> Auditor | 
         from trustnode.audit.llm_judge import judge_from_settings
 
         return judge_from_settings(settings)
-    queue = HumanQueue(human_queue_path(settings))
-    return lambda rec: HumanAuditor(queue, address, session_id=rec.session_id)
+    return HumanSeats(HumanQueue(human_queue_path(settings)), address)
 
 
-def undecided_policy(tier: Tier) -> Verdict | None:
-    """Machines vote PASS when they find nothing they can check; a person's seat waits for the person."""
-    return None if tier == Tier.HUMAN else Verdict.PASS
+class HumanSeats:
+    """The human tier's backend (one `HumanAuditor` per session) and the queue's record of what the
+    daemon did with each decision: committed on chain, or abandoned with the reason, so the audit
+    page never shows a seat as waiting after its vote landed or its session ended."""
+
+    def __init__(self, queue: HumanQueue, address: str) -> None:
+        self.queue = queue
+        self.address = address
+
+    def __call__(self, rec: VoteRecord) -> HumanAuditor:
+        return HumanAuditor(self.queue, self.address, session_id=rec.session_id)
+
+    def _seat_ids(self, rec: VoteRecord) -> list[str]:
+        return [seat_id_for(rec.session_id, seg, self.address) for seg in rec.seats]
+
+    def committed(self, rec: VoteRecord) -> None:
+        for seat_id in self._seat_ids(rec):
+            with contextlib.suppress(HumanQueueError):
+                self.queue.mark_committed(seat_id)
+
+    def abandoned(self, rec: VoteRecord, reason: str) -> None:
+        for seat_id in self._seat_ids(rec):
+            with contextlib.suppress(HumanQueueError):
+                self.queue.abandon(seat_id, reason)
+
+
+def undecided_policy(tier: Tier) -> UndecidedRule:
+    """A machine seat it cannot decide abstains (never a PASS); a person's seat waits for the person."""
+    return UndecidedRule.WAIT if tier == Tier.HUMAN else UndecidedRule.ABSTAIN

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 from pydantic import BaseModel, Field
@@ -49,6 +49,11 @@ class ClusterConfig(BaseModel):
     batch_size: int = 2
     batch_wait_s: float = 1.0
     api_key: str = "demo-provider-key"
+    llm: Literal["fake", "local"] = Field(
+        default="fake",
+        description="The LLM auditors' endpoint: the scripted fake server (`llm_responder`), or a real "
+        "local model (trustnode.llm.local_server.LocalLLMServer, the `llm` extra).",
+    )
     llm_responder: str = "trustnode.audit.llm_judge:arithmetic_judge_responder"
     flawed_phrases: list[str] = Field(default_factory=list, description="Answer key of the scripted human.")
     auditor_stake: int = 1_000 * TOKEN
@@ -115,6 +120,8 @@ class LocalCluster:
         self.deployment: Deployment | None = None
         self.ipfs: JsIpfsDaemon | None = None
         self.llm: ManagedProcess | None = None
+        self._local_llm: Any = None
+        self.llm_model: str | None = None
         self.api: ManagedProcess | None = None
         self.auditors: dict[str, ManagedProcess] = {}
         self.api_port = free_port()
@@ -158,6 +165,9 @@ class LocalCluster:
         for p in [self.api, *self.auditors.values(), self.llm]:
             if p is not None:
                 p.stop()
+        if self._local_llm is not None:
+            self._local_llm.__exit__(None, None, None)
+            self._local_llm = None
         if self.ipfs is not None:
             self.ipfs.stop()
         devnet.down(self.dep_file)
@@ -185,6 +195,9 @@ class LocalCluster:
         self.ipfs = JsIpfsDaemon(self.work / "ipfs").start()
 
     def _start_llm(self) -> None:
+        if self.cfg.llm == "local":
+            self._start_local_llm()
+            return
         port = free_port()
         self.llm = ManagedProcess(
             "llm",
@@ -202,6 +215,20 @@ class LocalCluster:
         ).start()
         self.llm_url = f"http://127.0.0.1:{port}/v1"
         _wait_http(f"http://127.0.0.1:{port}/v1/models", 30, self.llm)
+
+    def _start_local_llm(self) -> None:
+        try:
+            from trustnode.llm.local_server import LocalLLMServer  # type: ignore[import-not-found,unused-ignore]
+        except ImportError as exc:
+            raise RuntimeError(
+                "ClusterConfig(llm='local') needs trustnode.llm.local_server (the local-model extra)"
+            ) from exc
+        self.say("starting a local LLM (llama.cpp server) for the LLM auditors")
+        server = LocalLLMServer()
+        server.__enter__()
+        self._local_llm = server
+        self.llm_url = str(server.base_url)
+        self.llm_model = str(server.model)
 
     def _fund(self) -> None:
         """The deployer pays the provider and every auditor from the initial supply."""
@@ -230,6 +257,8 @@ class LocalCluster:
         extra = {"TRUSTNODE_AUDITOR__STAKE": str(self.cfg.auditor_stake)}
         if spec.tier == Tier.LLM:
             extra["TRUSTNODE_LLM__BASE_URL"] = self.llm_url
+            if self.llm_model is not None:
+                extra["TRUSTNODE_LLM__MODEL"] = self.llm_model
         proc = ManagedProcess(
             name,
             [sys.executable, "-m", "trustnode.cli.main", "auditor", "run", "--tier", spec.tier.name.lower()],

@@ -13,6 +13,8 @@ from typing import Any
 from trustnode.chain.accounts import load_account
 from trustnode.chain.client import ChainClient, rpc_alive
 from trustnode.chain.deployment import Deployment
+from trustnode.chain.port import ChainPort
+from trustnode.chain.port.evm import Web3Port
 from trustnode.chain.protocol import Protocol
 from trustnode.config import Settings
 from trustnode.node.jobs import JobQueue
@@ -21,12 +23,19 @@ from trustnode.storage.blobstore import store_from_settings
 
 
 class NodeContext:
-    def __init__(self, settings: Settings) -> None:
+    """`port` and `store` may be given (tests use an in-memory chain and a shared local store)."""
+
+    def __init__(
+        self, settings: Settings, *, port: ChainPort | None = None, store: BlobStore | None = None
+    ) -> None:
         self.settings = settings
         self.new_job = threading.Event()
         self._lock = threading.Lock()
         self._client: ChainClient | None = None
         self._protocol: Protocol | None = None
+        self._fixed_port = port
+        self._port: Web3Port | None = None
+        self._store = store
         self.deploy_block = 0
 
     @cached_property
@@ -35,7 +44,25 @@ class NodeContext:
 
     @cached_property
     def store(self) -> BlobStore:
-        return store_from_settings(self.settings)
+        return self._store if self._store is not None else store_from_settings(self.settings)
+
+    def port(self) -> ChainPort:
+        """Every protocol operation of this node goes through this port (see `chain.port`)."""
+        if self._fixed_port is not None:
+            return self._fixed_port
+        proto = self.protocol()
+        with self._lock:
+            if self._port is None or self._port.protocol is not proto:
+                self._port = Web3Port(proto, deploy_block=self.deploy_block)
+            return self._port
+
+    @property
+    def address(self) -> str:
+        """This node's signing address, known without reaching the chain."""
+        if self._fixed_port is not None:
+            return self._fixed_port.address
+        dep = self.deployment()
+        return str(load_account(self.settings.chain, devnet=dep.chain_id == 31337).address)
 
     def deployment(self) -> Deployment:
         dep = Deployment.load(self.settings.deployment_file, check_alive=False)
@@ -74,6 +101,7 @@ class NodeContext:
         with self._lock:
             self._client = None
             self._protocol = None
+            self._port = None
 
     def notify_new_job(self) -> None:
         self.new_job.set()

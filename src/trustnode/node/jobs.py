@@ -164,7 +164,6 @@ class JobQueue:
                 )
                 doc = conn.execute("SELECT doc FROM jobs WHERE id = ?", (job_id,)).fetchone()["doc"]
                 job = TraceJob.model_validate_json(doc)
-                job.batch_id = batch_id
                 if job.stage == TraceStage.PINNED:
                     job.stage = TraceStage.BATCHED
                 conn.execute(

@@ -4,7 +4,13 @@ open session (fee paid) -> draw -> publish key envelopes -> follow to Finalized.
 Every stage stores its outputs together with the stage in the job queue before the next
 starts, and every on-chain stage first looks at the chain to see whether its action already
 happened (a crash between sending a transaction and recording it), so a restarted worker
-resumes where the last one stopped and never opens a session twice.
+resumes where the last one stopped and never opens a session twice. Every protocol call goes
+through the chain port (`NodeContext.port`).
+
+Failures: an outage (chain, IPFS) is retried for as long as it lasts; a revert that can never
+succeed (`chain.port.reverts.PERMANENT`, e.g. InvalidSegments, FeeTooLow) ends the job at once
+with the reason; a session that cannot be drawn is not opened (the job fails saying which tier
+lacks auditors); a session that ends without a verdict ends the job with its reason.
 """
 
 from __future__ import annotations
@@ -16,16 +22,19 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from web3.logs import DISCARD
-
 from trustnode.chain.errors import ChainError, ContractRevertError
-from trustnode.chain.protocol import Protocol, SessionParams, SessionStatus
+from trustnode.chain.port import ChainPort, NotReady, SessionInfo, reverts
+from trustnode.chain.protocol import SessionParams
 from trustnode.hdag.offline import decompose_offline_report
-from trustnode.models.enums import SegmentOutcome
 from trustnode.models.hdag import HDAG
-from trustnode.models.jobs import JobStatus, SegmentRecord, TraceJob, TraceStage
+from trustnode.models.jobs import ChainBinding, JobStatus, SegmentRecord, TraceJob, TraceStage
+from trustnode.models.verdict import SessionOutcome, SessionState
 from trustnode.node.context import NodeContext
-from trustnode.node.structure import SegmentPlaintext, SessionBundle, SessionShape
+from trustnode.node.keyrelease import seal_session
+from trustnode.node.privacy import MAX_DECRYPT_SHARE
+from trustnode.node.seating import cancel_reason, shortfall
+from trustnode.node.structure import SegmentPlaintext, SessionShape
+from trustnode.node.verdict import build_outcome
 from trustnode.storage.errors import StorageError
 from trustnode.storage.segments import PreparedSession, SegmentSecret, prepare_session
 
@@ -34,6 +43,7 @@ log = logging.getLogger(__name__)
 LEASE_S = 120.0
 MAX_ATTEMPTS = 5
 WAIT_S = 0.25
+DRAW_PAGE = 64
 
 
 def weight_of(params: SessionParams, tier: int) -> int:
@@ -56,7 +66,7 @@ class Waiting(Exception):
 
 
 class PermanentFailure(Exception):
-    """The job can never complete (invalid trace, session cancelled or expired)."""
+    """The job can never complete (invalid trace, session cancelled or expired, chain reset)."""
 
 
 StageObserver = Callable[[str, float], None]
@@ -72,10 +82,12 @@ class ProviderPipeline:
         *,
         decomposer: DecomposerMode = "offline",
         observe: StageObserver | None = None,
+        privacy_share: float = MAX_DECRYPT_SHARE,
     ) -> None:
         self.ctx = ctx
         self.decomposer = decomposer
         self.observe = observe
+        self.privacy_share = privacy_share
         self._batch_lock = threading.Lock()
         self._llm: Any = None
         self.on_llm_usage: Callable[[Any], None] | None = None
@@ -90,8 +102,8 @@ class ProviderPipeline:
         return self._llm
 
     @property
-    def protocol(self) -> Protocol:
-        return self.ctx.protocol()
+    def port(self) -> ChainPort:
+        return self.ctx.port()
 
     # -- driving ---------------------------------------------------------------------------
 
@@ -114,26 +126,35 @@ class ProviderPipeline:
         except PermanentFailure as exc:
             log.warning("trace %s failed: %s", job.id, exc)
             self.ctx.jobs.finish(job, JobStatus.FAILED, str(exc))
-        except Exception as exc:  # noqa: BLE001 - outages and bugs alike must not kill the worker
-            # Keep everything, back off, try again; the error is visible on the trace.
-            # Outages are retried for as long as they last; anything else a few times.
-            delay = min(30.0, 1.0 * 2 ** min(job.attempts, 5))
-            expected = isinstance(exc, ChainError | StorageError | OSError)
-            if not expected and job.attempts + 1 >= MAX_ATTEMPTS:
-                log.error("trace %s failed at stage %s: %s", job.id, job.stage, exc, exc_info=True)
-                self.ctx.jobs.finish(job, JobStatus.FAILED, f"{type(exc).__name__}: {exc}")
+        except ContractRevertError as exc:
+            if not reverts.is_permanent(exc):
+                self._retry(job, exc, expected=False)
                 return True
-            log.log(
-                logging.WARNING if expected else logging.ERROR,
-                "trace %s stage %s will retry in %.1fs: %s",
-                job.id,
-                job.stage,
-                delay,
-                exc,
-                exc_info=not expected,
-            )
-            self.ctx.jobs.release(job, delay_s=delay, error=f"{type(exc).__name__}: {exc}")
+            reason = f"the chain refused the {job.stage.value} step for good: {reverts.explain(exc)}"
+            log.warning("trace %s failed: %s", job.id, reason)
+            self.ctx.jobs.finish(job, JobStatus.FAILED, reason)
+        except Exception as exc:  # noqa: BLE001 - outages and bugs alike must not kill the worker
+            self._retry(job, exc, expected=isinstance(exc, ChainError | StorageError | OSError))
         return True
+
+    def _retry(self, job: TraceJob, exc: Exception, *, expected: bool) -> None:
+        """Keep everything, back off, try again; the error is visible on the trace.
+        Outages are retried for as long as they last; anything else a few times."""
+        delay = min(30.0, 1.0 * 2 ** min(job.attempts, 5))
+        if not expected and job.attempts + 1 >= MAX_ATTEMPTS:
+            log.error("trace %s failed at stage %s: %s", job.id, job.stage, exc, exc_info=True)
+            self.ctx.jobs.finish(job, JobStatus.FAILED, f"{type(exc).__name__}: {exc}")
+            return
+        log.log(
+            logging.WARNING if expected else logging.ERROR,
+            "trace %s stage %s will retry in %.1fs: %s",
+            job.id,
+            job.stage,
+            delay,
+            exc,
+            exc_info=not expected,
+        )
+        self.ctx.jobs.release(job, delay_s=delay, error=f"{type(exc).__name__}: {exc}")
 
     def advance(self, job: TraceJob) -> None:
         stages: dict[TraceStage, Callable[[TraceJob], None]] = {
@@ -175,13 +196,19 @@ class ProviderPipeline:
                 hdag, report = decompose_offline_report(job.trace)
         except ValueError as exc:
             raise PermanentFailure(f"decomposition failed: {exc}") from exc
-        job.hdag = hdag.model_dump(mode="json", by_alias=True)
+        job.hdag = hdag
         job.report = report.model_dump(mode="json")
         job.stage = TraceStage.DECOMPOSED
 
     def _pin(self, job: TraceJob) -> None:
-        hdag = HDAG.model_validate(job.hdag)
-        params = self.protocol.params()
+        hdag = self._hdag(job)
+        port = self.port
+        limit = port.max_segments()
+        if len(hdag.nodes) > limit:
+            raise PermanentFailure(
+                f"the trace decomposes into {len(hdag.nodes)} segments; a session holds at most {limit}"
+            )
+        params = port.params()
         tiers = [int(n.primary_auditor.tier) for n in hdag.nodes]
         weights = [weight_of(params, t) for t in tiers]
         plaintexts = [
@@ -199,10 +226,7 @@ class ProviderPipeline:
             .encode()
             for i, n in enumerate(hdag.nodes)
         ]
-        prepared = prepare_session(
-            self.ctx.store, plaintexts, tiers, weights, chain_id=self.protocol.client.chain_id
-        )
-        shape = SessionShape.from_hdag(hdag, weights)
+        prepared = prepare_session(self.ctx.store, plaintexts, tiers, weights, chain_id=port.chain_id)
         job.session_nonce = prepared.session_nonce
         job.merkle_root = "0x" + prepared.merkle_root.hex()
         job.segments = [
@@ -213,8 +237,6 @@ class ProviderPipeline:
                 key_hex=s.key,
                 tier=s.tier,
                 weight=s.weight,
-                parents=shape.nodes[s.index].parents,
-                children=shape.nodes[s.index].children,
             )
             for s in prepared.segments
         ]
@@ -227,7 +249,7 @@ class ProviderPipeline:
     def _prepared(self, job: TraceJob) -> PreparedSession:
         assert job.session_nonce is not None
         return PreparedSession(
-            chain_id=self.protocol.client.chain_id,
+            chain_id=self.port.chain_id,
             session_nonce=job.session_nonce,
             segments=[
                 SegmentSecret(index=s.index, cid=s.cid, tier=s.tier, weight=s.weight, key=s.key_hex)
@@ -246,7 +268,6 @@ class ProviderPipeline:
         with self._batch_lock:
             existing = self.ctx.jobs.batch_of(job.id)
             if existing is not None:
-                job.batch_id = existing
                 job.stage = TraceStage.BATCHED
                 return
             waiting = self.ctx.jobs.unbatched()
@@ -261,168 +282,142 @@ class ProviderPipeline:
             order = list(range(len(members)))
             secrets.SystemRandom().shuffle(order)
             self.ctx.jobs.assign_batch(batch_id, {m.id: rank for m, rank in zip(members, order, strict=True)})
-        job.batch_id = batch_id
         job.stage = TraceStage.BATCHED
 
     def _open(self, job: TraceJob) -> None:
         # Open in the batch's shuffled order: wait until every lower rank has opened.
         if not self.ctx.jobs.is_turn(job.id):
             raise Waiting("earlier traces of the batch open first", delay_s=0.1)
-        proto = self.protocol
+        port = self.port
         root = bytes.fromhex(job.merkle_root[2:]) if job.merkle_root else b""
-        existing = self._find_opened(root)
-        if existing is None:
-            prepared = self._prepared(job)
-            params = proto.params()
-            fee = fee_for(params, [s.tier for s in job.segments])
-            me = proto.client.address
-            allowance = proto.client.call(proto.token.functions.allowance(me, proto.sessions.address))
-            if allowance < fee:
-                proto.client.transact(proto.token.functions.approve(proto.sessions.address, 2**256 - 1))
-            receipt = proto.client.transact(
-                proto.sessions.functions.openSession(root, prepared.tiers_weights, fee)
+        opened = port.find_opened(root)
+        if opened is None:
+            tiers = [s.tier for s in job.segments]
+            short = shortfall(port, tiers)
+            if short is not None:
+                raise PermanentFailure(f"no session opened (nothing paid): {short.reason}")
+            opened = port.open_session(
+                root, tiers, [s.weight for s in job.segments], fee_for(port.params(), tiers)
             )
-            events = proto.sessions.events.SessionOpened().process_receipt(receipt, errors=DISCARD)
-            job.session_id = int(events[0]["args"]["sessionId"])
-            job.tx_hashes["open"] = "0x" + bytes(receipt["transactionHash"]).hex()
-        else:
-            job.session_id, job.tx_hashes["open"] = existing
+        job.session_id = opened.session_id
+        job.chain = ChainBinding(
+            chain_id=port.chain_id, contract=port.contract, merkle_root=opened.merkle_root
+        )
+        job.tx_hashes["open"] = opened.tx.tx_hash
         self.ctx.jobs.mark_opened(job.id)
         job.stage = TraceStage.OPENED
+        log.info("trace %s: opened session %d (tx %s)", job.id, opened.session_id, opened.tx.tx_hash)
 
-    def _find_opened(self, root: bytes) -> tuple[int, str] | None:
-        """A session this node already opened for `root` (recovery after a crash mid-open)."""
-        proto = self.protocol
-        logs = proto.sessions.events.SessionOpened().get_logs(
-            from_block=self.ctx.deploy_block, argument_filters={"provider": proto.client.address}
-        )
-        for ev in logs:
-            if bytes(ev["args"]["merkleRoot"]) == root:
-                return int(ev["args"]["sessionId"]), "0x" + bytes(ev["transactionHash"]).hex()
-        return None
+    def _session(self, job: TraceJob) -> SessionInfo:
+        """The job's session, after checking the link still names it; ended sessions end the job."""
+        port = self.port
+        sid = self._sid(job)
+        if job.chain is not None and (job.chain.chain_id, job.chain.contract.lower()) != (
+            port.chain_id,
+            port.contract.lower(),
+        ):
+            raise PermanentFailure(
+                f"session {sid} was opened on chain {job.chain.chain_id} at {job.chain.contract}; this node "
+                f"now follows chain {port.chain_id} at {port.contract} (was the chain reset?)"
+            )
+        info = port.session(sid)
+        if job.merkle_root and info.merkle_root.lower() != job.merkle_root.lower():
+            raise PermanentFailure(
+                f"session {sid} on this chain commits to root {info.merkle_root}, not this trace's "
+                f"{job.merkle_root} (was the chain reset?)"
+            )
+        if info.state.ended_without_verdict:
+            reason = cancel_reason(port, info, [s.tier for s in job.segments])
+            job.outcome = self._outcome(job, info, reason=reason)
+            raise PermanentFailure(f"session {sid} {info.state.value}: {reason}")
+        return info
 
     def _draw(self, job: TraceJob) -> None:
-        proto = self.protocol
-        sid = self._sid(job)
-        state = proto.session(sid)
-        if state.status in (SessionStatus.CANCELLED, SessionStatus.EXPIRED):
-            raise PermanentFailure(
-                f"session {sid} was {state.status.name.lower()} (not enough eligible auditors?)"
-            )
-        if state.status == SessionStatus.DRAWING and state.drawn_seats == state.total_seats:
-            job.stage = TraceStage.DRAWN
-            return
-        if state.status not in (SessionStatus.CREATED, SessionStatus.DRAWING):
+        info = self._session(job)
+        if info.state not in (SessionState.CREATED, SessionState.DRAWING) or info.draw_complete:
             job.stage = TraceStage.DRAWN
             return
         try:
-            receipt = proto.client.transact(proto.sessions.functions.draw(sid, 64))
-        except ContractRevertError as exc:
-            if exc.name in ("TooEarly", "NotReady", "RandomnessNotReady"):
-                raise Waiting("randomness not ready yet") from exc
-            raise
-        job.tx_hashes.setdefault("draw", "0x" + bytes(receipt["transactionHash"]).hex())
-        state = proto.session(sid)
-        if state.status in (SessionStatus.CANCELLED, SessionStatus.EXPIRED):
-            raise PermanentFailure(f"session {sid} was {state.status.name.lower()} during the draw")
-        if state.drawn_seats < state.total_seats:
+            step = self.port.draw(info.session_id, DRAW_PAGE)
+        except NotReady as exc:
+            raise Waiting(str(exc)) from exc
+        job.tx_hashes.setdefault("draw", step.tx.tx_hash)
+        if step.state.ended_without_verdict:
+            self._session(job)  # raises with the reason
+        if step.drawn_seats < step.total_seats:
             raise Waiting("draw continues", delay_s=0.0)
         job.stage = TraceStage.DRAWN
 
     def _publish_keys(self, job: TraceJob) -> None:
-        proto = self.protocol
-        sid = self._sid(job)
-        status = proto.status(sid)
-        if status in (SessionStatus.CANCELLED, SessionStatus.EXPIRED):
-            raise PermanentFailure(f"session {sid} was {status.name.lower()} before its keys were published")
-        if status == SessionStatus.DRAWING:
-            shape = self._shape(job)
-            seats: list[tuple[str, int]] = []
-            keys: dict[str, str] = {}
-            for auditor in proto.auditors_of(sid):
-                keys[auditor] = proto.profile(auditor).encryption_key
-                for seg in proto.seats_of(sid, auditor):
-                    seats.append((auditor, seg))
-                    seats.extend((auditor, c) for c in sorted(shape.context_of(seg)))
-            manifest = self._prepared(job).manifest(session_id=sid, seats=seats, auditor_keys=keys)
-            bundle = SessionBundle(manifest=manifest, shape=shape)
-            cid = self.ctx.store.add(bundle.model_dump_json().encode(), pin=True)
-            receipt = proto.client.transact(proto.sessions.functions.publishKeys(sid, cid))
-            job.manifest_cid = cid
-            job.tx_hashes["publish_keys"] = "0x" + bytes(receipt["transactionHash"]).hex()
-        elif job.manifest_cid is None:
-            logs = proto.sessions.events.KeysPublished().get_logs(
-                from_block=self.ctx.deploy_block, argument_filters={"sessionId": sid}
+        port = self.port
+        info = self._session(job)
+        sid = info.session_id
+        if info.state == SessionState.DRAWING:
+            seats = port.seats(sid)
+            keys = {a: port.profile(a).encryption_key for a in seats}
+            bundle = seal_session(
+                self._prepared(job),
+                self._hdag(job),
+                self._shape(job),
+                session_id=sid,
+                seats=seats,
+                auditor_keys=keys,
+                share=self.privacy_share,
             )
-            if logs:
-                job.manifest_cid = str(logs[0]["args"]["manifestCid"])
-                job.tx_hashes["publish_keys"] = "0x" + bytes(logs[0]["transactionHash"]).hex()
-        job.structure_cid = job.manifest_cid
+            cid = self.ctx.store.add(bundle.model_dump_json().encode(), pin=True)
+            tx = port.publish_keys(sid, cid)
+            job.manifest_cid = cid
+            job.tx_hashes["publish_keys"] = tx.tx_hash
+        elif job.manifest_cid is None:
+            published = port.keys_published(sid)
+            if published is not None:
+                job.manifest_cid = published.manifest_cid
+                job.tx_hashes["publish_keys"] = published.tx.tx_hash
         job.stage = TraceStage.KEYS_PUBLISHED
 
     def _shape(self, job: TraceJob) -> SessionShape:
-        hdag = HDAG.model_validate(job.hdag)
-        return SessionShape.from_hdag(hdag, [s.weight for s in job.segments])
+        return SessionShape.from_hdag(self._hdag(job), [s.weight for s in job.segments])
+
+    @staticmethod
+    def _hdag(job: TraceJob) -> HDAG:
+        if job.hdag is None:
+            raise PermanentFailure("job has no HDAG at a stage that needs one")
+        return job.hdag
 
     def _follow(self, job: TraceJob) -> None:
-        proto = self.protocol
-        sid = self._sid(job)
-        state = proto.session(sid)
-        if state.status in (SessionStatus.CANCELLED, SessionStatus.EXPIRED):
-            raise PermanentFailure(f"session {sid} ended {state.status.name.lower()}")
-        if state.status == SessionStatus.REVEAL:
-            due = (
-                proto.client.block_number() > state.reveal_deadline
-                or state.revealed_count == state.auditor_count
-            )
+        port = self.port
+        info = self._session(job)
+        sid = info.session_id
+        if info.state == SessionState.REVEAL:
+            due = port.block_number() > info.reveal_deadline or info.revealed_count == info.auditor_count
             if not due:
                 raise Waiting("reveal phase open", delay_s=WAIT_S)
-            receipt = proto.client.transact(proto.sessions.functions.advance(sid))
-            job.tx_hashes["finalize"] = "0x" + bytes(receipt["transactionHash"]).hex()
-            state = proto.session(sid)
-        if state.status in (SessionStatus.KEYS_PUBLISHED, SessionStatus.COMMIT):
-            if proto.client.block_number() > state.commit_deadline:
-                proto.client.transact(proto.sessions.functions.advance(sid))
+            _, tx = port.advance(sid)
+            job.tx_hashes["finalize"] = tx.tx_hash
+            info = self._session(job)
+        if info.state in (SessionState.KEYS_PUBLISHED, SessionState.COMMIT):
+            if port.block_number() > info.commit_deadline:
+                port.advance(sid)
             raise Waiting("commit phase open", delay_s=WAIT_S)
-        if state.status != SessionStatus.FINALIZED:
-            raise Waiting(f"session is {state.status.name.lower()}", delay_s=WAIT_S)
-        if "finalize" not in job.tx_hashes:
-            logs = proto.sessions.events.SessionFinalized().get_logs(
-                from_block=self.ctx.deploy_block, argument_filters={"sessionId": sid}
-            )
-            if logs:
-                job.tx_hashes["finalize"] = "0x" + bytes(logs[0]["transactionHash"]).hex()
-        job.outcome = self._outcome(job, state.passed, state.score_bps)
+        if info.state != SessionState.FINALIZED:
+            raise Waiting(f"session is {info.state.value}", delay_s=WAIT_S)
+        final = port.finalized(sid)
+        if final is not None:
+            job.tx_hashes["finalize"] = final.tx_hash
+        job.outcome = self._outcome(job, info)
         job.stage = TraceStage.FINALIZED
+        log.info("trace %s: session %d %s", job.id, sid, job.outcome.summary)
 
-    def _outcome(self, job: TraceJob, passed: bool, score_bps: int) -> dict[str, Any]:
-        proto = self.protocol
-        sid = self._sid(job)
-        segs = proto.segments(sid)
-        hdag = HDAG.model_validate(job.hdag)
-        failing = sorted(
-            (s.index for s in segs if s.outcome == SegmentOutcome.FAIL),
-            key=lambda i: hdag.nodes[i].span.start,
+    def _outcome(self, job: TraceJob, info: SessionInfo, *, reason: str | None = None) -> SessionOutcome:
+        port = self.port
+        return build_outcome(
+            info,
+            port.segments(info.session_id),
+            beta_bps=port.params(info.params_version).beta_bps,
+            hdag=job.hdag,
+            cids={s.index: s.cid for s in job.segments},
+            reason=reason,
         )
-
-        def step_of(i: int) -> int | None:
-            node = hdag.nodes[i]
-            return (
-                node.step_index
-                if node.step_index is not None
-                else hdag.document.step_index_at(node.span.start)
-            )
-
-        return {
-            "passed": passed,
-            "verdict": "PASS" if passed else "FAIL",
-            "score_bps": score_bps,
-            "failing_segments": [
-                {"index": i, "node_id": job.segments[i].node_id, "step_index": step_of(i)} for i in failing
-            ],
-            "earliest_failing_segment": failing[0] if failing else None,
-            "segments": [s.model_dump(mode="json") for s in segs],
-        }
 
     @staticmethod
     def _sid(job: TraceJob) -> int:

@@ -1,22 +1,26 @@
 """What users may read about audits, all from the chain and public IPFS data: never plaintext.
 
-A session's verdicts, votes and transactions come from contract views and events; the
-segment CIDs and the HDAG's shape come from the published session bundle, which is checked
-against the on-chain Merkle root before it is trusted.
+A session's verdicts, votes and transactions come from the chain port; the segment CIDs and
+the HDAG's shape come from the published session bundle, which is checked against the
+on-chain Merkle root before it is trusted. A trace this node submitted links to its session
+only while the chain id, the contract and the root still match (`session_of_trace`).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field
 from web3 import Web3
 
-from trustnode.chain.errors import ChainError
-from trustnode.chain.protocol import Protocol, SessionInfo, SessionStatus
-from trustnode.models.enums import SegmentOutcome, Tier
+from trustnode.chain.errors import ContractRevertError
+from trustnode.chain.port import ChainPort, SessionInfo
+from trustnode.chain.protocol import Protocol
+from trustnode.chain.units import parse_trust
+from trustnode.models.jobs import TraceJob
+from trustnode.models.verdict import SegmentResult, SessionOutcome, SessionState, TraceVerdict
 from trustnode.node.context import NodeContext
+from trustnode.node.seating import cancel_reason
 from trustnode.node.structure import SessionBundle, SessionShape
+from trustnode.node.verdict import build_outcome
 from trustnode.storage.merkle import SegmentCommitment, SegmentMerkleTree, segment_leaf, verify
 
 
@@ -24,14 +28,8 @@ class UnknownSessionError(LookupError):
     pass
 
 
-class SegmentView(BaseModel):
-    index: int
-    tier: str
-    weight: int
-    pass_votes: int
-    fail_votes: int
-    outcome: str
-    cid: str | None = None
+class StaleTraceLinkError(UnknownSessionError):
+    """A trace's session link no longer names its session (the chain was reset or redeployed)."""
 
 
 class VoteView(BaseModel):
@@ -40,31 +38,57 @@ class VoteView(BaseModel):
     revealed: bool
     settled: bool
     seats: list[int]
-    verdicts: list[str] | None = Field(default=None, description="Per seat once revealed (PASS/FAIL).")
+    verdicts: list[str] | None = Field(
+        default=None, description="Per seat once revealed (PASS, FAIL or ABSTAIN)."
+    )
 
 
 class SessionSummary(BaseModel):
     session_id: int
-    status: str
+    state: SessionState
+    verdict: TraceVerdict | None
+    summary: str
     segments: int
-    passed: bool | None
     score_bps: int | None
 
 
 class SessionView(BaseModel):
+    """A session as the public sees it: its verdict (`outcome`), votes, transactions, deadlines."""
+
     session_id: int
-    status: str
     provider: str
-    passed: bool | None
-    verdict: str | None
-    score_bps: int | None
     merkle_root: str
     manifest_cid: str | None
-    fee: int
-    segments: list[SegmentView]
+    outcome: SessionOutcome
     votes: list[VoteView]
     tx_hashes: dict[str, list[str]]
     deadlines: dict[str, int]
+
+    # Read-only shortcuts for the pages and the CLI while they move to `outcome` (not serialised).
+    @property
+    def status(self) -> str:
+        return self.outcome.state.value
+
+    @property
+    def verdict(self) -> str | None:
+        return None if self.outcome.verdict is None else self.outcome.verdict.value
+
+    @property
+    def passed(self) -> bool | None:
+        return self.outcome.passed
+
+    @property
+    def score_bps(self) -> int | None:
+        return self.outcome.score_bps
+
+    @property
+    def segments(self) -> list[SegmentResult]:
+        return self.outcome.segments
+
+    @property
+    def fee(self) -> int:
+        """Token wei (from the decimal `outcome.fee`)."""
+        return parse_trust(self.outcome.fee)
 
 
 class ProofView(BaseModel):
@@ -106,49 +130,68 @@ class AuditorView(BaseModel):
     history: list[SettlementView]
 
 
-def _hex(b: Any) -> str:
+def _hex(b: bytes) -> str:
     return "0x" + bytes(b).hex()
 
 
 class SessionQueries:
     def __init__(self, ctx: NodeContext) -> None:
         self.ctx = ctx
-        self._protocol: Protocol | None = None
         self._bundles: dict[int, SessionBundle] = {}
+        self._betas: dict[int, int] = {}
+
+    @property
+    def port(self) -> ChainPort:
+        return self.ctx.port()
 
     @property
     def protocol(self) -> Protocol:
+        """The web3 contracts (for pages that still read them directly; prefer `port`)."""
         return self.ctx.protocol()
 
-    def _logs(self, event: str, **filters: Any) -> list[Any]:
-        p = self.protocol
-        return list(
-            getattr(p.sessions.events, event)().get_logs(
-                from_block=self.ctx.deploy_block, argument_filters=filters or None
-            )
-        )
-
     def sessions(self, limit: int = 50) -> list[SessionSummary]:
-        p = self.protocol
-        count = p.session_count()
+        count = self.port.session_count()
         out = []
         for sid in range(count, max(0, count - limit), -1):
-            s = p.session(sid)
-            done = s.status == SessionStatus.FINALIZED
+            o = self.outcome(sid)
             out.append(
                 SessionSummary(
                     session_id=sid,
-                    status=s.status.name.lower(),
-                    segments=s.segment_count,
-                    passed=s.passed if done else None,
-                    score_bps=s.score_bps if done else None,
+                    state=o.state,
+                    verdict=o.verdict,
+                    summary=o.summary,
+                    segments=len(o.segments),
+                    score_bps=o.score_bps,
                 )
             )
         return out
 
+    def outcome(self, session_id: int, *, cids: dict[int, str] | None = None) -> SessionOutcome:
+        """The session's verdict: node ids from the published shape when it is cached, and the
+        reason when it ended without a verdict."""
+        info = self._session(session_id)
+        segments = self.port.segments(session_id)
+        reason = None
+        if info.state.ended_without_verdict:
+            reason = cancel_reason(self.port, info, [s.tier for s in segments])
+        bundle = self._bundles.get(session_id)
+        return build_outcome(
+            info,
+            segments,
+            beta_bps=self._beta(info.params_version),
+            node_ids={n.index: n.node_id for n in bundle.shape.nodes} if bundle else None,
+            cids=cids,
+            reason=reason,
+        )
+
+    def _beta(self, version: int) -> int:
+        if version not in self._betas:
+            self._betas[version] = self.port.params(version).beta_bps
+        return self._betas[version]
+
     def manifest_cid(self, session_id: int) -> str | None:
-        logs = self._logs("KeysPublished", sessionId=session_id)
-        return str(logs[0]["args"]["manifestCid"]) if logs else None
+        published = self.port.keys_published(session_id)
+        return None if published is None else published.manifest_cid
 
     def bundle(self, session_id: int) -> SessionBundle | None:
         """The published bundle, checked against the on-chain root (None before keys are out)."""
@@ -175,80 +218,72 @@ class SessionQueries:
         return None if b is None else b.shape
 
     def _session(self, session_id: int) -> SessionInfo:
-        p = self.protocol
-        if not 1 <= session_id <= p.session_count():
+        if not 1 <= session_id <= self.port.session_count():
             raise UnknownSessionError(f"no session {session_id}")
         try:
-            return p.session(session_id)
-        except ChainError as exc:
-            if "no session" in str(exc):
-                raise UnknownSessionError(str(exc)) from exc
-            raise
+            return self.port.session(session_id)
+        except ContractRevertError as exc:
+            raise UnknownSessionError(f"no session {session_id}: {exc}") from exc
+
+    def session_of_trace(self, job: TraceJob) -> int:
+        """The session of a trace this node submitted, if the link still holds on this chain."""
+        if job.session_id is None:
+            raise UnknownSessionError(f"trace {job.id} has no session yet (stage {job.stage.value})")
+        port = self.port
+        bound = job.chain
+        if bound is not None and (bound.chain_id, bound.contract.lower()) != (
+            port.chain_id,
+            port.contract.lower(),
+        ):
+            raise StaleTraceLinkError(
+                f"trace {job.id} was audited in session {job.session_id} on chain {bound.chain_id} at "
+                f"{bound.contract}; this node now follows chain {port.chain_id} at {port.contract} (the chain "
+                "was reset or redeployed), so that session cannot be shown"
+            )
+        root = bound.merkle_root if bound is not None else job.merkle_root
+        try:
+            info = self._session(job.session_id)
+        except UnknownSessionError as exc:
+            raise StaleTraceLinkError(
+                f"trace {job.id}'s session {job.session_id} does not exist on this chain (was it reset?)"
+            ) from exc
+        if root is not None and info.merkle_root.lower() != root.lower():
+            raise StaleTraceLinkError(
+                f"trace {job.id} was audited in session {job.session_id} with root {root}, but session "
+                f"{job.session_id} on this chain has root {info.merkle_root}: the chain was reset"
+            )
+        return job.session_id
 
     def session(self, session_id: int) -> SessionView:
-        p = self.protocol
+        port = self.port
         s = self._session(session_id)
         try:
             bundle = self.bundle(session_id)
         except Exception:  # noqa: BLE001 - IPFS down: show what the chain says
             bundle = None
         cids = {seg.index: seg.cid for seg in bundle.manifest.segments} if bundle else {}
-        segs = p.segments(session_id)
         votes = []
-        for a in p.auditors_of(session_id):
-            vote = p.vote(session_id, a)
-            seats = p.seats_of(session_id, a)
-            verdicts = None
-            if vote.verdicts is not None:
-                verdicts = ["FAIL" if vote.verdicts >> j & 1 else "PASS" for j in range(len(seats))]
+        for auditor, seats in port.seats(session_id).items():
+            vote = port.vote(session_id, auditor)
             votes.append(
                 VoteView(
-                    auditor=a,
+                    auditor=auditor,
                     seats=seats,
-                    verdicts=verdicts,
+                    verdicts=None if vote.ballot is None else [v.value for v in vote.ballot.votes],
                     committed=vote.committed,
                     revealed=vote.revealed,
                     settled=vote.settled,
                 )
             )
-        txs: dict[str, list[str]] = {}
-        for name, key in (
-            ("SessionOpened", "open"),
-            ("DrawCompleted", "draw"),
-            ("KeysPublished", "publish_keys"),
-            ("Committed", "commit"),
-            ("Revealed", "reveal"),
-            ("SessionFinalized", "finalize"),
-            ("AuditorSettled", "settle"),
-        ):
-            hashes = [_hex(lg["transactionHash"]) for lg in self._logs(name, sessionId=session_id)]
-            if hashes:
-                txs[key] = list(dict.fromkeys(hashes))
-        done = s.status == SessionStatus.FINALIZED
+        published = port.keys_published(session_id)
         return SessionView(
             session_id=session_id,
-            status=s.status.name.lower(),
             provider=s.provider,
-            passed=s.passed if done else None,
-            verdict=("PASS" if s.passed else "FAIL") if done else None,
-            score_bps=s.score_bps if done else None,
             merkle_root=s.merkle_root,
-            manifest_cid=self.manifest_cid(session_id),
-            fee=s.fee,
-            segments=[
-                SegmentView(
-                    index=g.index,
-                    tier=Tier(g.tier).name.lower(),
-                    weight=g.weight,
-                    pass_votes=g.pass_votes,
-                    fail_votes=g.fail_votes,
-                    outcome=SegmentOutcome(g.outcome).name if done else "PENDING",
-                    cid=cids.get(g.index),
-                )
-                for g in segs
-            ],
+            manifest_cid=None if published is None else published.manifest_cid,
+            outcome=self.outcome(session_id, cids=cids),
             votes=votes,
-            tx_hashes=txs,
+            tx_hashes=port.session_transactions(session_id),
             deadlines={
                 "draw": s.draw_deadline,
                 "keys": s.key_deadline,
@@ -269,7 +304,6 @@ class SessionQueries:
         )
         seg = segs[index]
         leaf = segment_leaf(seg.index, seg.cid, seg.tier, seg.weight)
-        proof = tree.proof_hex(index)
         return ProofView(
             session_id=session_id,
             index=index,
@@ -277,40 +311,40 @@ class SessionQueries:
             tier=seg.tier,
             weight=seg.weight,
             leaf=_hex(leaf),
-            proof=proof,
+            proof=tree.proof_hex(index),
             merkle_root=tree.root_hex,
             verifies_locally=verify(leaf, tree.proof(index), tree.root),
         )
 
     def verify_on_chain(self, pv: ProofView) -> bool:
         proof = [bytes.fromhex(x[2:]) for x in pv.proof]
-        return self.protocol.verify_segment(pv.session_id, pv.index, pv.cid, pv.tier, pv.weight, proof)
+        return self.port.verify_segment(pv.session_id, pv.index, pv.cid, pv.tier, pv.weight, proof)
 
     def auditor(self, address: str) -> AuditorView:
-        p = self.protocol
+        port = self.port
         if not Web3.is_address(address):
             raise ValueError(f"{address!r} is not an address")
         a = Web3.to_checksum_address(address)
-        prof = p.profile(a)
-        pool = p.pool(a)
-        self_shares = p.shares_of(a, a)
+        prof = port.profile(a)
+        pool = port.pool(a)
+        self_shares = port.self_stake(a)[0]
         history = [
             SettlementView(
-                session_id=int(lg["args"]["sessionId"]),
-                correct=int(lg["args"]["correct"]),
-                incorrect=int(lg["args"]["incorrect"]),
-                slashes=int(lg["args"]["slashes"]),
-                reward=int(lg["args"]["reward"]),
-                reputation=int(lg["args"]["reputation"]),
-                block=int(lg["blockNumber"]),
-                tx_hash=_hex(lg["transactionHash"]),
+                session_id=st.session_id,
+                correct=st.correct,
+                incorrect=st.incorrect,
+                slashes=st.slashes,
+                reward=st.reward,
+                reputation=st.reputation,
+                block=st.tx.block,
+                tx_hash=st.tx.tx_hash,
             )
-            for lg in self._logs("AuditorSettled", auditor=a)
+            for st in port.settlements(auditor=a)
         ]
         return AuditorView(
             address=a,
             registered=prof.registered,
-            tier=Tier(prof.tier).name.lower() if prof.registered else None,
+            tier=None if prof.tier is None else prof.tier.value,
             expertise=prof.expertise,
             stake=pool.assets,
             locked=pool.locked,

@@ -80,12 +80,33 @@ class SessionShape(BaseModel):
         return ctx
 
 
+class OutlineEntry(BaseModel):
+    """A context segment an auditor may not decrypt, described in a few words instead."""
+
+    index: int
+    node_id: str
+    summary: str = Field(description="The HDAG node's 3-5 word summary.")
+
+
+class SealedOutline(BaseModel):
+    """One auditor's outline of withheld context, sealed to its registered encryption key."""
+
+    auditor: str
+    sealed: str = Field(description="0x-hex sealed box of the JSON list of OutlineEntry.")
+
+
 class SessionBundle(BaseModel):
     """Pinned after the draw; its CID is the `manifestCid` of `publishKeys`."""
 
     version: int = 1
     manifest: KeyManifest
     shape: SessionShape
+    outlines: list[SealedOutline] = Field(
+        default_factory=list, description="Per auditor: context beyond its privacy share, as summaries."
+    )
+
+    def outline_for(self, auditor: str) -> SealedOutline | None:
+        return next((o for o in self.outlines if o.auditor.lower() == auditor.lower()), None)
 
 
 class SegmentPlaintext(BaseModel):

@@ -5,6 +5,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from pathlib import Path
 
+#: Most bytes one `cat` returns unless the caller asks otherwise: CIDs come from the chain and a
+#: provider chooses them, so a read is bounded before it starts (segments and bundles are small).
+DEFAULT_MAX_FETCH_BYTES = 16 * 1024 * 1024
+
 
 class BlobStore(ABC):
     """Content-addressed bytes: `add` returns the CIDv1 (base32) a Kubo daemon would return.
@@ -23,7 +27,10 @@ class BlobStore(ABC):
 
     @abstractmethod
     def cat(self, cid: str) -> bytes:
-        """The bytes of `cid`; BlobNotFoundError if absent, BlobIntegrityError if they do not match."""
+        """The bytes of `cid`; BlobNotFoundError if absent, BlobIntegrityError if they do not match,
+        BlobTooLargeError if it is larger than the store's fetch limit (stores that fetch from
+        elsewhere have one; it is set when the store is built, and a `max_bytes=` keyword may
+        lower or raise it per call)."""
 
     @abstractmethod
     def pin(self, cid: str) -> None:

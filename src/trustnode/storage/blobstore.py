@@ -14,6 +14,7 @@ from trustnode.storage.base import BlobStore
 from trustnode.storage.errors import (
     BlobIntegrityError,
     BlobNotFoundError,
+    BlobTooLargeError,
     InvalidCIDError,
     RemotePinPendingError,
     StorageError,
@@ -27,6 +28,7 @@ from trustnode.storage.unixfs import compute_cid, normalize_cid
 __all__ = [
     "BlobIntegrityError",
     "BlobNotFoundError",
+    "BlobTooLargeError",
     "BlobStore",
     "FlushResult",
     "InvalidCIDError",
@@ -52,13 +54,20 @@ def spool_dir(settings: Settings) -> Path:
     return settings.data_dir / "ipfs-spool"
 
 
-def store_from_settings(settings: Settings, *, durable: bool = True) -> BlobStore:
+def store_from_settings(
+    settings: Settings, *, durable: bool = True, max_fetch_bytes: int | None = None
+) -> BlobStore:
     """The node's blob store: the daemon at `ipfs.api_url` (behind a local spool unless
-    `durable=False`), else the embedded LocalStore under `data_dir/blobs`."""
+    `durable=False`), else the embedded LocalStore under `data_dir/blobs`.
+
+    Reads are capped at `max_fetch_bytes` (default: `ipfs.max_fetch_bytes`), and failed reads of
+    a CID are remembered for a while (see `storage.failures`).
+    """
     ipfs = settings.ipfs
+    limit = ipfs.max_fetch_bytes if max_fetch_bytes is None else max_fetch_bytes
     if not ipfs.api_url:
-        return LocalStore(local_store_dir(settings))
-    kubo = KuboStore(ipfs.api_url, timeout_s=ipfs.timeout_s, retries=ipfs.retries)
+        return LocalStore(local_store_dir(settings), max_fetch_bytes=limit)
+    kubo = KuboStore(ipfs.api_url, timeout_s=ipfs.timeout_s, retries=ipfs.retries, max_fetch_bytes=limit)
     if not durable:
         return kubo
     return ResilientStore(kubo, LocalStore(spool_dir(settings)))

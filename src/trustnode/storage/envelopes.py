@@ -116,6 +116,21 @@ def open_key(envelope: bytes, private_key: bytes | str) -> bytes:
     return key
 
 
+def seal_bytes(data: bytes, recipient_pubkey: bytes | str) -> bytes:
+    """Seal any short message (e.g. a context outline) to an X25519 public key."""
+    return bytes(SealedBox(PublicKey(_hex32(recipient_pubkey, "X25519 public key"))).encrypt(data))
+
+
+def open_bytes(sealed: bytes, private_key: bytes | str) -> bytes:
+    """Open a message sealed with `seal_bytes`; DecryptionError if it is not ours or was altered."""
+    try:
+        return bytes(SealedBox(PrivateKey(_hex32(private_key, "X25519 private key"))).decrypt(sealed))
+    except CryptoError:
+        raise DecryptionError(
+            "sealed message does not open with this private key (not ours, or altered)"
+        ) from None
+
+
 class KeyEnvelope(BaseModel):
     """One sealed segment key for one auditor."""
 

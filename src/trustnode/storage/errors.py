@@ -26,6 +26,16 @@ class BlobIntegrityError(StorageError):
     """Bytes do not match their CID: corrupt storage, a tampered response or a foreign import layout."""
 
 
+class BlobTooLargeError(StorageError):
+    """The blob declares (or delivers) more bytes than the caller accepts; nothing more was read."""
+
+    def __init__(self, message: str, *, cid: str = "", size: int | None = None, limit: int = 0) -> None:
+        super().__init__(message)
+        self.cid = cid
+        self.size = size
+        self.limit = limit
+
+
 class RemotePinPendingError(StorageUnavailableError):
     """The blob is safe in the local spool under `cid` but not yet pinned remotely; `flush()` pushes it."""
 

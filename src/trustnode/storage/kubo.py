@@ -4,26 +4,35 @@ Transport failures and 502/503/504 are retried a bounded number of times with ex
 backoff, then surface as StorageUnavailableError naming the URL and the last cause. Every
 add is checked against the CID computed locally (so a daemon with other import defaults is
 caught, not silently trusted), and every cat is re-verified against the requested CID.
+
+A cat is bounded, because CIDs come from the chain and their providers choose them: the root
+block is read first (itself capped) and the size it declares is checked against the limit
+before anything else is fetched; the rest is streamed, never past the declared size, and
+verified while it arrives. Failures that belong to the CID (missing, too large, corrupt)
+are remembered for a while, so a bad CID is not fetched again on every request.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn, cast
 
 import httpx
 
-from trustnode.storage.base import BlobStore
+from trustnode.storage.base import DEFAULT_MAX_FETCH_BYTES, BlobStore
 from trustnode.storage.errors import (
     BlobIntegrityError,
     BlobNotFoundError,
+    BlobTooLargeError,
     StorageError,
     StorageUnavailableError,
 )
+from trustnode.storage.failures import FailureCache
 from trustnode.storage.unixfs import (
     CHUNK_SIZE,
     RAW,
@@ -31,10 +40,15 @@ from trustnode.storage.unixfs import (
     cid_codec,
     compute_cid,
     compute_file_cid,
-    import_bytes,
+    declared_size,
+    import_chunks,
     normalize_cid,
     verify_block,
 )
+
+#: No IPFS block is larger than this (Kubo refuses blocks over 2 MiB; leave room).
+MAX_BLOCK_BYTES = 4 * 1024 * 1024
+_READ_BYTES = 64 * 1024
 
 _RETRY_STATUS = {502, 503, 504}
 _NOT_FOUND = re.compile(r"timed out|deadline exceeded|not found|could not find|no link named", re.I)
@@ -56,6 +70,36 @@ def api_base(api_url: str) -> str:
     return url if url.endswith("/api/v0") else url + "/api/v0"
 
 
+def _read_capped(
+    resp: httpx.Response, cap: int, *, what: str = "the answer", truncate: bool = False
+) -> bytes:
+    """Read a streamed response body and close it; past `cap` bytes refuse (or, with
+    `truncate`, keep the first `cap`: enough to name an error)."""
+    out = bytearray()
+    try:
+        for part in resp.iter_raw(_READ_BYTES):
+            out += part
+            if len(out) > cap:
+                if truncate:
+                    return bytes(out[:cap])
+                raise BlobTooLargeError(f"{what} exceeds {cap:,} bytes", size=None, limit=cap)
+    except httpx.TransportError as exc:
+        raise StorageUnavailableError(f"the IPFS daemon broke off {what}: {exc}") from exc
+    finally:
+        resp.close()
+    return bytes(out)
+
+
+def _slices(view: memoryview, size: int) -> Iterator[bytes]:
+    """CHUNK_SIZE windows of `view`, each released once used (so the buffer can be handed out)."""
+    for offset in range(0, size, CHUNK_SIZE):
+        window = view[offset : offset + CHUNK_SIZE]
+        try:
+            yield cast(bytes, window)
+        finally:
+            window.release()
+
+
 def _duration(seconds: float) -> str:
     return f"{max(1, int(seconds * 1000))}ms"
 
@@ -73,6 +117,8 @@ class KuboStore(BlobStore):
         lookup_timeout_s: float = 10.0,
         has_timeout_s: float = 1.0,
         verify: bool = True,
+        max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
+        failures: FailureCache | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if retries < 0 or timeout_s <= 0:
@@ -85,6 +131,8 @@ class KuboStore(BlobStore):
         self.lookup_timeout_s = min(lookup_timeout_s, timeout_s)
         self.has_timeout_s = has_timeout_s
         self.verify = verify
+        self.max_fetch_bytes = max_fetch_bytes
+        self.failures = failures if failures is not None else FailureCache()
         self._sleep = sleep
         self._client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(5.0, timeout_s)))
 
@@ -97,9 +145,19 @@ class KuboStore(BlobStore):
     # -- transport ------------------------------------------------------------------------
 
     def _request(
-        self, command: str, params: dict[str, Any], *, files: Any = None, rewind: BinaryIO | None = None
+        self,
+        command: str,
+        params: dict[str, Any],
+        *,
+        files: Any = None,
+        rewind: BinaryIO | None = None,
+        stream: bool = False,
     ) -> httpx.Response:
-        """POST one RPC command with bounded retries; map failures to storage errors."""
+        """POST one RPC command with bounded retries; map failures to storage errors.
+
+        With `stream=True` the body of a 200 answer is left unread (the caller reads it, bounded,
+        and closes the response); error bodies are read, capped, to name the failure.
+        """
         url = f"{self.base}/{command}"
         last: str = ""
         for attempt in range(self.retries + 1):
@@ -108,29 +166,32 @@ class KuboStore(BlobStore):
                 if rewind is not None:
                     rewind.seek(0)
             try:
-                resp = self._client.post(url, params=params, files=files)
+                request = self._client.build_request("POST", url, params=params, files=files)
+                resp = self._client.send(request, stream=stream)
             except httpx.TransportError as exc:
                 last = f"{type(exc).__name__}: {exc}"
                 continue
+            if resp.status_code == 200:
+                return resp
+            body = _read_capped(resp, 64 * 1024, truncate=True) if stream else resp.content
             if resp.status_code in _RETRY_STATUS:
                 last = f"HTTP {resp.status_code}"
                 continue
-            if resp.status_code != 200:
-                self._raise_for(command, params, resp)
-            return resp
+            self._raise_for(command, params, resp.status_code, body)
         raise StorageUnavailableError(
             f"IPFS API {self.base} unreachable for {command} after {self.retries + 1} attempts: {last}"
         )
 
-    def _raise_for(self, command: str, params: dict[str, Any], resp: httpx.Response) -> None:
+    def _raise_for(self, command: str, params: dict[str, Any], status: int, body: bytes) -> NoReturn:
+        text = body.decode("utf-8", "replace")
         try:
-            message = str(resp.json().get("Message", resp.text))
+            message = str(json.loads(text).get("Message", text))
         except (ValueError, AttributeError):
-            message = resp.text[:500]
+            message = text[:500]
         arg = params.get("arg", "")
         if _NOT_FOUND.search(message):
             raise BlobNotFoundError(f"{arg} not found via {self.base} ({command}: {message})")
-        raise StorageError(f"IPFS {command} {arg} failed (HTTP {resp.status_code}): {message}")
+        raise StorageError(f"IPFS {command} {arg} failed (HTTP {status}): {message}")
 
     @staticmethod
     def _json_lines(resp: httpx.Response) -> list[dict[str, Any]]:
@@ -187,25 +248,67 @@ class KuboStore(BlobStore):
             resp = self._request("add", self._add_params(pin), files=files, rewind=fh)
         return self._added_cid(resp, expected)
 
-    def cat(self, cid: str) -> bytes:
+    def cat(self, cid: str, *, max_bytes: int | None = None) -> bytes:
+        """The verified bytes of `cid`, at most `max_bytes` (default: `max_fetch_bytes`) of them."""
         norm = normalize_cid(cid)
-        resp = self._request("cat", {"arg": norm, "timeout": _duration(self.lookup_timeout_s)})
-        data = resp.content
-        if self.verify:
-            self._check(norm, data)
-        return data
+        self.failures.check(norm)
+        try:
+            return self._cat(norm, self.max_fetch_bytes if max_bytes is None else max_bytes)
+        except (BlobNotFoundError, BlobTooLargeError, BlobIntegrityError) as exc:
+            self.failures.remember(norm, exc)
+            raise
 
-    def _check(self, cid: str, data: bytes) -> None:
-        """Raw CIDs are checked exactly; dag-pb ones by re-importing with our (the daemons') layout."""
-        c = cid_binary(cid)
-        if cid_codec(c) == RAW:
-            verify_block(c, data)
-            return
-        got = import_bytes(data).cid
-        if got != cid:
+    def _root_block(self, norm: str) -> bytes:
+        """The root block of `norm`, read with a cap and checked against the CID."""
+        params = {"arg": norm, "timeout": _duration(self.lookup_timeout_s)}
+        resp = self._request("block/get", params, stream=True)
+        block = _read_capped(resp, MAX_BLOCK_BYTES, what=f"the root block of {norm}")
+        try:
+            verify_block(cid_binary(norm), block)
+        except BlobIntegrityError as exc:
             raise BlobIntegrityError(
-                f"bytes returned for {cid} import to {got}: truncated or tampered response"
+                f"the daemon returned a root block for {norm} that does not match it: truncated or "
+                f"tampered response ({exc})"
+            ) from exc
+        return block
+
+    def _cat(self, norm: str, limit: int) -> bytes:
+        c = cid_binary(norm)
+        root = self._root_block(norm)
+        size = declared_size(c, root)
+        if size > limit:
+            raise BlobTooLargeError(
+                f"{norm} declares {size:,} bytes, more than the {limit:,} this node fetches",
+                cid=norm,
+                size=size,
+                limit=limit,
             )
+        if cid_codec(c) == RAW:
+            return root
+        resp = self._request("cat", {"arg": norm, "timeout": _duration(self.lookup_timeout_s)}, stream=True)
+        # BytesIO keeps one bytes object that getvalue() hands out without a copy: peak ~ size.
+        out = io.BytesIO()
+        try:
+            for part in resp.iter_raw(_READ_BYTES):
+                if out.tell() + len(part) > size:
+                    raise BlobIntegrityError(
+                        f"the daemon sent more than the {size:,} bytes {norm} declares: tampered response"
+                    )
+                out.write(part)
+        except httpx.TransportError as exc:
+            raise StorageUnavailableError(f"IPFS API {self.base} broke off cat {norm}: {exc}") from exc
+        finally:
+            resp.close()
+        if out.tell() != size:
+            raise BlobIntegrityError(f"{norm}: {out.tell():,} of {size:,} bytes arrived: truncated response")
+        if self.verify:
+            with out.getbuffer() as view:  # re-import in place with the daemons' layout, no copies
+                got, _ = import_chunks(_slices(view, size), lambda _c, _b: None)
+            if got != norm:
+                raise BlobIntegrityError(
+                    f"bytes returned for {norm} import to {got}: truncated or tampered response"
+                )
+        return out.getvalue()
 
     def pin(self, cid: str) -> None:
         norm = normalize_cid(cid)

@@ -16,11 +16,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from trustnode.storage.base import BlobStore
-from trustnode.storage.errors import BlobNotFoundError
+from trustnode.storage.errors import BlobNotFoundError, BlobTooLargeError
 from trustnode.storage.unixfs import (
     child_links,
     cid_binary,
     cid_string,
+    declared_size,
     file_chunks,
     import_bytes,
     import_chunks,
@@ -31,15 +32,18 @@ from trustnode.storage.unixfs import (
 class LocalStore(BlobStore):
     """Content-addressed store in `root` (blocks/, pins/), CID-compatible with Kubo and js-ipfs."""
 
-    def __init__(self, root: Path | str, *, fsync: bool = True) -> None:
+    def __init__(self, root: Path | str, *, fsync: bool = True, max_fetch_bytes: int | None = None) -> None:
         self.root = Path(root)
         self.fsync = fsync
+        self.max_fetch_bytes = max_fetch_bytes
         self._blocks = self.root / "blocks"
         self._pins = self.root / "pins"
-        self._blocks.mkdir(parents=True, exist_ok=True)
-        self._pins.mkdir(parents=True, exist_ok=True)
+        # Blocks may be plaintext (the embedded store of a node without a daemon): owner only.
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._blocks.mkdir(mode=0o700, exist_ok=True)
+        self._pins.mkdir(mode=0o700, exist_ok=True)
         self._lock_path = self.root / ".lock"
-        self._lock_path.touch(exist_ok=True)
+        self._lock_path.touch(mode=0o600, exist_ok=True)
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.root)!r})"
@@ -61,7 +65,7 @@ class LocalStore(BlobStore):
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
     def _write_atomic(self, path: Path, data: bytes) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -127,8 +131,18 @@ class LocalStore(BlobStore):
         verify_block(c, block)
         return block
 
-    def cat(self, cid: str) -> bytes:
+    def cat(self, cid: str, *, max_bytes: int | None = None) -> bytes:
         root = cid_binary(cid)
+        limit = self.max_fetch_bytes if max_bytes is None else max_bytes
+        if limit is not None:
+            size = declared_size(root, self.get_block(root))
+            if size > limit:
+                raise BlobTooLargeError(
+                    f"{cid_string(root)} declares {size:,} bytes, more than the {limit:,} allowed",
+                    cid=cid_string(root),
+                    size=size,
+                    limit=limit,
+                )
         out = bytearray()
         stack: list[bytes] = [root]
         # Depth-first, left to right: the order the file's bytes were chunked in.

@@ -147,12 +147,14 @@ class ResilientStore(BlobStore):
                 return result
             sleep(interval_s)
 
-    def cat(self, cid: str) -> bytes:
+    def cat(self, cid: str, *, max_bytes: int | None = None) -> bytes:
         norm = normalize_cid(cid)
         if self.spool.has(norm):
             with contextlib.suppress(BlobNotFoundError):
-                return self.spool.cat(norm)
-        return self.primary.cat(norm)
+                return self.spool.cat(norm, max_bytes=max_bytes)
+        if max_bytes is None:
+            return self.primary.cat(norm)
+        return self.primary.cat(norm, max_bytes=max_bytes)  # type: ignore[call-arg]
 
     def pin(self, cid: str) -> None:
         norm = normalize_cid(cid)

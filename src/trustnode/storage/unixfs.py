@@ -391,3 +391,18 @@ def child_links(cid: bytes, block: bytes) -> tuple[bytes, list[bytes]]:
             raise BlobIntegrityError(f"{cid_string(cid)}: UnixFS type {fs.type} is not a file")
         inline = fs.data
     return inline, [link.cid for link in node.links]
+
+
+def declared_size(cid: bytes, block: bytes) -> int:
+    """The file size a verified root block declares: the block itself for a raw leaf, the
+    UnixFS `filesize` (or inline data plus child sizes) for a dag-pb file node.
+
+    Read before fetching the rest, so an oversize blob is refused after one block.
+    """
+    inline, children = child_links(cid, block)
+    if not children:
+        return len(inline)
+    fs = UnixFSData.decode(PBNode.decode(block).data or b"")
+    if fs.filesize is not None:
+        return fs.filesize
+    return len(fs.data) + sum(fs.blocksizes)

@@ -1,8 +1,9 @@
 """Evaluation harness: public step-labelled data -> ProcessBench-style metrics and reports."""
 
-from trustnode.audit.evaluation.datasets import EvalFormat, EvalItem, load
+from trustnode.audit.evaluation.datasets import EvalFormat, EvalItem, Loaded, load
 from trustnode.audit.evaluation.metrics import Metrics, TraceRow, compute
-from trustnode.audit.evaluation.runner import AuditorKind, EvalError, EvalReport, run
+from trustnode.audit.evaluation.modes import EvalError
+from trustnode.audit.evaluation.runner import AuditorKind, EvalReport, run
 
 __all__ = [
     "AuditorKind",
@@ -10,6 +11,7 @@ __all__ = [
     "EvalFormat",
     "EvalItem",
     "EvalReport",
+    "Loaded",
     "Metrics",
     "TraceRow",
     "compute",

@@ -1,16 +1,18 @@
 """Loaders for public step-labelled reasoning data (read in place, never copied).
 
 Every format becomes `EvalItem`: a problem, its steps, and the 0-based index of the
-earliest wrong step (-1 when the trace has no error). Records whose label is known to be
-unreliable are kept but flagged `suspect` with the reason, so a run can exclude them and
-say which and why.
+earliest wrong step (-1 when the trace has no error). A whole file that is not in its
+format is an error (`DatasetError`); one malformed record is skipped, counted and listed
+with the reason (`Loaded.skipped`), so a run never stops on it. Labels known to be
+unreliable are flagged by stated, generic rules (`suspect`), never by record number:
+here the rules the source itself states; `suspect.flag_refuted_labels` adds one more.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
 
@@ -35,26 +37,26 @@ class EvalItem(BaseModel):
     meta: dict[str, str] = Field(default_factory=dict)
 
 
+class Skipped(BaseModel):
+    """A record that could not be read, and why."""
+
+    where: str
+    reason: str
+
+
+class Loaded(BaseModel):
+    """A file's readable records and the records it skipped."""
+
+    items: list[EvalItem]
+    skipped: list[Skipped] = Field(default_factory=list)
+
+
 class DatasetError(ValueError):
     """The file is not in the announced format."""
 
 
-# BIG-Bench Mistake records whose "no mistake" label a reader can refute by exact arithmetic.
-# Each was read by hand; the reason quotes the step. Excluded together with the records
-# whose final answer disagrees with the target although no mistake is labelled.
-BBM_VERIFIED_LABEL_ERRORS: dict[int, str] = {
-    125: (
-        "labelled without mistake, but step 2 rewrites (2 * 1 - 8 + -5), which is -11, as "
-        "(2 * 1 - (8 + -5)), which is -1, then turns (8 + -5) into 13; the two slips cancel, "
-        "so the final answer matches the target"
-    ),
-}
-
-# GSM8K reference solutions that contain an equation that is false as written.
-GSM8K_REFERENCE_ERRORS: dict[int, str] = {
-    501: "writes 364 / 4 = 273 (273 is 3/4 of 364; 364 / 4 is 91)",
-    1024: "writes $32 - $20 = $300 (the revenue was $320; 32 - 20 is 12)",
-}
+class RecordError(ValueError):
+    """One record is malformed (skipped and counted, never fatal)."""
 
 
 def _read_json(path: Path) -> object:
@@ -64,7 +66,7 @@ def _read_json(path: Path) -> object:
         raise DatasetError(f"{path}: not JSON ({exc})") from exc
 
 
-def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
+def _read_jsonl(path: Path, skipped: list[Skipped]) -> Iterator[tuple[int, dict[str, object]]]:
     with path.open(encoding="utf-8") as fh:
         for i, line in enumerate(fh):
             if not line.strip():
@@ -72,99 +74,119 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}:{i + 1}: not JSON ({exc})") from exc
+                skipped.append(Skipped(where=f"{path.name}:{i + 1}", reason=f"not JSON ({exc})"))
+                continue
             if not isinstance(row, dict):
-                raise DatasetError(f"{path}:{i + 1}: expected an object")
+                skipped.append(Skipped(where=f"{path.name}:{i + 1}", reason="expected an object"))
+                continue
             yield i, row
 
 
-def _need(row: dict[str, object], key: str, where: str) -> object:
+def _need(row: dict[str, object], key: str) -> object:
     if key not in row:
-        raise DatasetError(f"{where}: missing field {key!r}")
+        raise RecordError(f"missing field {key!r}")
     return row[key]
 
 
-def _steps(value: object, where: str) -> list[str]:
+def _steps(value: object) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(s, str) for s in value) or not value:
-        raise DatasetError(f"{where}: 'steps' must be a non-empty list of strings")
+        raise RecordError("'steps' must be a non-empty list of strings")
+    if not any(s.strip() for s in value):
+        raise RecordError("every step is empty")
     return [str(s) for s in value]
 
 
-def load_processbench(path: Path) -> list[EvalItem]:
+def _label(label: int, steps: list[str]) -> int:
+    if not -1 <= label < len(steps):
+        raise RecordError(f"first error at step {label} (0-based), but the record has {len(steps)} steps")
+    return label
+
+
+def _each(
+    rows: Iterator[tuple[str, dict[str, object]]], make: Callable[[str, dict[str, object]], EvalItem]
+) -> Loaded:
+    items: list[EvalItem] = []
+    skipped: list[Skipped] = []
+    for where, row in rows:
+        try:
+            items.append(make(where, row))
+        except (RecordError, ValueError) as exc:
+            skipped.append(Skipped(where=where, reason=str(exc).splitlines()[0]))
+    return Loaded(items=items, skipped=skipped)
+
+
+def load_processbench(path: Path) -> Loaded:
     data = _read_json(path)
     if not isinstance(data, list):
         raise DatasetError(f"{path}: expected a JSON list of traces")
-    out: list[EvalItem] = []
-    for i, row in enumerate(data):
-        where = f"{path}[{i}]"
-        if not isinstance(row, dict):
-            raise DatasetError(f"{where}: expected an object")
-        label = _need(row, "label", where)
+
+    def make(where: str, row: dict[str, object]) -> EvalItem:
+        label = _need(row, "label")
         if not isinstance(label, int):
-            raise DatasetError(f"{where}: 'label' must be an integer")
-        steps = _steps(_need(row, "steps", where), where)
-        if label >= len(steps):
-            raise DatasetError(f"{where}: label {label} is past the last step")
-        out.append(
-            EvalItem(
-                id=str(row.get("id", i)),
-                problem=str(_need(row, "problem", where)),
-                steps=steps,
-                label=label,
-                meta={"generator": str(row.get("generator", ""))},
-            )
+            raise RecordError("'label' must be an integer")
+        steps = _steps(_need(row, "steps"))
+        return EvalItem(
+            id=str(row.get("id", where)),
+            problem=str(_need(row, "problem")),
+            steps=steps,
+            label=_label(label, steps),
+            meta={"generator": str(row.get("generator", ""))},
         )
-    return out
+
+    rows = [(f"{path.name}[{i}]", r) for i, r in enumerate(data)]
+    loaded = _each(((w, r) for w, r in rows if isinstance(r, dict)), make)
+    loaded.skipped[:0] = [
+        Skipped(where=w, reason="expected an object") for w, r in rows if not isinstance(r, dict)
+    ]
+    return loaded
 
 
-def load_bbm(path: Path) -> list[EvalItem]:
-    out: list[EvalItem] = []
-    for i, row in _read_jsonl(path):
-        where = f"{path}:{i + 1}"
-        steps = _steps(_need(row, "steps", where), where)
-        idx = _need(row, "mistake_index", where)
+def load_bbm(path: Path) -> Loaded:
+    skipped: list[Skipped] = []
+
+    def make(where: str, row: dict[str, object]) -> EvalItem:
+        steps = _steps(_need(row, "steps"))
+        idx = _need(row, "mistake_index")
         if idx is not None and not isinstance(idx, int):
-            raise DatasetError(f"{where}: 'mistake_index' must be an integer or null")
-        label = -1 if idx is None else idx
+            raise RecordError("'mistake_index' must be an integer or null")
         answer, target = str(row.get("answer", "")), str(row.get("target", ""))
         suspect = None
-        if idx is None and answer.strip() != target.strip():
+        if idx is None and answer.strip() != target.strip():  # the source's own stated rule
             suspect = f"no mistake labelled, but the answer {answer} differs from the target {target}"
-        elif idx is None and i in BBM_VERIFIED_LABEL_ERRORS:
-            suspect = BBM_VERIFIED_LABEL_ERRORS[i]
-        out.append(
-            EvalItem(
-                id=f"bbm-{i}",
-                problem=str(_need(row, "input", where)),
-                steps=steps,
-                label=label,
-                suspect=suspect,
-                meta={"answer": answer, "target": target},
-            )
+        return EvalItem(
+            id=f"bbm-{where.rsplit(':', 1)[-1]}",
+            problem=str(_need(row, "input")),
+            steps=steps,
+            label=_label(-1 if idx is None else idx, steps),
+            suspect=suspect,
+            meta={"answer": answer, "target": target},
         )
-    return out
+
+    loaded = _each(((f"{path.name}:{i}", r) for i, r in _read_jsonl(path, skipped)), make)
+    loaded.skipped[:0] = skipped
+    return loaded
 
 
-def load_gsm8k(path: Path) -> list[EvalItem]:
-    """Reference solutions: one step per line, the '#### answer' line dropped; all correct."""
-    out: list[EvalItem] = []
-    for i, row in _read_jsonl(path):
-        where = f"{path}:{i + 1}"
-        body, _, final = str(_need(row, "answer", where)).partition("####")
+def load_gsm8k(path: Path) -> Loaded:
+    """Reference solutions: one step per line, the '#### answer' line dropped; all labelled correct."""
+    skipped: list[Skipped] = []
+
+    def make(where: str, row: dict[str, object]) -> EvalItem:
+        body, _, final = str(_need(row, "answer")).partition("####")
         steps = [ln for ln in body.split("\n") if ln.strip()]
         if not steps:
-            raise DatasetError(f"{where}: empty solution")
-        out.append(
-            EvalItem(
-                id=f"gsm8k-{i}",
-                problem=str(_need(row, "question", where)),
-                steps=steps,
-                label=-1,
-                suspect=GSM8K_REFERENCE_ERRORS.get(i),
-                meta={"final_answer": final.strip()},
-            )
+            raise RecordError("empty solution")
+        return EvalItem(
+            id=f"gsm8k-{where.rsplit(':', 1)[-1]}",
+            problem=str(_need(row, "question")),
+            steps=steps,
+            label=-1,
+            meta={"final_answer": final.strip()},
         )
-    return out
+
+    loaded = _each(((f"{path.name}:{i}", r) for i, r in _read_jsonl(path, skipped)), make)
+    loaded.skipped[:0] = skipped
+    return loaded
 
 
 _STEP_PREFIX = re.compile(r"^\s*Step\s+\d+\s*:\s*", re.IGNORECASE)
@@ -175,48 +197,55 @@ def _mrben_step(raw: str) -> str:
     return _STEP_PREFIX.sub("", raw).strip() or raw.strip() or "(empty step)"
 
 
-def load_mrben(path: Path) -> list[EvalItem]:
+def load_mrben(path: Path) -> Loaded:
     data = _read_json(path)
     if not isinstance(data, dict):
         raise DatasetError(f"{path}: expected an object of question id -> solutions")
-    out: list[EvalItem] = []
+
+    def make(where: str, sol: dict[str, object]) -> EvalItem:
+        steps = _steps(_need(sol, "Model_Solution_Steps"))
+        first = str(_need(sol, "Model_Solution_First_Error_Step")).strip()
+        correctness = str(sol.get("Model_Solution_Correctness", "")).strip().lower()
+        suspect = None
+        if first.upper() in ("N/A", "NA", ""):
+            label = -1
+            if correctness == "incorrect":  # the record contradicts itself
+                suspect = "marked incorrect but no first error step is given"
+        else:
+            try:
+                label = int(first) - 1
+            except ValueError as exc:
+                raise RecordError(f"first error step {first!r} is not a number") from exc
+            if correctness == "correct":
+                suspect = f"marked correct but a first error step ({first}) is given"
+        problem = str(_need(sol, "Question"))
+        options = str(sol.get("Options", "")).strip()
+        if options:
+            problem += "\n" + options
+        qid, j = where.rsplit("#", 1)
+        return EvalItem(
+            id=f"mrben-{qid[:8]}-{j}",
+            problem=problem,
+            steps=[_mrben_step(s) for s in steps],
+            label=_label(label, steps),
+            suspect=suspect,
+            meta={"subject": str(sol.get("Subject", "")), "model": str(sol.get("Sampled_Model", ""))},
+        )
+
+    rows: list[tuple[str, dict[str, object]]] = []
+    skipped: list[Skipped] = []
     for qid, sols in data.items():
         if not isinstance(sols, list):
-            raise DatasetError(f"{path}[{qid}]: expected a list of solutions")
+            skipped.append(Skipped(where=f"{path.name}[{qid}]", reason="expected a list of solutions"))
+            continue
         for j, sol in enumerate(sols):
-            where = f"{path}[{qid}][{j}]"
             if not isinstance(sol, dict):
-                raise DatasetError(f"{where}: expected an object")
-            steps = _steps(_need(sol, "Model_Solution_Steps", where), where)
-            first = str(_need(sol, "Model_Solution_First_Error_Step", where)).strip()
-            correctness = str(sol.get("Model_Solution_Correctness", "")).strip().lower()
-            suspect = None
-            if first.upper() in ("N/A", "NA", ""):
-                label = -1
-                if correctness == "incorrect":
-                    suspect = "marked incorrect but no first error step is given"
-            else:
-                try:
-                    label = int(first) - 1
-                except ValueError as exc:
-                    raise DatasetError(f"{where}: first error step {first!r} is not a number") from exc
-                if not 0 <= label < len(steps):
-                    raise DatasetError(f"{where}: first error step {first} is outside the steps")
-            problem = str(_need(sol, "Question", where))
-            options = str(sol.get("Options", "")).strip()
-            if options:
-                problem += "\n" + options
-            out.append(
-                EvalItem(
-                    id=f"mrben-{str(qid)[:8]}-{j}",
-                    problem=problem,
-                    steps=[_mrben_step(s) for s in steps],
-                    label=label,
-                    suspect=suspect,
-                    meta={"subject": str(sol.get("Subject", "")), "model": str(sol.get("Sampled_Model", ""))},
-                )
-            )
-    return out
+                skipped.append(Skipped(where=f"{path.name}[{qid}][{j}]", reason="expected an object"))
+                continue
+            rows.append((f"{qid}#{j}", sol))
+    loaded = _each(iter(rows), make)
+    loaded.skipped[:0] = skipped
+    return loaded
 
 
 LOADERS = {
@@ -227,8 +256,8 @@ LOADERS = {
 }
 
 
-def load(path: Path, fmt: EvalFormat) -> list[EvalItem]:
-    """Read a dataset file in the given format; raises DatasetError with the place of the fault."""
+def load(path: Path, fmt: EvalFormat) -> Loaded:
+    """Read a dataset file; a bad file raises DatasetError, a bad record is skipped and listed."""
     if not path.is_file():
         raise DatasetError(f"{path}: no such file")
     return LOADERS[fmt](path)

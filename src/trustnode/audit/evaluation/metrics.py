@@ -25,6 +25,7 @@ class TraceRow(BaseModel):
     decided_segments: int = 0
     claims_checked: int = 0
     reason: str = Field(default="", description="The first failing claim or defect, if any.")
+    suspect: bool = Field(default=False, description="A stated rule distrusts this trace's label.")
 
     @property
     def erroneous(self) -> bool:

@@ -9,40 +9,70 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from trustnode.audit.evaluation.runner import EvalReport  # noqa: E402
+from trustnode.audit.evaluation.metrics import Metrics  # noqa: E402
+from trustnode.audit.evaluation.runner import EvalReport, Excluded  # noqa: E402
 
 
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
+def _figures(m: Metrics) -> list[str]:
+    return [
+        f"{_pct(m.accuracy_erroneous)}",
+        f"{_pct(m.accuracy_correct)}",
+        f"{_pct(m.f1)}",
+        f"{_pct(m.exact_first_error_accuracy)}",
+        f"{m.false_alarms} ({_pct(m.false_alarm_rate)} of correct traces)",
+        f"{_pct(m.coverage)}",
+        f"{m.claims_checked}",
+        f"{m.n} ({m.n_erroneous} with an error, {m.n_correct} without)",
+    ]
+
+
+_FIGURE_NAMES = [
+    "accuracy on erroneous traces (exact first error)",
+    "accuracy on correct traces (no alarm)",
+    "F1 (ProcessBench)",
+    "exact first-error accuracy, all traces",
+    "false alarms",
+    "coverage (auditor decided >= 1 segment)",
+    "claims checked",
+    "traces",
+]
+
+
+def _excluded(title: str, items: list[Excluded]) -> list[str]:
+    if not items:
+        return []
+    rows = [f"| {e.id} | {e.reason.replace('|', '/')} |" for e in items]
+    return [f"## {title}", "", "| id | reason |", "|---|---|", *rows, ""]
+
+
 def markdown(report: EvalReport, max_rows: int = 400) -> str:
     """The human-readable report (every figure also in report.json)."""
-    m = report.metrics
+    m, clean = report.metrics, report.metrics_without_suspect
     c = m.confusion
     lines = [
         f"# Audit evaluation: {report.auditor.value} on {report.format.value}",
         "",
         f"- file: `{report.file}`",
         f"- auditor: `{report.auditor.value}`; calculator annotations: {report.annotations}",
-        f"- traces evaluated: {m.n} ({m.n_erroneous} with an error, {m.n_correct} without)"
-        + (f"; limit {report.limit}" if report.limit else ""),
-        f"- excluded as suspect labels: {len(report.excluded)}; could not be audited: {len(report.failed)}",
+        f"- traces audited: {m.n}" + (f"; limit {report.limit}" if report.limit else ""),
+        f"- malformed records skipped: {len(report.skipped)}; suspect labels (kept, figures both ways): "
+        f"{len(report.suspect)}; could not be audited: {len(report.failed)}",
         f"- run time: {report.elapsed_s:.1f} s",
         "",
         "## Figures",
         "",
-        "| figure | value |",
-        "|---|---|",
-        f"| accuracy on erroneous traces (exact first error) | {_pct(m.accuracy_erroneous)} |",
-        f"| accuracy on correct traces (no alarm) | {_pct(m.accuracy_correct)} |",
-        f"| F1 (ProcessBench) | {_pct(m.f1)} |",
-        f"| exact first-error accuracy, all traces | {_pct(m.exact_first_error_accuracy)} |",
-        f"| false alarms | {m.false_alarms} ({_pct(m.false_alarm_rate)} of correct traces) |",
-        f"| coverage (auditor decided >= 1 segment) | {_pct(m.coverage)} |",
-        f"| arithmetic claims checked | {m.claims_checked} |",
+        "| figure | all traces | without suspect labels |",
+        "|---|---|---|",
+        *(
+            f"| {n} | {a} | {b} |"
+            for n, a, b in zip(_FIGURE_NAMES, _figures(m), _figures(clean), strict=True)
+        ),
         "",
-        "## Confusion",
+        "## Confusion (all traces)",
         "",
         "| label \\ prediction | exact step | too early | too late | no error |",
         "|---|---|---|---|---|",
@@ -50,25 +80,47 @@ def markdown(report: EvalReport, max_rows: int = 400) -> str:
         f"| no error | - | {c.false_alarm} (false alarm) | - | {c.clean} |",
         "",
     ]
-    if report.failed:
-        lines += ["## Traces that could not be audited", "", "| id | reason |", "|---|---|"]
-        lines += [f"| {e.id} | {e.reason} |" for e in report.failed]
-        lines.append("")
-    if report.excluded:
-        lines += ["## Excluded records", "", "| id | reason |", "|---|---|"]
-        lines += [f"| {e.id} | {e.reason} |" for e in report.excluded]
-        lines.append("")
+    if report.llm is not None:
+        u = report.llm
+        mean = "n/a" if u.mean_latency_s is None else f"{u.mean_latency_s:.2f} s"
+        lines += [
+            "## LLM calls",
+            "",
+            "| requests | calls | prompt tokens | completion tokens | mean latency | parse failures | "
+            "repairs | repaired | failed | rejected | retries | cache hits |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+            f"| {u.requests} | {u.calls} | {u.prompt_tokens} | {u.completion_tokens} | {mean} | "
+            f"{u.parse_failures} | {u.repairs} | {u.repaired} | {u.failed} | {u.rejected} | {u.retries} | "
+            f"{u.cache_hits} |",
+            "",
+        ]
+    if report.structure:
+        lines += [
+            "## Structural findings against the step labels",
+            "",
+            "| finding | votes FAIL | on wrong steps | on correct steps | precision |",
+            "|---|---|---|---|---|",
+            *(
+                f"| {f.kind} | {'yes' if f.votes else 'no (evidence)'} | {f.on_wrong_steps} | "
+                f"{f.on_correct_steps} | {_pct(f.precision)} |"
+                for f in report.structure
+            ),
+            "",
+        ]
+    lines += _excluded("Traces that could not be audited", report.failed)
+    lines += _excluded("Suspect labels (kept; figures shown with and without)", report.suspect)
+    lines += _excluded("Malformed records (skipped)", report.skipped)
     lines += [
         "## Traces",
         "",
-        "| id | label | predicted | outcome | decided segments | claims | first failure |",
-        "|---|---|---|---|---|---|---|",
+        "| id | label | predicted | outcome | suspect | decided segments | claims | first failure |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in report.rows[:max_rows]:
         reason = r.reason.replace("|", "\\|").replace("\n", " ")
         lines.append(
-            f"| {r.id} | {r.label} | {r.predicted} | {r.outcome} | {r.decided_segments}/{r.segments} "
-            f"| {r.claims_checked} | {reason} |"
+            f"| {r.id} | {r.label} | {r.predicted} | {r.outcome} | {'yes' if r.suspect else ''} | "
+            f"{r.decided_segments}/{r.segments} | {r.claims_checked} | {reason} |"
         )
     if len(report.rows) > max_rows:
         lines.append(f"\n{len(report.rows) - max_rows} more rows in rows.jsonl.")

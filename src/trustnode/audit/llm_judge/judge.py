@@ -16,7 +16,8 @@ Survival rule. A reported violation survives when all of these hold:
    (enforced by the response schema, so a malformed answer goes through the client's
    repair retries and then fails with `JudgeError`, never a guessed verdict);
 2. it is grounded: its `failing_slice` occurs in the audited segment itself, compared after
-   Unicode (NFKC), quote, whitespace and case normalisation, with "..." allowed to elide text
+   `textnorm.fold` (invisible characters, look-alike letters, quotes, whitespace and case),
+   with "..." allowed to elide text
    between quoted pieces that must appear in order (a quote from a parent or child segment,
    or a paraphrase that is not in the text, is dropped: the segment is not at fault there);
 3. it is not withdrawn by the verification call: a second call shows each grounded violation
@@ -29,6 +30,13 @@ The `step` field is recorded as the model gives it; it plays no part in survival
 
 Evidence records the surviving violations, and in `details` the dropped and withdrawn ones
 with reasons, the model, seed, prompt digest and any suspected injection.
+
+No verdict without the model. `audit` returns a decided result only from a schema-valid
+answer of the model. A segment the judge cannot read (empty, or longer than
+MAX_SEGMENT_CHARS) is returned undecided with `details["reason"]` and
+`details["undecided"]` (a short code) and is never sent; a daemon must not turn it into a
+PASS vote. When the model never gives a valid answer, `audit` raises `JudgeError`
+(`errors.py`), never a guessed verdict.
 """
 
 from __future__ import annotations
@@ -39,36 +47,35 @@ import json
 import os
 import re
 import secrets
-import unicodedata
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from string import Template
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from pydantic import BaseModel, Field, JsonValue, field_validator
+from pydantic import BaseModel, JsonValue
 
-from trustnode.audit.arithmetic import bind_from, extract_claims
 from trustnode.audit.base import undecided
+from trustnode.audit.llm_judge.errors import JudgeError
+from trustnode.audit.llm_judge.grounding import slice_in_segment
+from trustnode.audit.llm_judge.schemas import (
+    JudgeFindings,
+    ReportedViolation,
+    VerificationAnswer,
+    ViolationCheck,
+)
+from trustnode.audit.llm_judge.screen import steering_signals
 from trustnode.config import Settings, load_settings
 from trustnode.llm.client import LLMClient
 from trustnode.llm.errors import LLMError, LLMInvalidOutputError
-from trustnode.models.audit import (
-    AuditResult,
-    AuditTask,
-    ContextSegment,
-    Evidence,
-    Violation,
-    ViolationType,
-)
+from trustnode.llm.probe import ProbeReport
+from trustnode.models.audit import AuditResult, AuditTask, ContextSegment, Evidence
 from trustnode.models.enums import Verdict
 
 DEFAULT_JUDGE_SEED = 20_251_122
 MAX_SEGMENT_CHARS = 20_000
 MAX_CONTEXT_CHARS = 6_000
 MAX_PROBLEM_CHARS = 8_000
-MAX_VIOLATIONS = 24
-_MAX_FIELD_CHARS = 2_000
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -85,147 +92,6 @@ def prompt_digest() -> str:
     for name in ("judge_system.md", "judge_user.md", "verify_system.md", "verify_user.md"):
         h.update(name.encode() + b"\0" + _prompt(name).encode() + b"\0")
     return h.hexdigest()
-
-
-# --------------------------------------------------------------------------- wire schemas
-
-
-def _non_blank(value: str) -> str:
-    text = value.strip()
-    if not text:
-        raise ValueError("must not be blank")
-    return text
-
-
-class ReportedViolation(BaseModel):
-    """One violation as the model reports it (the response schema's item)."""
-
-    step: str = Field(max_length=200, description="Id of the audited segment.")
-    failing_slice: str = Field(
-        max_length=_MAX_FIELD_CHARS,
-        description="Shortest exact quotation of the segment that carries the defect.",
-    )
-    probe: str = Field(
-        max_length=_MAX_FIELD_CHARS, description="Question deciding whether the step is sound."
-    )
-    type: ViolationType
-    acceptance_criterion: str = Field(
-        max_length=_MAX_FIELD_CHARS, description="Checkable condition the step would meet if sound."
-    )
-    explanation: str = Field(max_length=_MAX_FIELD_CHARS, description="Why the probe fails.")
-
-    @field_validator("step", "failing_slice", "probe", "acceptance_criterion", "explanation")
-    @classmethod
-    def _filled(cls, value: str) -> str:
-        return _non_blank(value)
-
-    def to_violation(self) -> Violation:
-        return Violation.model_validate(self.model_dump())
-
-
-class JudgeFindings(BaseModel):
-    """The judge's whole answer: the violations of the segment (empty: none)."""
-
-    violations: list[ReportedViolation] = Field(max_length=MAX_VIOLATIONS)
-
-
-class ViolationCheck(BaseModel):
-    """The verifier's decision on one numbered violation."""
-
-    index: int = Field(ge=1, description="Number of the flagged item.")
-    criterion_met: bool = Field(description="The segment already meets the acceptance criterion.")
-    substantive: bool = Field(description="The defect matters at the problem's level of rigour.")
-    reason: str = Field(max_length=_MAX_FIELD_CHARS)
-
-    @field_validator("reason")
-    @classmethod
-    def _filled(cls, value: str) -> str:
-        return _non_blank(value)
-
-    @property
-    def withdraws(self) -> bool:
-        return self.criterion_met or not self.substantive
-
-
-class VerificationAnswer(BaseModel):
-    """The verifier's answer: one check per flagged item."""
-
-    checks: list[ViolationCheck] = Field(max_length=MAX_VIOLATIONS * 2)
-
-
-# --------------------------------------------------------------------------- errors
-
-
-class JudgeError(LLMError):
-    """The judge could not reach a verdict (endpoint down, or no valid answer after repairs)."""
-
-    def __init__(self, message: str, *, node_id: str, cause: LLMError) -> None:
-        super().__init__(message)
-        self.node_id = node_id
-        self.cause = cause
-
-
-# --------------------------------------------------------------------------- grounding
-
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
-_ELLIPSIS = re.compile(r"\s*(?:\.\s*\.\s*\.|\u2026|\[\s*\.\.\.\s*\])\s*")
-
-
-def _norm(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
-    return " ".join(text.split()).casefold()
-
-
-def slice_in_segment(failing_slice: str, segment: str) -> bool:
-    """True if the quotation occurs in the segment (pieces around "..." in order)."""
-    hay = _norm(segment)
-    needle = _norm(failing_slice).strip(" \"'`")
-    if not needle:
-        return False
-    if needle in hay:
-        return True
-    pieces = [p.strip(" \"'`") for p in _ELLIPSIS.split(needle)]
-    pieces = [p for p in pieces if p]
-    if not pieces or not any(ch.isalnum() for p in pieces for ch in p):
-        return False
-    pos = 0
-    for piece in pieces:
-        found = hay.find(piece, pos)
-        if found < 0:
-            return False
-        pos = found + len(piece)
-    return True
-
-
-# --------------------------------------------------------------------------- injection screen
-
-_STEERING: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern, re.IGNORECASE | re.MULTILINE))
-    for name, pattern in (
-        ("ignore-instructions", r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}"
-         r"\b(?:instructions?|prompts?|rules?|above|previous|prior|earlier|everything)\b"),
-        ("dictated-verdict", r"\b(?:answer|respond|reply|output|return|say|print|mark|grade|rate|verdict|"
-         r"vote|judge)\b[^.\n]{0,30}(?-i:\b(?:PASS|FAIL|PASSED|FAILED)\b)"),
-        ("role-claim", r"^\s*(?:system|assistant|developer|operator)\s*:|\b(?:system|developer)\s+"
-         r"(?:prompt|message|instructions?)\b"),
-        ("addresses-auditor", r"\byou\s+are\s+(?:now\s+)?(?:an?|the)\s+(?:auditor|judge|grader|reviewer|"
-         r"verifier|assistant|ai|language\s+model)\b|\b(?:auditors?|judges?|graders?|reviewers?|"
-         r"verifiers?)\b[^.\n]{0,30}\b(?:must|should|shall|will|are\s+required\s+to)\b[^.\n]{0,30}"
-         r"\b(?:pass|approve|accept|ignore|answer|output)\b"),
-        ("fake-fence", r"<<<|>>>\s*$|(?-i:\bDATA\b[^\n]{0,60}\b(?:BEGIN|END)\b)|</?\s*(?:system|instructions?|"
-         r"segment|data|prompt|user|assistant)\s*>"),
-        ("fake-answer", r"[\"'](?:violations|checks|verdict)[\"']\s*:"),
-    )
-)  # fmt: skip
-
-
-def steering_signals(*texts: str) -> list[str]:
-    """Names of the patterns by which the text seems to address the auditor, not the problem."""
-    found: list[str] = []
-    for name, pattern in _STEERING:
-        if any(pattern.search(t) for t in texts) and name not in found:
-            found.append(name)
-    return found
 
 
 # --------------------------------------------------------------------------- the judge
@@ -267,6 +133,7 @@ class LLMJudge:
         self._verify_system = Template(_prompt("verify_system.md"))
         self._verify_user = Template(_prompt("verify_user.md"))
         self.prompt_sha256 = prompt_digest()
+        self.endpoint: ProbeReport | None = None
 
     # ------------------------------------------------------------------ prompt building
     def fence_nonce(self, task: AuditTask) -> str:
@@ -372,7 +239,7 @@ class LLMJudge:
             ) from exc
         except LLMError as exc:
             raise JudgeError(
-                f"LLM judge: the {call} call for segment {task.node_id} failed: {exc}",
+                f"LLM judge: the {call} call for segment {task.node_id} failed: {exc}; no verdict was guessed",
                 node_id=task.node_id,
                 cause=exc,
             ) from exc
@@ -380,11 +247,13 @@ class LLMJudge:
     def audit(self, task: AuditTask) -> AuditResult:
         """Ask for violations, keep the grounded ones, verify them, FAIL iff one survives."""
         if not task.content.strip():
-            return undecided(self.name, "the segment is empty")
+            return undecided(self.name, "the segment is empty; the model was not asked", undecided="empty")
         if len(task.content) > MAX_SEGMENT_CHARS:
             return undecided(
                 self.name,
-                f"the segment has {len(task.content)} characters; the judge reads at most {MAX_SEGMENT_CHARS}",
+                f"the segment has {len(task.content)} characters; the judge reads at most "
+                f"{MAX_SEGMENT_CHARS}, so the model was not asked (split the step)",
+                undecided="too_long",
             )
         ctx = task.context
         signals = steering_signals(
@@ -508,82 +377,21 @@ def fence_key_from_file(path: Path) -> bytes:
     return key
 
 
-def judge_from_settings(settings: Settings | None = None, *, verify: bool = True) -> LLMJudge:
-    """The judge a node runs: the configured endpoint, its cache, seed and the node's fence key."""
+def judge_from_settings(
+    settings: Settings | None = None, *, verify: bool = True, probe: bool = True
+) -> LLMJudge:
+    """The judge a node runs: the configured endpoint (`settings.llm`), its cache, seed and
+    the node's fence key. With `probe` (the default) the endpoint is checked first, so a
+    wrong URL fails here, at start-up, with `LLMEndpointError` or `LLMUnavailableError`;
+    the report is kept in `judge.endpoint`."""
     settings = settings or load_settings()
     client = LLMClient(settings.llm, settings.llm_cache_dir)
+    try:
+        report = client.probe("judge") if probe else None
+    except LLMError:
+        client.close()
+        raise
     key = fence_key_from_file(settings.data_dir / "llm-judge" / "fence.key")
-    return LLMJudge(client, model_seed=settings.llm.seed, verify=verify, fence_key=key)
-
-
-# --------------------------------------------------------------------------- offline stand-in model
-
-_MARKER = re.compile(r"<<<DATA ([0-9a-f]{32}) BEGIN ")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-
-
-def _request_blocks(request: dict[str, Any]) -> tuple[dict[str, list[tuple[str, str]]], str]:
-    messages = request.get("messages") or []
-    if len(messages) < 2 or not isinstance(messages[0], dict):
-        raise ValueError("not an LLM-judge request: expected a system and a user message")
-    m = _MARKER.search(str(messages[0].get("content", "")))
-    if m is None:
-        raise ValueError("not an LLM-judge request: the system prompt names no fence token")
-    nonce = m.group(1)
-    user = str(messages[-1].get("content", ""))
-    pattern = re.compile(
-        rf"<<<DATA {nonce} BEGIN (\w+) (\S+)>>>[^\n]*\n(.*?)\n<<<DATA {nonce} END \1 \2>>>", re.DOTALL
-    )
-    blocks: dict[str, list[tuple[str, str]]] = {}
-    for b in pattern.finditer(user):
-        blocks.setdefault(b.group(1), []).append((b.group(2), b.group(3)))
-    if "segment" not in blocks:
-        raise ValueError("not an LLM-judge request: no fenced segment block")
-    return blocks, nonce
-
-
-def arithmetic_judge_responder(request: dict[str, Any]) -> dict[str, Any]:
-    """A deterministic stand-in for the judge's model, for offline demos on the fake server.
-
-    `python -m trustnode.llm.fake_server --responder trustnode.audit.llm_judge:arithmetic_judge_responder`
-    It reads the request the way the prompts ask a model to (only blocks fenced with the
-    nonce), reports each sentence of the segment whose arithmetic the exact checker proves
-    wrong as an Unjustified_Inference, and finds no other kind of violation. As verifier it
-    re-checks each finding's slice. It is not a language model and claims no more than that.
-    """
-    blocks, _ = _request_blocks(request)
-    variables = bind_from(body for _, body in blocks.get("dependency", []))
-    step, segment = blocks["segment"][0]
-    if "findings" in blocks:
-        items = json.loads(blocks["findings"][0][1])
-        checks = []
-        for item in items:
-            wrong = extract_claims(str(item.get("failing_slice", "")), variables).wrong
-            checks.append(
-                {
-                    "index": int(item["index"]),
-                    "criterion_met": not wrong,
-                    "substantive": True,
-                    "reason": "the exact checker confirms the error" if wrong else "the arithmetic holds",
-                }
-            )
-        return {"checks": checks}
-    violations = []
-    for sentence in _SENTENCE.split(segment):
-        sentence = sentence.strip()
-        if not sentence:
-            continue
-        wrong = extract_claims(sentence, variables).wrong
-        if wrong:
-            c = wrong[0]
-            violations.append(
-                {
-                    "step": step,
-                    "failing_slice": sentence,
-                    "probe": f"Is {c.expression} equal to {c.found}?",
-                    "type": ViolationType.UNJUSTIFIED_INFERENCE.value,
-                    "acceptance_criterion": f"The step uses the exact value {c.expression} = {c.correct}.",
-                    "explanation": f"{c.expression} evaluates to {c.correct}, not {c.found}.",
-                }
-            )
-    return {"violations": violations[:MAX_VIOLATIONS]}
+    judge = LLMJudge(client, model_seed=settings.llm.seed, verify=verify, fence_key=key)
+    judge.endpoint = report
+    return judge

@@ -1,0 +1,45 @@
+"""One typed port for every protocol operation the node performs (see `base.py`)."""
+
+from trustnode.chain.port.base import ChainPort
+from trustnode.chain.port.types import (
+    AbstainNotSupported,
+    AuditorProfile,
+    Ballot,
+    Capabilities,
+    DrawFailure,
+    DrawStep,
+    EligibleAuditor,
+    KeysPublished,
+    NotReady,
+    Opened,
+    PoolState,
+    SeatVote,
+    SegmentTally,
+    SessionInfo,
+    Settlement,
+    TxRef,
+    VoteState,
+    Withdrawal,
+)
+
+__all__ = [
+    "AbstainNotSupported",
+    "AuditorProfile",
+    "Ballot",
+    "Capabilities",
+    "ChainPort",
+    "DrawFailure",
+    "DrawStep",
+    "EligibleAuditor",
+    "KeysPublished",
+    "NotReady",
+    "Opened",
+    "PoolState",
+    "SeatVote",
+    "SegmentTally",
+    "SessionInfo",
+    "Settlement",
+    "TxRef",
+    "VoteState",
+    "Withdrawal",
+]

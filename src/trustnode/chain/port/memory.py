@@ -1,0 +1,365 @@
+"""`ChainPort` over an in-memory chain that applies `consensus.rules`, for unit tests in milliseconds.
+
+It follows protocol v2's meaning where v2 differs from v1: the draw samples without
+replacement and cancels only when no eligible auditor is left, saying why (`DrawFailure`);
+a seat can abstain (verdict word bit 128 + j: counted in no tally, no reward, no slash,
+reputation moves as for an incorrect vote); with `slash_delay > 0` settlement waits for
+the slash randomness requested at finalization. Quorum, outcomes, the trace verdict,
+commitments, slash draws and settlement amounts come from `consensus.rules`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from eth_utils import keccak, to_checksum_address
+
+from trustnode.chain.port import memory_staking as staking
+from trustnode.chain.port.memory_state import MemoryChain, Session, revert
+from trustnode.chain.port.memory_voting import VotingOps
+from trustnode.chain.port.types import (
+    Capabilities,
+    DrawFailure,
+    DrawStep,
+    KeysPublished,
+    NotReady,
+    Opened,
+    SegmentTally,
+    SessionInfo,
+    TxRef,
+)
+from trustnode.chain.protocol import SessionParams
+from trustnode.consensus import rules
+from trustnode.models.enums import SegmentOutcome
+from trustnode.models.verdict import SessionState, TierName
+
+
+class MemoryPort(staking.StakingOps, VotingOps):
+    """One signer's view of a `MemoryChain`."""
+
+    def __init__(self, chain: MemoryChain, address: str, *, abstain: bool = True) -> None:
+        self.c = chain
+        self._address = to_checksum_address(address)
+        self.capabilities = Capabilities(protocol_version=2, abstain=abstain, refund_cancel=False)
+
+    @property
+    def chain_id(self) -> int:
+        return self.c.chain_id
+
+    @property
+    def contract(self) -> str:
+        return self.c.contract
+
+    @property
+    def address(self) -> str:
+        return self._address
+
+    @property
+    def deploy_block(self) -> int:
+        return 0
+
+    def block_number(self) -> int:
+        with self.c.op():
+            return self.c.block
+
+    def chain_time(self) -> int:
+        with self.c.op():
+            return self.c.now()
+
+    def params(self, version: int | None = None) -> SessionParams:
+        with self.c.op():
+            return self.c.versions[-1 if version is None else version]
+
+    def max_segments(self) -> int:
+        return self.c.max_segments
+
+    # -- provider ------------------------------------------------------------------------------
+    def open_session(
+        self, merkle_root: bytes, tiers: Sequence[int], weights: Sequence[int], fee: int
+    ) -> Opened:
+        with self.c.op():
+            n = len(tiers)
+            if n == 0 or n > self.c.max_segments or len(weights) != n:
+                raise revert("InvalidSegments")
+            version = len(self.c.versions) - 1
+            p = self.c.versions[version]
+            for i, (t, w) in enumerate(zip(tiers, weights, strict=True)):
+                if not 0 <= t <= 2:
+                    raise revert("InvalidTier", index=i, tier=t)
+                if w <= 0 or (p.tier_weight[t] and w != p.tier_weight[t]):
+                    raise revert("InvalidWeight", index=i, weight=w)
+            seats = sum(p.seats_per_tier[t] for t in tiers)
+            pool, _ = rules.fee_split(fee)
+            if not rules.fee_covers_seats(fee, seats, p.reward):
+                raise revert("FeeTooLow", pool=pool, required=seats * p.reward)
+            have = self.c.balances.get(self.address, 0)
+            if have < fee:
+                raise revert("ERC20InsufficientBalance", sender=self.address, balance=have, needed=fee)
+            self.c.balances[self.address] = have - fee
+            tx = self.c.tx()
+            s = Session(
+                id=len(self.c.sessions) + 1,
+                provider=self.address,
+                version=version,
+                root="0x" + merkle_root.hex(),
+                tiers=list(tiers),
+                weights=list(weights),
+                fee=fee,
+                pool=pool,
+                target=tx.block + self.c.randomness_delay,
+                total_seats=seats,
+                segment_auditors=[set() for _ in tiers],
+                tally=[[0, 0] for _ in tiers],
+            )
+            self.c.sessions.append(s)
+            s.note("open", tx)
+            opened = Opened(session_id=s.id, merkle_root=s.root, tx=tx)
+            self.c.emit("SessionOpened", tx, opened)
+            return opened
+
+    def find_opened(self, merkle_root: bytes) -> Opened | None:
+        with self.c.op():
+            root = "0x" + merkle_root.hex()
+            for lg in self.c.logs:
+                if (
+                    lg.name == "SessionOpened"
+                    and lg.data.merkle_root == root
+                    and self.c.session(lg.data.session_id).provider == self.address
+                ):
+                    return Opened.model_validate(lg.data.model_dump())
+            return None
+
+    def draw(self, session_id: int, max_seats: int) -> DrawStep:
+        with self.c.op():
+            s = self.c.session(session_id)
+            self._sync(s)
+            p = self.c.params_of(s)
+            if s.state == SessionState.CREATED:
+                if self.c.block <= s.target:
+                    raise NotReady(
+                        f"session {session_id}: randomness at block {s.target}",
+                        retry_blocks=s.target + 1 - self.c.block,
+                    )
+                s.seed = keccak(s.target.to_bytes(32, "big") + s.id.to_bytes(32, "big"))
+                s.state = SessionState.DRAWING
+                s.draw_deadline = self.c.block + p.draw_blocks
+            elif s.state != SessionState.DRAWING:
+                raise revert(
+                    "WrongStatus", sessionId=session_id, status=list(SessionState).index(s.state) + 1
+                )
+            if s.drawn == s.total_seats:
+                raise revert("DrawComplete", sessionId=session_id)
+            tx = self.c.tx()
+            drawn = 0
+            while drawn < max_seats and s.drawn < s.total_seats:
+                seg, j = s.cursor
+                tier = s.tiers[seg]
+                picked = self._pick(s, seg, tier, p)
+                if picked is None:
+                    self._draw_failed(s, tier, p, tx)
+                    break
+                a = self.c.auditors[picked]
+                a.locked += p.slash_amount
+                s.seats.setdefault(picked, []).append(seg)
+                s.segment_auditors[seg].add(picked)
+                drawn += 1
+                s.drawn += 1
+                s.cursor = (seg + 1, 0) if j + 1 == p.seats_per_tier[tier] else (seg, j + 1)
+            if s.state == SessionState.DRAWING and s.drawn == s.total_seats:
+                s.key_deadline = self.c.block + p.key_blocks
+            s.note("draw", tx)
+            return DrawStep(tx=tx, state=s.state, drawn_seats=s.drawn, total_seats=s.total_seats)
+
+    def _eligible(self, s: Session, tier: int, p: SessionParams) -> list[str]:
+        """Auditors of `tier` that could take a seat of `s` at all (ignoring per-segment exclusion)."""
+        out = []
+        for addr, a in self.c.auditors.items():
+            if addr == s.provider or a.tier != tier or self.c.weight(a) == 0:
+                continue
+            if len(s.seats.get(addr, [])) >= p.seat_cap or a.assets - a.locked < p.slash_amount:
+                continue
+            out.append(addr)
+        return out
+
+    def _pick(self, s: Session, seg: int, tier: int, p: SessionParams) -> str | None:
+        """A weighted pick without replacement: auditors already on the segment are excluded."""
+        assert s.seed is not None
+        pool = [a for a in self._eligible(s, tier, p) if a not in s.segment_auditors[seg]]
+        if not pool:
+            return None
+        weights = [self.c.weight(self.c.auditors[a]) for a in pool]
+        value = int.from_bytes(keccak(s.seed + s.drawn.to_bytes(32, "big")), "big") % sum(weights)
+        for a, w in zip(pool, weights, strict=True):
+            if value < w:
+                return a
+            value -= w
+        return pool[-1]
+
+    def _draw_failed(self, s: Session, tier: int, p: SessionParams, tx: TxRef) -> None:
+        """Cancel: pay R per seat already drawn to its auditor, refund the rest (protocol v2)."""
+        need = sum(p.seats_per_tier[t] for t in s.tiers if t == tier)
+        have = len(
+            {
+                a
+                for a in self.c.auditors
+                if a != s.provider
+                and self.c.auditors[a].tier == tier
+                and self.c.weight(self.c.auditors[a]) > 0
+            }
+        )
+        s.failure = DrawFailure(
+            tier=TierName.of(tier), seats_needed=need, eligible=have, per_segment=p.seats_per_tier[tier]
+        )
+        for addr, segs in s.seats.items():
+            a = self.c.auditors[addr]
+            a.locked -= len(segs) * p.slash_amount
+            paid = min(s.pool, len(segs) * p.reward)
+            a.assets += paid
+            s.pool -= paid
+        self.c.balances[s.provider] = self.c.balances.get(s.provider, 0) + s.pool
+        s.pool = 0
+        s.state = SessionState.CANCELLED
+        self.c.emit("DrawFailed", tx, s.failure)
+
+    def draw_failure(self, session_id: int) -> DrawFailure | None:
+        with self.c.op():
+            return self.c.session(session_id).failure
+
+    def seats(self, session_id: int, round: int = 0) -> dict[str, list[int]]:
+        with self.c.op():
+            self._round0(round)
+            return {a: list(v) for a, v in self.c.session(session_id).seats.items()}
+
+    def publish_keys(self, session_id: int, manifest_cid: str) -> TxRef:
+        with self.c.op():
+            s = self.c.session(session_id)
+            self._sync(s)
+            if self.address != s.provider:
+                raise revert("NotProvider", sessionId=session_id)
+            if s.state != SessionState.DRAWING:
+                raise revert("WrongStatus", sessionId=session_id, status=s.state.value)
+            if s.drawn != s.total_seats:
+                raise revert("DrawIncomplete", sessionId=session_id)
+            if not manifest_cid:
+                raise revert("EmptyManifest")
+            p = self.c.params_of(s)
+            tx = self.c.tx()
+            s.commit_deadline = tx.block + p.commit_blocks
+            s.reveal_deadline = s.commit_deadline + p.reveal_blocks
+            s.state = SessionState.KEYS_PUBLISHED
+            s.note("publish_keys", tx)
+            self.c.emit("KeysPublished", tx, KeysPublished(session_id=s.id, manifest_cid=manifest_cid, tx=tx))
+            return tx
+
+    def keys_published(self, session_id: int) -> KeysPublished | None:
+        with self.c.op():
+            for lg in self.c.logs:
+                if lg.name == "KeysPublished" and lg.data.session_id == session_id:
+                    return lg.data.model_copy(update={"log_index": lg.log_index})
+            return None
+
+    def events(self, from_block: int, to_block: int) -> list[KeysPublished]:
+        with self.c.op():
+            return [
+                lg.data.model_copy(update={"log_index": lg.log_index})
+                for lg in self.c.logs
+                if lg.name == "KeysPublished" and from_block <= lg.tx.block <= to_block
+            ]
+
+    def _sync(self, s: Session) -> None:
+        """The deadline transitions every call applies first (like the contract's `_sync`)."""
+        b = self.c.block
+        if s.state == SessionState.DRAWING:
+            if (s.drawn < s.total_seats and b > s.draw_deadline) or (
+                s.drawn == s.total_seats and b > s.key_deadline
+            ):
+                self._expire(s)
+        elif s.state in (SessionState.KEYS_PUBLISHED, SessionState.COMMIT) and b > s.commit_deadline:
+            s.state = SessionState.REVEAL
+
+    def _expire(self, s: Session) -> None:
+        p = self.c.params_of(s)
+        for addr, segs in s.seats.items():
+            self.c.auditors[addr].locked -= len(segs) * p.slash_amount
+        self.c.balances[s.provider] = self.c.balances.get(s.provider, 0) + s.pool
+        s.pool = 0
+        s.state = SessionState.EXPIRED
+
+    def advance(self, session_id: int) -> tuple[SessionState, TxRef]:
+        with self.c.op():
+            s = self.c.session(session_id)
+            tx = self.c.tx()
+            self._sync(s)
+            if s.state == SessionState.REVEAL and (
+                self.c.block > s.reveal_deadline
+                or sum(v.word is not None for v in s.votes.values()) == len(s.seats)
+            ):
+                self._finalize(s, tx)
+            return s.state, tx
+
+    def _finalize(self, s: Session, tx: TxRef) -> None:
+        p = self.c.params_of(s)
+        s.outcomes = [
+            rules.segment_outcome(ps, fl, p.seats_per_tier[t], p.tau_bps)
+            for (ps, fl), t in zip(s.tally, s.tiers, strict=True)
+        ]
+        tv = rules.trace_verdict(s.outcomes, s.weights, p.beta_bps)
+        s.passed, s.score_bps = tv.passed, tv.score_bps
+        s.pass_weight, s.total_weight = tv.weight_passed, tv.total_weight
+        s.state = SessionState.FINALIZED
+        s.slash_target = tx.block + self.c.slash_delay if self.c.slash_delay else None
+        s.note("finalize", tx)
+
+    def finalized(self, session_id: int) -> TxRef | None:
+        with self.c.op():
+            hashes = self.c.session(session_id).txs.get("finalize")
+            return TxRef(tx_hash=hashes[0], block=0) if hashes else None
+
+    # -- public reads ---------------------------------------------------------------------------
+    def session_count(self) -> int:
+        with self.c.op():
+            return len(self.c.sessions)
+
+    def session(self, session_id: int) -> SessionInfo:
+        with self.c.op():
+            s = self.c.session(session_id)
+            committed = sum(v.commitment is not None for v in s.votes.values())
+            revealed = sum(v.word is not None for v in s.votes.values())
+            return SessionInfo(
+                session_id=s.id, provider=s.provider, state=s.state, params_version=s.version,
+                segment_count=len(s.tiers), auditor_count=len(s.seats), merkle_root=s.root, fee=s.fee,
+                total_seats=s.total_seats, drawn_seats=s.drawn, committed_count=committed, revealed_count=revealed,
+                draw_deadline=s.draw_deadline, key_deadline=s.key_deadline, commit_deadline=s.commit_deadline,
+                reveal_deadline=s.reveal_deadline, passed=s.passed, score_bps=s.score_bps,
+                pass_weight=s.pass_weight, total_weight=s.total_weight,
+            )  # fmt: skip
+
+    def segments(self, session_id: int) -> list[SegmentTally]:
+        with self.c.op():
+            s = self.c.session(session_id)
+            return [
+                SegmentTally(
+                    index=i,
+                    tier=t,
+                    weight=s.weights[i],
+                    pass_votes=s.tally[i][0],
+                    fail_votes=s.tally[i][1],
+                    outcome=s.outcomes[i] if s.outcomes else SegmentOutcome.NONE,
+                )
+                for i, t in enumerate(s.tiers)
+            ]
+
+    def session_transactions(self, session_id: int) -> dict[str, list[str]]:
+        with self.c.op():
+            return {k: list(v) for k, v in self.c.session(session_id).txs.items()}
+
+    def verify_segment(
+        self, session_id: int, index: int, cid: str, tier: int, weight: int, proof: Sequence[bytes]
+    ) -> bool:
+        from trustnode.storage.merkle import segment_leaf, verify
+
+        with self.c.op():
+            s = self.c.session(session_id)
+            if not 0 <= index < len(s.tiers) or (s.tiers[index], s.weights[index]) != (tier, weight):
+                return False
+            return verify(segment_leaf(index, cid, tier, weight), list(proof), bytes.fromhex(s.root[2:]))

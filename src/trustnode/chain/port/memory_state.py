@@ -1,0 +1,209 @@
+"""The state of an in-memory chain shared by every `MemoryPort` bound to it (one per signer).
+
+Blocks are counted, not mined: every transaction advances the chain by one block (like the
+test devnet's automine), `mine(n)` lets time pass. Time is `genesis + block * block_time_s`.
+`down = True` makes every port call fail as an unreachable RPC does, for outage tests.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from eth_utils import keccak, to_checksum_address
+
+from trustnode.chain.errors import ChainUnavailableError, ContractRevertError
+from trustnode.chain.port import reverts
+from trustnode.chain.port.types import DrawFailure, TxRef
+from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, SessionParams
+from trustnode.consensus.rules import WAD
+from trustnode.models.enums import SegmentOutcome
+from trustnode.models.verdict import SessionState
+
+TOKEN = 10**18
+#: Fast phases for unit tests (blocks); everything else as the devnet.
+MEMORY_SESSION_PARAMS = DEVNET_SESSION_PARAMS.model_copy(
+    update={"draw_blocks": 20, "key_blocks": 20, "commit_blocks": 20, "reveal_blocks": 20}
+)
+
+
+def revert(name: str, **args: Any) -> ContractRevertError:
+    """The revert a contract would raise; only names some shipped ABI declares."""
+    if name not in reverts.declared():
+        raise AssertionError(f"{name} is not a custom error of any shipped contract")
+    return ContractRevertError(name, args, "0x")
+
+
+@dataclass
+class Auditor:
+    tier: int
+    expertise: int
+    key: str
+    registered: bool = True
+    assets: int = 0
+    locked: int = 0
+    total_shares: int = 0
+    shares: dict[str, int] = field(default_factory=dict)
+    reputation: int = WAD // 2
+
+
+@dataclass
+class Vote:
+    commitment: bytes | None = None
+    word: int | None = None  # the revealed verdict word
+    settled: bool = False
+
+
+@dataclass
+class Session:
+    id: int
+    provider: str
+    version: int
+    root: str
+    tiers: list[int]
+    weights: list[int]
+    fee: int
+    pool: int
+    target: int
+    total_seats: int
+    state: SessionState = SessionState.CREATED
+    seed: bytes | None = None
+    seats: dict[str, list[int]] = field(default_factory=dict)  # auditor -> segments, seat order
+    segment_auditors: list[set[str]] = field(default_factory=list)
+    cursor: tuple[int, int] = (0, 0)  # (segment, seat within segment)
+    drawn: int = 0
+    votes: dict[str, Vote] = field(default_factory=dict)
+    draw_deadline: int = 0
+    key_deadline: int = 0
+    commit_deadline: int = 0
+    reveal_deadline: int = 0
+    tally: list[list[int]] = field(default_factory=list)  # [pass, fail] per segment
+    outcomes: list[SegmentOutcome] = field(default_factory=list)
+    passed: bool = False
+    score_bps: int = 0
+    pass_weight: int = 0
+    total_weight: int = 0
+    failure: DrawFailure | None = None
+    slash_target: int | None = None
+    txs: dict[str, list[str]] = field(default_factory=dict)
+
+    def note(self, phase: str, tx: TxRef) -> None:
+        hashes = self.txs.setdefault(phase, [])
+        if tx.tx_hash not in hashes:
+            hashes.append(tx.tx_hash)
+
+
+@dataclass
+class WithdrawalRow:
+    owner: str
+    auditor: str
+    amount: int
+    ready_at: int
+    claimed: bool = False
+
+
+@dataclass
+class Log:
+    name: str
+    tx: TxRef
+    log_index: int
+    data: Any
+
+
+class MemoryChain:
+    """One simulated deployment; `port(address)` gives a signer's view of it."""
+
+    def __init__(
+        self,
+        params: SessionParams = MEMORY_SESSION_PARAMS,
+        *,
+        chain_id: int = 31337,
+        contract: str = "0x" + "5e" * 20,
+        randomness_delay: int = 2,
+        slash_delay: int = 0,
+        min_stake: int = 10 * TOKEN,
+        initial_reputation: int = WAD // 2,
+        reputation_floor: int = WAD // 2,
+        cooldown_s: int = 60,
+        block_time_s: int = 1,
+        max_segments: int = 1024,
+        abstain: bool = True,
+    ) -> None:
+        self.chain_id = chain_id
+        self.contract = to_checksum_address(contract)
+        self.versions: list[SessionParams] = [params]
+        self.randomness_delay = randomness_delay
+        self.slash_delay = slash_delay
+        self.min_stake = min_stake
+        self.initial_reputation = initial_reputation
+        self.reputation_floor = reputation_floor
+        self.cooldown_s = cooldown_s
+        self.block_time_s = block_time_s
+        self.max_segments = max_segments
+        self.abstain = abstain  # False: behave like protocol v1, which cannot record an abstention
+        self.genesis = 1_700_000_000
+        self.block = 1
+        self.balances: dict[str, int] = {}
+        self.auditors: dict[str, Auditor] = {}
+        self.sessions: list[Session] = []
+        self.withdrawals: list[WithdrawalRow] = []
+        self.logs: list[Log] = []
+        self.down = False
+        self.lock = threading.RLock()
+        self._tx_count = 0
+
+    # -- test controls -----------------------------------------------------------------------
+    def port(self, address: str) -> Any:
+        from trustnode.chain.port.memory import MemoryPort
+
+        return MemoryPort(self, address, abstain=self.abstain)
+
+    def fund(self, address: str, amount: int) -> None:
+        with self.lock:
+            a = to_checksum_address(address)
+            self.balances[a] = self.balances.get(a, 0) + amount
+
+    def mine(self, blocks: int = 1) -> None:
+        with self.lock:
+            self.block += blocks
+
+    def set_params(self, params: SessionParams) -> None:
+        """A new parameter version (sessions opened from now on use it)."""
+        with self.lock:
+            self.versions.append(params)
+
+    # -- helpers for the port ------------------------------------------------------------------
+    @contextmanager
+    def op(self) -> Iterator[None]:
+        with self.lock:
+            if self.down:
+                raise ChainUnavailableError("chain at memory:// is not reachable: the test took it down")
+            yield
+
+    def tx(self) -> TxRef:
+        """A transaction: one new block."""
+        self._tx_count += 1
+        self.block += 1
+        return TxRef(tx_hash="0x" + keccak(self._tx_count.to_bytes(8, "big")).hex(), block=self.block)
+
+    def emit(self, name: str, tx: TxRef, data: Any) -> None:
+        self.logs.append(Log(name=name, tx=tx, log_index=len(self.logs), data=data))
+
+    def now(self) -> int:
+        return self.genesis + self.block * self.block_time_s
+
+    def session(self, session_id: int) -> Session:
+        if not 1 <= session_id <= len(self.sessions):
+            raise revert("UnknownSession", sessionId=session_id)
+        return self.sessions[session_id - 1]
+
+    def params_of(self, s: Session) -> SessionParams:
+        return self.versions[s.version]
+
+    def weight(self, a: Auditor) -> int:
+        if not a.registered or a.assets < self.min_stake:
+            return 0
+        return a.assets * (a.reputation + self.reputation_floor) // WAD

@@ -1,0 +1,99 @@
+"""Revert names the node reacts to, checked against the ABI of the shipped artifacts.
+
+A name here that no contract declares would never match (the bug this module replaces:
+"NotReady" and "RandomnessNotReady" were matched, and no contract has them).
+`undeclared()` lists such names; a test keeps it empty, so a contract change that renames
+an error fails the build instead of silently changing what the node does.
+
+Permanent reverts will fail the same way on every retry (the request itself is wrong);
+anything else may pass later (a phase moves on, the owner unpauses, the account is funded).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from trustnode.chain.artifacts_io import all_artifacts
+from trustnode.chain.errors import ContractRevertError
+
+# Waiting for randomness (LookaheadRandomness).
+TOO_EARLY = "TooEarly"
+# Already done: the action's effect is on chain (a retry after a crash).
+ALREADY_REVEALED = "AlreadyRevealed"
+ALREADY_SETTLED = "AlreadySettled"
+DRAW_COMPLETE = "DrawComplete"
+# Staking: earnings still back open seats.
+STAKE_LOCKED = "StakeLocked"
+WITHDRAWAL_NOT_READY = "WithdrawalNotReady"
+ALREADY_CLAIMED = "AlreadyClaimed"
+
+#: The request can never succeed: the job fails with the reason instead of retrying.
+PERMANENT = frozenset(
+    {
+        "InvalidSegments",
+        "InvalidTier",
+        "InvalidWeight",
+        "FeeTooLow",
+        "FeeTooHigh",
+        "EmptyManifest",
+        "NotProvider",
+        "UnknownSession",
+        "RandomnessExpired",
+        "TooLate",
+        "InvalidVerdicts",
+        "CommitmentMismatch",
+        "NotSeated",
+        "TooManyCommits",
+    }
+)
+
+#: Every name this module reacts to.
+NAMES = PERMANENT | {
+    TOO_EARLY,
+    ALREADY_REVEALED,
+    ALREADY_SETTLED,
+    DRAW_COMPLETE,
+    STAKE_LOCKED,
+    WITHDRAWAL_NOT_READY,
+    ALREADY_CLAIMED,
+}
+
+
+@cache
+def declared() -> frozenset[str]:
+    """Every custom error name in the shipped ABIs."""
+    return frozenset(
+        item["name"] for art in all_artifacts().values() for item in art.abi if item.get("type") == "error"
+    )
+
+
+def undeclared() -> list[str]:
+    """Names used here that no shipped contract declares (must stay empty)."""
+    return sorted(NAMES - declared())
+
+
+def is_permanent(exc: BaseException) -> bool:
+    """True for a revert that will fail the same way however often it is retried."""
+    return isinstance(exc, ContractRevertError) and exc.name in PERMANENT
+
+
+def is_revert(exc: BaseException, name: str) -> bool:
+    """`exc` is the revert `name` (a name this module declares)."""
+    if name not in NAMES:
+        raise ValueError(f"{name!r} is not a revert name the node knows (see chain.port.reverts)")
+    return isinstance(exc, ContractRevertError) and exc.name == name
+
+
+def explain(exc: ContractRevertError) -> str:
+    """A reason for people: the error name with its arguments and what it means."""
+    meaning = {
+        "InvalidSegments": "the trace has no segments or more than the contract's limit",
+        "FeeTooLow": "the fee does not cover the reward of every seat",
+        "FeeTooHigh": "the fee does not fit the contract's fee field",
+        "InvalidTier": "a segment names a tier the contract does not know",
+        "InvalidWeight": "a segment weight is not what the parameters require",
+        "UnknownSession": "the session does not exist on this chain (was the chain reset?)",
+        "NotProvider": "this node's account did not open the session",
+        "RandomnessExpired": "the session's randomness was never fixed in time",
+    }.get(exc.name)
+    return f"{exc}" + (f": {meaning}" if meaning else "")

@@ -1,0 +1,101 @@
+"""The protocol-parameter options shared by `devnet up` and `deploy`.
+
+Each option defaults to the configuration (`[protocol]`, `TRUSTNODE_PROTOCOL__*`); an option
+given, or a value set in the configuration, is *asked* for: on an existing deployment it is
+applied by the owner or refused, never ignored.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+
+from trustnode.cli.common import fail
+from trustnode.config import ProtocolSettings, Settings
+
+SeatsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--seats-per-tier",
+        metavar="C,L,H",
+        help="Auditors per segment for computer,llm,human (k). Config: protocol.seats_per_tier.",
+    ),
+]
+SeatCapOpt = Annotated[
+    int | None, typer.Option("--seat-cap", metavar="N", help="Most seats one auditor holds in a session.")
+]
+TauOpt = Annotated[
+    int | None, typer.Option("--tau-bps", metavar="BPS", help="Quorum per segment, basis points of k.")
+]
+BetaOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--beta-bps", metavar="BPS", help="Share of the segment weight a PASS needs (basis points)."
+    ),
+]
+RewardOpt = Annotated[
+    Decimal | None,
+    typer.Option("--reward", metavar="TRUST", help="TRUST per vote that agrees with the outcome."),
+]
+SlashOpt = Annotated[
+    Decimal | None,
+    typer.Option("--slash", metavar="TRUST", help="TRUST slashed per vote against the outcome."),
+]
+DrawOpt = Annotated[
+    int | None, typer.Option("--draw-blocks", metavar="BLOCKS", help="Blocks to draw auditors.")
+]
+KeyOpt = Annotated[int | None, typer.Option("--key-blocks", metavar="BLOCKS", help="Blocks to publish keys.")]
+CommitOpt = Annotated[int | None, typer.Option("--commit-blocks", metavar="BLOCKS", help="Commit phase.")]
+RevealOpt = Annotated[int | None, typer.Option("--reveal-blocks", metavar="BLOCKS", help="Reveal phase.")]
+
+
+def parse_seats(text: str) -> tuple[int, int, int]:
+    try:
+        parts = tuple(int(p) for p in text.split(","))
+    except ValueError:
+        fail(f"--seats-per-tier must be three integers like 2,1,1, got {text!r}")
+    if len(parts) != 3:
+        fail(f"--seats-per-tier needs three numbers (computer,llm,human), got {text!r}")
+    return parts[0], parts[1], parts[2]
+
+
+def asked_protocol(
+    s: Settings,
+    *,
+    seats_per_tier: str | None = None,
+    seat_cap: int | None = None,
+    tau_bps: int | None = None,
+    beta_bps: int | None = None,
+    reward: Decimal | None = None,
+    slash: Decimal | None = None,
+    draw_blocks: int | None = None,
+    key_blocks: int | None = None,
+    commit_blocks: int | None = None,
+    reveal_blocks: int | None = None,
+) -> tuple[ProtocolSettings, set[str]]:
+    """(the parameters to run, the fields the operator asked for: options and configured values)."""
+    flags: dict[str, object] = {
+        "seat_cap": seat_cap,
+        "tau_bps": tau_bps,
+        "beta_bps": beta_bps,
+        "reward": reward,
+        "slash": slash,
+        "draw_blocks": draw_blocks,
+        "key_blocks": key_blocks,
+        "commit_blocks": commit_blocks,
+        "reveal_blocks": reveal_blocks,
+    }
+    if seats_per_tier is not None:
+        flags["seats_per_tier"] = parse_seats(seats_per_tier)
+    given = {k: v for k, v in flags.items() if v is not None}
+    try:
+        merged = ProtocolSettings.model_validate({**s.protocol.model_dump(), **given})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        fail(f"invalid protocol parameters: {problems}")
+    if not all(1 <= k <= 31 for k in merged.seats_per_tier):
+        fail(f"seats per tier must each be 1..31, got {merged.seats_per_tier}")
+    return merged, set(s.protocol.model_fields_set) | set(given)

@@ -1,0 +1,132 @@
+"""Start-up checks of node commands: refuse what cannot work, and say why, before taking work.
+
+- an LLM endpoint (the decomposer's for `api serve`/`worker`, the judge's for `auditor run
+  --tier llm`) is probed once; a wrong one is refused, or replaced by the offline decomposer
+  only when `decomposer.offline_fallback` says so;
+- an auditor holds the tokens and gas its stake needs, or is told how to get them;
+- the provider's account is not also an auditor's, and the devnet roles are kept.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trustnode.chain.errors import ChainError, redact_url
+from trustnode.chain.units import format_trust
+from trustnode.config import Settings
+from trustnode.llm.errors import LLMError
+from trustnode.llm.settings import LLMSettings
+from trustnode.node.context import NodeContext
+
+DECOMPOSER_ROLE = "decomposer"
+JUDGE_ROLE = "judge"
+
+
+class StartupError(RuntimeError):
+    """The node cannot work as configured; the message says what to change."""
+
+
+def probe_llm(llm: LLMSettings, cache_dir: Path, role: str) -> str:
+    """Probe the endpoint `llm` for `role`; a one-line summary, or LLMError saying what is wrong."""
+    from trustnode.llm.client import LLMClient
+
+    client = LLMClient(llm, cache_dir)
+    try:
+        probe = getattr(client, "probe", None)
+        if probe is not None:  # the audit engineers' probe: a small JSON request of this role
+            return str(probe(role).summary())
+        # Until that probe reaches this branch: the endpoint must at least list models.
+        models = client.list_models()
+        listed = "" if llm.model in models or not models else f" (not among {', '.join(models)})"
+        return f"{redact_url(client.base_url)}: model {llm.model}{listed} reachable"
+    finally:
+        client.close()
+
+
+def decomposer_mode(s: Settings) -> tuple[str, str]:
+    """(mode the provider pipeline runs, a line for the operator); StartupError when refused."""
+    d = s.decomposer
+    if d.mode == "offline":
+        return "offline", "decomposer: offline rules"
+    why = ""
+    if not d.llm.base_url:
+        why = "no endpoint is set (TRUSTNODE_DECOMPOSER__LLM__BASE_URL)"
+    else:
+        try:
+            return d.mode, f"decomposer: {d.mode} via {probe_llm(d.llm, s.llm_cache_dir, DECOMPOSER_ROLE)}"
+        except LLMError as exc:
+            why = f"its endpoint failed the start-up probe: {exc}"
+    if d.offline_fallback:
+        return "offline", f"decomposer: offline rules, because the {d.mode} decomposer cannot run ({why})"
+    raise StartupError(
+        f"the {d.mode} decomposer cannot run: {why}. Fix TRUSTNODE_DECOMPOSER__LLM__BASE_URL (and "
+        "__MODEL), choose TRUSTNODE_DECOMPOSER__MODE=offline, or allow "
+        "TRUSTNODE_DECOMPOSER__OFFLINE_FALLBACK=true"
+    )
+
+
+def judge_endpoint(s: Settings) -> str:
+    """Probe the LLM judge's endpoint; a line for the operator, or StartupError."""
+    if not s.llm.base_url:
+        raise StartupError("an LLM auditor needs TRUSTNODE_LLM__BASE_URL (an OpenAI-compatible endpoint)")
+    try:
+        return f"judge: {probe_llm(s.llm, s.llm_cache_dir, JUDGE_ROLE)}"
+    except LLMError as exc:
+        raise StartupError(
+            f"the LLM judge's endpoint failed the start-up probe: {exc}. Fix TRUSTNODE_LLM__BASE_URL "
+            "(and TRUSTNODE_LLM__MODEL)"
+        ) from exc
+
+
+def fund_hint(address: str, on_devnet: bool) -> str:
+    if on_devnet:
+        return (
+            f"fund it with `trustnode devnet fund --address {address}` (`trustnode devnet up --auditors N` "
+            "funds accounts 2..N+1)"
+        )
+    return f"the deployer funds it with `trustnode deploy --fund {address}`, or send it TRUST and gas"
+
+
+def check_auditor_funds(ctx: NodeContext, stake: int) -> None:
+    """StartupError unless this account can pay the gas and the rest of its `stake` (token wei)."""
+    proto = ctx.protocol()
+    address = proto.address
+    on_devnet = ctx.deployment().chain_id == ctx.settings.devnet.chain_id
+    if int(proto.client.w3.eth.get_balance(address)) == 0:  # type: ignore[arg-type]
+        raise StartupError(f"auditor {address} has no ETH to pay for gas: {fund_hint(address, on_devnet)}")
+    need = max(0, stake - proto.pool(address).assets)
+    have = proto.balance_of(address)
+    if have < need:
+        raise StartupError(
+            f"auditor {address} needs {format_trust(need)} to stake but holds {format_trust(have)}: "
+            + fund_hint(address, on_devnet)
+        )
+
+
+def role_warnings(ctx: NodeContext, role: str) -> list[str]:
+    """Configurations that work but mix roles: said loudly at start-up."""
+    s = ctx.settings
+    out: list[str] = []
+    try:
+        dep = ctx.deployment()
+        on_devnet = dep.chain_id == s.devnet.chain_id
+        explicit_key = s.chain.private_key is not None or s.chain.keystore_path is not None
+        index = s.chain.account_index
+        if on_devnet and not explicit_key:
+            if role == "auditor" and index in (0, 1):
+                out.append(
+                    f"this auditor signs with devnet account {index}, which is the "
+                    f"{'deployer' if index == 0 else 'provider'}'s: give each auditor its own (2..19)"
+                )
+            if role == "provider" and index != 1:
+                out.append(f"the provider signs with devnet account {index}; by convention it is 1")
+        if role == "provider":
+            proto = ctx.protocol()
+            if proto.profile(proto.address).registered:
+                out.append(
+                    f"the provider's account {proto.address} is also a registered auditor: it may be drawn "
+                    "to audit the traces it pays for. Give the API node its own account"
+                )
+    except (ChainError, OSError) as exc:
+        out.append(f"could not check the account roles on chain: {exc}")
+    return out

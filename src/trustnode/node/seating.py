@@ -1,0 +1,78 @@
+"""Can a session's seats be filled, and if a draw failed, why (issue 13, item 2).
+
+Before paying for a session the provider counts the auditors a draw could pick in each tier
+the trace needs: each segment of tier t needs k_t distinct auditors, and together they must
+back k_t seats per segment (per-auditor seat cap, free stake for the slash amount of each
+seat). The provider's own account is never drawn for its sessions, so it does not count.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Sequence
+
+from trustnode.chain.port import ChainPort, DrawFailure, SessionInfo
+from trustnode.models.enums import Tier
+from trustnode.models.verdict import SessionState, TierName
+
+log = logging.getLogger(__name__)
+
+_warned: set[tuple[str, str]] = set()
+
+
+def _warn_provider_is_auditor(port: ChainPort, tier: Tier) -> None:
+    key = (port.contract, port.address)
+    if key in _warned:
+        return
+    _warned.add(key)
+    log.warning(
+        "the provider's account %s is also a registered %s auditor: it is never drawn for the sessions it "
+        "opens, so it does not count as eligible, and it may audit other providers' traces with this "
+        "node's keys. Give the provider (API node) and each auditor an account of its own.",
+        port.address,
+        tier.name.lower(),
+    )
+
+
+def shortfall(port: ChainPort, tiers: Sequence[int]) -> DrawFailure | None:
+    """The first tier whose eligible auditors cannot fill the seats of `tiers`, or None."""
+    params = port.params()
+    for t, segments in sorted(Counter(tiers).items()):
+        tier = Tier(t)
+        k = params.seats_per_tier[t]
+        eligible = port.eligible_auditors(tier)
+        if any(e.address == port.address for e in eligible):
+            _warn_provider_is_auditor(port, tier)
+        eligible = [e for e in eligible if e.address != port.address]
+        capacity = sum(min(e.free_seats, params.seat_cap) for e in eligible)
+        if len(eligible) < k or capacity < k * segments:
+            return DrawFailure(
+                tier=TierName.of(t), seats_needed=k * segments, eligible=len(eligible), per_segment=k
+            )
+    return None
+
+
+def cancel_reason(port: ChainPort, info: SessionInfo, tiers: Sequence[int]) -> str:
+    """Why a session ended without a verdict, in words (on-chain reason when there is one)."""
+    sid = info.session_id
+    if info.state == SessionState.CANCELLED:
+        failure = port.draw_failure(sid)
+        if failure is not None:
+            return failure.reason
+        counted = shortfall(port, tiers)
+        if counted is not None:
+            return f"{counted.reason} (counted now; the draw does not record why)"
+        return (
+            "the draw was cancelled: it rejected too many picks in a row (auditors at the seat cap, "
+            "on the segment already, or without free stake); the draw does not record which tier"
+        )
+    if info.state == SessionState.EXPIRED:
+        if info.drawn_seats < info.total_seats:
+            if info.drawn_seats == 0 and info.draw_deadline == 0:
+                return "the draw's randomness expired before anyone drew"
+            return f"the draw did not complete before block {info.draw_deadline}"
+        if info.commit_deadline == 0:
+            return f"the provider did not publish the keys before block {info.key_deadline}"
+        return "the session expired"
+    return f"session {sid} is {info.state.value}"

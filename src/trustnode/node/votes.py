@@ -1,0 +1,151 @@
+"""An auditor account's durable state: its sessions (votes and salts), withdrawals, and the lock
+that keeps two daemons of one account off the same data directory.
+
+Everything lives under `paths.auditor_dir(settings, address)`, so daemons of different
+accounts can share a data dir; the vote store also holds the event follower's checkpoint.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from trustnode.chain.port import Ballot, SeatVote
+from trustnode.node.sqlite import PRIVATE_FILE_MODE, Database
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS ballots (
+    session_id INTEGER NOT NULL, round INTEGER NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (session_id, round)
+);
+CREATE TABLE IF NOT EXISTS withdrawals (id INTEGER PRIMARY KEY, amount TEXT NOT NULL, claimed INTEGER NOT NULL DEFAULT 0);
+"""
+
+
+class VoteState(StrEnum):
+    AUDITING = "auditing"  # keys seen; seats being audited (a human seat may wait here)
+    DECIDED = "decided"  # every seat has a vote; salt chosen; nothing sent yet
+    COMMITTED = "committed"
+    REVEALED = "revealed"
+    SETTLED = "settled"
+    ABANDONED = "abandoned"
+
+
+class VoteRecord(BaseModel):
+    """One session round from this auditor's point of view; written before anything is sent."""
+
+    session_id: int
+    round: int = 0
+    manifest_cid: str
+    seats: list[int]
+    votes: list[SeatVote | None] = Field(default_factory=list, description="Per seat, in seat order.")
+    reasons: dict[int, str] = Field(default_factory=dict, description="Seat -> why it abstains.")
+    evidence_hashes: list[str | None] = Field(default_factory=list)
+    salt: str | None = None
+    state: VoteState = VoteState.AUDITING
+    tx_hashes: dict[str, str] = Field(default_factory=dict)
+    note: str = ""
+
+    def ballot(self, *, abstain_supported: bool) -> Ballot:
+        """The ballot sent on chain. Where the contracts cannot record an abstention (protocol v1),
+        an abstaining seat goes out as PASS, v1's only neutral vote; the daemon says so in its log."""
+        votes = [v or SeatVote.ABSTAIN for v in self.votes]
+        if not abstain_supported:
+            votes = [SeatVote.PASS if v == SeatVote.ABSTAIN else v for v in votes]
+        return Ballot(votes=tuple(votes))
+
+    @property
+    def salt_bytes(self) -> bytes:
+        if self.salt is None:
+            raise ValueError(f"session {self.session_id}: no salt before the ballot is decided")
+        return bytes.fromhex(self.salt[2:])
+
+
+class VoteStore:
+    def __init__(self, path: Path) -> None:
+        self.db = Database(path, SCHEMA)
+
+    def get(self, session_id: int, round: int = 0) -> VoteRecord | None:
+        row = (
+            self.db.conn()
+            .execute("SELECT doc FROM ballots WHERE session_id = ? AND round = ?", (session_id, round))
+            .fetchone()
+        )
+        return None if row is None else VoteRecord.model_validate_json(row["doc"])
+
+    def put(self, rec: VoteRecord) -> None:
+        with self.db.tx() as conn:
+            conn.execute(
+                "INSERT INTO ballots (session_id, round, doc) VALUES (?, ?, ?) "
+                "ON CONFLICT(session_id, round) DO UPDATE SET doc = excluded.doc",
+                (rec.session_id, rec.round, rec.model_dump_json()),
+            )
+
+    def all(self) -> list[VoteRecord]:
+        rows = self.db.conn().execute("SELECT doc FROM ballots ORDER BY session_id, round").fetchall()
+        return [VoteRecord.model_validate_json(r["doc"]) for r in rows]
+
+    def active(self) -> list[VoteRecord]:
+        return [r for r in self.all() if r.state not in (VoteState.SETTLED, VoteState.ABANDONED)]
+
+    # -- withdrawals -----------------------------------------------------------------------------
+    def add_withdrawal(self, withdrawal_id: int, amount: int) -> None:
+        with self.db.tx() as conn:
+            conn.execute("INSERT INTO withdrawals (id, amount) VALUES (?, ?)", (withdrawal_id, str(amount)))
+
+    def open_withdrawals(self) -> list[int]:
+        rows = self.db.conn().execute("SELECT id FROM withdrawals WHERE claimed = 0").fetchall()
+        return [int(r["id"]) for r in rows]
+
+    def close_withdrawal(self, withdrawal_id: int) -> None:
+        with self.db.tx() as conn:
+            conn.execute("UPDATE withdrawals SET claimed = 1 WHERE id = ?", (withdrawal_id,))
+
+    def withdrawals(self) -> list[tuple[int, int, bool]]:
+        rows = self.db.conn().execute("SELECT id, amount, claimed FROM withdrawals ORDER BY id").fetchall()
+        return [(int(r["id"]), int(r["amount"]), bool(r["claimed"])) for r in rows]
+
+
+class AccountInUseError(ValueError):
+    """Another daemon of the same account already runs on this data directory (a misconfiguration:
+    node commands refuse to start and say so)."""
+
+
+class AccountLock:
+    """An exclusive lock on one account's state directory, held while the daemon runs.
+
+    Two daemons of one account would commit different salts for the same seats and lose the
+    reveal; the second one is refused at start-up instead. The OS drops the lock when the
+    process dies (SIGKILL included), so a crash never leaves a stale lock.
+    """
+
+    def __init__(self, directory: Path, address: str) -> None:
+        self.path = directory / "daemon.lock"
+        self.address = address
+        self._fd: int | None = None
+
+    def acquire(self) -> AccountLock:
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_CREAT | os.O_RDWR, PRIVATE_FILE_MODE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise AccountInUseError(
+                f"another auditor daemon of account {self.address} already runs on this data directory "
+                f"({self.path.parent}, pid {holder}); stop it, or give each daemon its own account"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None

@@ -1,0 +1,128 @@
+"""The chain port: revert names come from the ABI, and both implementations (the deployed
+contracts on anvil, the in-memory chain) give the same answers to one session's scenario."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import client_for
+from trustnode.chain.deployment import Deployment
+from trustnode.chain.errors import ContractRevertError
+from trustnode.chain.port import AbstainNotSupported, Ballot, ChainPort, NotReady, SeatVote, reverts
+from trustnode.chain.port.evm import Web3Port
+from trustnode.chain.port.memory_state import MemoryChain, revert
+from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol
+from trustnode.models.enums import Tier
+from trustnode.models.verdict import SessionState, TraceVerdict
+from trustnode.node.verdict import build_outcome
+
+TOKEN = 10**18
+ROOT = bytes.fromhex("ab" * 32)
+SALT = b"\x11" * 32
+
+
+def test_every_revert_name_the_node_reacts_to_is_declared_by_a_contract() -> None:
+    assert reverts.undeclared() == []
+    assert "NotReady" not in reverts.declared() and "RandomnessNotReady" not in reverts.declared()
+    assert reverts.TOO_EARLY in reverts.declared() and "InvalidSegments" in reverts.PERMANENT
+    with pytest.raises(ValueError, match="not a revert name the node knows"):
+        reverts.is_revert(ContractRevertError("NotReady", {}, "0x"), "NotReady")
+    with pytest.raises(AssertionError, match="not a custom error of any shipped contract"):
+        revert("RandomnessNotReady")
+
+
+def test_permanent_reverts_are_told_apart_from_transient_ones() -> None:
+    assert reverts.is_permanent(ContractRevertError("FeeTooLow", {"pool": 1, "required": 2}, "0x"))
+    assert not reverts.is_permanent(ContractRevertError("TooEarly", {}, "0x"))
+    assert not reverts.is_permanent(ContractRevertError("EnforcedPause", {}, "0x"))
+    assert "does not exist on this chain" in reverts.explain(ContractRevertError("UnknownSession", {}, "0x"))
+
+
+def scenario(provider: ChainPort, auditor: ChainPort, mine: Callable[[int], None]) -> dict[str, object]:
+    """One computer segment, one auditor: every port operation of a session's life, in order."""
+    auditor.register(Tier.COMPUTER, 1, b"\x42" * 32)
+    auditor.stake(100 * TOKEN)
+    assert [e.address for e in auditor.eligible_auditors(Tier.COMPUTER)] == [auditor.address]
+    params = provider.params()
+    fee = params.reward * 2
+    opened = provider.open_session(ROOT, [0], [1], fee)
+    assert provider.find_opened(ROOT) == opened
+    try:
+        provider.draw(opened.session_id, 8)
+        raise AssertionError("the draw's randomness cannot be fixed in the opening block")
+    except NotReady:
+        pass
+    mine(4)
+    step = provider.draw(opened.session_id, 8)
+    assert (step.drawn_seats, step.total_seats, step.state) == (1, 1, SessionState.DRAWING)
+    assert provider.seats(opened.session_id) == {auditor.address: [0]}
+    provider.publish_keys(opened.session_id, "bafy-manifest")
+    assert provider.keys_published(opened.session_id).manifest_cid == "bafy-manifest"  # type: ignore[union-attr]
+    ballot = Ballot(votes=(SeatVote.FAIL,))
+    assert not auditor.commitment_matches(opened.session_id, ballot, SALT)
+    if not auditor.capabilities.abstain:
+        with pytest.raises(AbstainNotSupported, match="cannot record an abstaining seat"):
+            auditor.commit(opened.session_id, Ballot(votes=(SeatVote.ABSTAIN,)), SALT)
+    auditor.commit(opened.session_id, ballot, SALT)
+    assert auditor.commitment_matches(opened.session_id, ballot, SALT)
+    assert not auditor.commitment_matches(opened.session_id, Ballot(votes=(SeatVote.PASS,)), SALT)
+    assert auditor.session(opened.session_id).state == SessionState.REVEAL  # everyone committed
+    assert auditor.reveal(opened.session_id, ballot, SALT) is not None
+    assert auditor.reveal(opened.session_id, ballot, SALT) is None  # already revealed
+    state, _ = provider.advance(opened.session_id)
+    assert state == SessionState.FINALIZED and provider.finalized(opened.session_id) is not None
+    info = provider.session(opened.session_id)
+    outcome = build_outcome(info, provider.segments(opened.session_id), beta_bps=params.beta_bps)
+    settled = auditor.settle(opened.session_id, auditor.address)
+    assert settled is not None and auditor.settle(opened.session_id, auditor.address) is None
+    assert auditor.settlements(auditor=auditor.address) == [settled]
+    vote = auditor.vote(opened.session_id, auditor.address)
+    return {
+        "verdict": outcome.verdict,
+        "failing": [s.index for s in outcome.failing_segments],
+        "settled": (settled.correct, settled.incorrect, settled.slashes, settled.reward, settled.reputation),
+        "vote": (vote.committed, vote.revealed, vote.settled, vote.ballot),
+        "phases": sorted(provider.session_transactions(opened.session_id)),
+        "pool": auditor.pool(auditor.address).locked,
+    }
+
+
+EXPECTED = {
+    "verdict": TraceVerdict.FAIL,
+    "failing": [0],
+    "settled": (
+        1,
+        0,
+        0,
+        DEVNET_SESSION_PARAMS.reward,
+        (9 * 10**17 * (10**18 // 2) + 10**17 * 10**18) // 10**18,
+    ),
+    "vote": (True, True, True, Ballot(votes=(SeatVote.FAIL,))),
+    "phases": ["commit", "draw", "finalize", "open", "publish_keys", "reveal", "settle"],
+    "pool": 0,
+}
+
+
+def test_the_memory_port_runs_a_session_by_the_rules() -> None:
+    chain = MemoryChain(DEVNET_SESSION_PARAMS)
+    provider, auditor = chain.port("0x" + "01" * 20), chain.port("0x" + "02" * 20)
+    chain.fund(provider.address, 10_000 * TOKEN)
+    chain.fund(auditor.address, 10_000 * TOKEN)
+    assert scenario(provider, auditor, chain.mine) == EXPECTED
+
+
+@pytest.mark.chain
+def test_the_web3_port_gives_the_same_answers_on_the_deployed_contracts(
+    fresh_devnet: Deployment, tmp_path: Path
+) -> None:
+    owner = Protocol(client_for(fresh_devnet, 0), fresh_devnet.contracts)
+    provider_p, auditor_p = (Protocol(client_for(fresh_devnet, i), fresh_devnet.contracts) for i in (1, 2))
+    owner.transfer(provider_p.address, 10_000 * TOKEN)
+    owner.transfer(auditor_p.address, 10_000 * TOKEN)
+    provider = Web3Port(provider_p, deploy_block=fresh_devnet.deploy_block)
+    auditor = Web3Port(auditor_p, deploy_block=fresh_devnet.deploy_block)
+    assert provider.params() == DEVNET_SESSION_PARAMS and provider.max_segments() == 1024
+    assert scenario(provider, auditor, owner.client.mine) == EXPECTED

@@ -1,0 +1,169 @@
+"""The provider's state machine on the in-memory chain (issue 13: items 2, 4 and 7, the typed verdict).
+
+Real pipeline, real auditor daemons and backends, real local blob store; only the chain is
+`MemoryChain`, so each test runs a whole session in well under a second.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.node.conftest import judge_for
+from tests.node.memnet import PROVIDER, MemoryNet, address
+from trustnode.audit.computer import ComputerAuditor
+from trustnode.chain.port.memory_state import MEMORY_SESSION_PARAMS, MemoryChain
+from trustnode.llm.fake_server import FakeOpenAIServer
+from trustnode.models.enums import Tier
+from trustnode.models.jobs import JobStatus, TraceStage
+from trustnode.models.verdict import SegmentVerdict, SessionState, TraceVerdict
+from trustnode.node.queries import SessionQueries, StaleTraceLinkError
+from trustnode.node.samples import Sample, load_samples
+
+PARAMS = MEMORY_SESSION_PARAMS.model_copy(
+    update={"seat_cap": 32, "seats_per_tier": (2, 1, 1), "beta_bps": 9000}
+)
+
+
+@pytest.fixture
+def samples() -> dict[str, Sample]:
+    return {s.name: s for s in load_samples()}
+
+
+@pytest.fixture
+def net(tmp_path: Path, fake_llm: FakeOpenAIServer) -> Iterator[MemoryNet]:
+    n = MemoryNet(tmp_path, PARAMS)
+    n.add_auditor("computer-1", Tier.COMPUTER, ComputerAuditor(), 2)
+    n.add_auditor("computer-2", Tier.COMPUTER, ComputerAuditor(), 3)
+    n.add_auditor("llm-1", Tier.LLM, judge_for(fake_llm, tmp_path / "judge"), 4)
+    yield n
+    n.close()
+
+
+def test_flawed_trace_fails_on_its_wrong_step_with_a_typed_verdict(
+    net: MemoryNet, samples: dict[str, Sample]
+) -> None:
+    tid = net.submit(samples["tunnel-flawed"].trace)
+    job = net.run([tid])[tid]
+    assert job.status == JobStatus.DONE and job.outcome is not None
+    out = job.outcome
+    assert out.verdict == TraceVerdict.FAIL and out.state == SessionState.FINALIZED
+    assert out.beta_bps == 9000 and "a PASS needs 90%" in out.summary
+    assert len(out.failing_segments) == 1
+    failing = out.failing_segments[0]
+    assert job.hdag is not None and "1.2 × 0.8 = 1.06" in job.hdag.node(failing.node_id or "").content
+    assert failing.tier.value == "computer" and failing.cid == job.segments[failing.index].cid
+    assert set(job.tx_hashes) >= {"open", "draw", "publish_keys", "finalize"}
+    assert job.chain is not None and job.chain.chain_id == net.chain.chain_id
+    assert job.chain.merkle_root == job.merkle_root and job.chain.contract == net.chain.contract
+
+
+def test_no_session_is_opened_when_a_tier_lacks_auditors(tmp_path: Path, samples: dict[str, Sample]) -> None:
+    net = MemoryNet(tmp_path, PARAMS)
+    net.add_auditor("computer-1", Tier.COMPUTER, ComputerAuditor(), 2)
+    net.add_auditor("computer-2", Tier.COMPUTER, ComputerAuditor(), 3)
+    balance = net.chain.balances[PROVIDER]
+    tid = net.submit(samples["tunnel-flawed"].trace)
+    job = net.run([tid])[tid]
+    net.close()
+    assert job.status == JobStatus.FAILED
+    assert job.error == (
+        "no session opened (nothing paid): not enough eligible auditors of tier llm: "
+        "need 1 distinct per segment, 7 seats, have 0"
+    )
+    assert net.chain.sessions == [] and net.chain.balances[PROVIDER] == balance
+
+
+def test_a_provider_that_is_also_an_auditor_is_warned_about_and_not_counted(
+    tmp_path: Path, samples: dict[str, Sample], caplog: pytest.LogCaptureFixture
+) -> None:
+    net = MemoryNet(tmp_path, PARAMS)
+    net.add_auditor("computer-1", Tier.COMPUTER, ComputerAuditor(), 2)
+    net.add_auditor("computer-2", Tier.COMPUTER, ComputerAuditor(), 3)
+    port = net.chain.port(PROVIDER)
+    port.register(Tier.LLM, 1, b"\x01" * 32)
+    port.stake(1_000 * 10**18)
+    with caplog.at_level(logging.WARNING, logger="trustnode.node.seating"):
+        tid = net.submit(samples["tunnel-flawed"].trace)
+        job = net.run([tid])[tid]
+    net.close()
+    assert (
+        job.status == JobStatus.FAILED and "tier llm" in (job.error or "") and "have 0" in (job.error or "")
+    )
+    warned = [r.getMessage() for r in caplog.records if "also a registered llm auditor" in r.getMessage()]
+    assert warned and PROVIDER in warned[0]
+
+
+def test_a_cancelled_draw_ends_the_job_with_its_reason(net: MemoryNet, samples: dict[str, Sample]) -> None:
+    tid = net.submit(samples["tunnel-flawed"].trace)
+    net.pipeline.step()  # as far as it goes: the opened session waits for its draw's randomness
+    assert net.job(tid).stage == TraceStage.OPENED
+    llm = net.chain.port(address(4))
+    shares, _ = llm.self_stake(llm.address)
+    llm.request_withdrawal(shares)  # the only LLM auditor leaves before the draw
+    job = net.run([tid])[tid]
+    reason = "not enough eligible auditors of tier llm: need 1 distinct per segment, 7 seats, have 0"
+    assert job.status == JobStatus.FAILED and reason in (job.error or "")
+    assert job.outcome is not None and job.outcome.state == SessionState.CANCELLED
+    assert job.outcome.reason == reason and job.outcome.verdict is None
+    assert all(s.outcome == SegmentVerdict.PENDING for s in job.outcome.segments)
+    public = SessionQueries(net.provider_ctx).outcome(job.session_id or 0)
+    assert public.reason == reason and public.summary == f"cancelled, no verdict: {reason}"
+
+
+def test_a_permanent_revert_fails_the_job_at_once(net: MemoryNet, samples: dict[str, Sample]) -> None:
+    # The contract allows 3 segments, the node believes 1024 (a stale view): openSession reverts.
+    net.chain.max_segments = 3
+    net.pipeline.port.max_segments = lambda: 1024  # type: ignore[method-assign]
+    tid = net.submit(samples["tunnel-flawed"].trace)
+    job = net.run([tid])[tid]
+    assert job.status == JobStatus.FAILED and job.attempts == 0
+    assert job.error is not None and "InvalidSegments" in job.error and "for good" in job.error
+    assert net.chain.sessions == []
+
+
+def test_an_outage_is_retried_until_the_chain_is_back(net: MemoryNet, samples: dict[str, Sample]) -> None:
+    tid = net.submit(samples["tunnel-flawed"].trace)
+    net.chain.down = True
+    for _ in range(5):
+        with net.provider_ctx.jobs.db.tx() as conn:
+            conn.execute("UPDATE jobs SET not_before = 0")
+        net.pipeline.step()
+    down = net.job(tid)
+    assert down.status == JobStatus.QUEUED and down.attempts >= 3 and "not reachable" in (down.error or "")
+    net.chain.down = False
+    assert net.run([tid])[tid].status == JobStatus.DONE
+
+
+def test_a_trace_too_large_for_a_session_fails_before_anything_is_paid(
+    tmp_path: Path, samples: dict[str, Sample]
+) -> None:
+    net = MemoryNet(tmp_path, PARAMS, max_segments=3)
+    tid = net.submit(samples["tunnel-flawed"].trace)
+    job = net.run([tid])[tid]
+    assert job.status == JobStatus.FAILED and job.attempts == 0
+    assert job.error == "the trace decomposes into 8 segments; a session holds at most 3"
+    assert job.stage == TraceStage.DECOMPOSED and net.chain.sessions == []
+
+
+def test_after_a_chain_reset_a_trace_link_says_so(
+    net: MemoryNet, samples: dict[str, Sample], tmp_path: Path
+) -> None:
+    tid = net.submit(samples["tunnel-flawed"].trace)
+    job = net.run([tid])[tid]
+    assert SessionQueries(net.provider_ctx).session_of_trace(job) == job.session_id
+    # A new chain with the same id and contract address: session 1 exists, with another root.
+    reset = MemoryChain(PARAMS)
+    reset.fund(PROVIDER, 10**24)
+    reset.port(PROVIDER).open_session(b"\x07" * 32, [0], [1], 10**20)
+    queries = SessionQueries(net.context(tmp_path / "after-reset", PROVIDER, reset))
+    with pytest.raises(StaleTraceLinkError, match="the chain was reset"):
+        queries.session_of_trace(job)
+    # Another deployment (contract address) altogether.
+    other = MemoryChain(PARAMS, contract="0x" + "77" * 20)
+    queries = SessionQueries(net.context(tmp_path / "other", PROVIDER, other))
+    with pytest.raises(StaleTraceLinkError, match="now follows chain 31337 at 0x7777"):
+        queries.session_of_trace(job)
