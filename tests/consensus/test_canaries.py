@@ -16,6 +16,7 @@ from trustnode.consensus.canaries import (
     canary_count,
     canary_effects,
     canary_refund,
+    canary_reveal_open,
     check_reveal,
     settle_canary,
     trace_verdict_with_canaries,
@@ -28,8 +29,6 @@ R = 6 * T
 ECON = EconomicRules(reward=R, penalty=8 * T, p_min=WAD // 5, p_max=WAD // 2, gamma=WAD // 10)
 CANARY = CanaryParams()
 SEED = bytes(range(32))
-ROOT = keccak(b"root")
-SESSIONS = to_checksum_address("0x" + "5e" * 20)
 
 
 def addr(i: int) -> str:
@@ -53,22 +52,15 @@ def test_counts_by_hand() -> None:
 
 def test_commitment_is_abi_encoded_and_checked() -> None:
     salt = bytes([7]) * 32
-    h = canary_commitment(31337, SESSIONS, ROOT, 5, O.FAIL, salt)
-    raw = (
-        (31337).to_bytes(32, "big")
-        + bytes(12)
-        + bytes.fromhex(SESSIONS[2:])
-        + ROOT
-        + (5).to_bytes(32, "big")
-        + (2).to_bytes(32, "big")
-        + salt
-    )
+    h = canary_commitment(42, 5, O.FAIL, salt)
+    raw = (42).to_bytes(32, "big") + (5).to_bytes(32, "big") + (2).to_bytes(32, "big") + salt
     assert h == keccak(raw)
-    assert canary_commitment(31337, SESSIONS, ROOT, 5, O.PASS, salt) != h
+    assert canary_commitment(42, 5, O.PASS, salt) != h
+    assert canary_commitment(43, 5, O.FAIL, salt) != h  # bound to its session
     with pytest.raises(ValueError):
-        canary_commitment(31337, SESSIONS, ROOT, 5, O.INCONCLUSIVE, salt)
+        canary_commitment(42, 5, O.INCONCLUSIVE, salt)
     good = CanaryReveal(slot=0, index=5, verdict=O.FAIL, salt=salt)
-    kw = {"chain_id": 31337, "sessions": SESSIONS, "merkle_root": ROOT, "n_segments": 10}
+    kw = {"session_id": 42, "n_segments": 10}
     check_reveal([h], [], good, **kw)  # type: ignore[arg-type]
     for bad, err in [
         (good.model_copy(update={"verdict": O.PASS}), "CanaryMismatch"),
@@ -77,8 +69,16 @@ def test_commitment_is_abi_encoded_and_checked() -> None:
     ]:
         with pytest.raises(ValueError, match=err):
             check_reveal([h], [], bad, **kw)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="CanaryMismatch"):
+        check_reveal([h], [], good, session_id=41, n_segments=10)
     with pytest.raises(ValueError, match="AlreadyRevealed"):
         check_reveal([h], [good], good, **kw)  # type: ignore[arg-type]
+
+
+def test_reveal_window_opens_after_the_vote_reveals_and_closes() -> None:
+    assert not canary_reveal_open(100, 100, 40)  # votes may still be revealed in block 100
+    assert canary_reveal_open(101, 100, 40) and canary_reveal_open(140, 100, 40)
+    assert not canary_reveal_open(141, 100, 40)
 
 
 def test_canary_votes_score_against_truth_not_majority() -> None:

@@ -195,6 +195,48 @@ def check_appeal_params(
                 )
 
 
+class AppealRefused(ValueError):
+    """An appeal the contract reverts: nothing is taken from the appellant."""
+
+
+def check_appeal(
+    seg: SegmentRecord,
+    *,
+    k0: int,
+    appeal: AppealParams,
+    reward: int,
+    block: int,
+    window_end: int,
+    eligible: int,
+    max_bond: int | None = None,
+) -> tuple[int, int]:
+    """What `appeal(sessionId, segment)` checks; returns (round, bond) of the panel it opens.
+
+    `window_end`: last block of the window that is open now (the session's appeal window for
+    round 1, `appealBlocks` after the previous panel's reveal phase for later rounds).
+    `eligible`: auditors of the segment's tier who sat on none of its panels (the provider
+    excluded) - fewer than k_r and the appeal is refused up front, so no round ever starts that
+    cannot be seated.  The bond is exactly `min_bond`; `max_bond` is the appellant's own limit.
+    """
+    r = len(seg.panels)
+    last = seg.panels[-1]
+    if appeal.appeal_blocks == 0 or appeal.max_rounds == 0:
+        raise AppealRefused("AppealsDisabled")
+    if block > window_end:
+        raise AppealRefused("AppealWindowClosed")
+    if last.status is not PanelStatus.DECIDED:
+        raise AppealRefused("SegmentFinal")  # keys withheld or unfillable: that outcome is final
+    if r > appeal.max_rounds:
+        raise AppealRefused("NoRoundsLeft")
+    k = panel_seats(k0, r)
+    if eligible < k:
+        raise AppealRefused(f"NotEnoughEligibleAuditors: {eligible} < k_{r} = {k}")
+    bond = min_bond(k0, r, reward, appeal.bond_multiplier_bps)
+    if max_bond is not None and bond > max_bond:
+        raise AppealRefused(f"BondAboveLimit: the bond of round {r} is {bond}")
+    return r, bond
+
+
 # --- outcomes ------------------------------------------------------------------------------------
 
 
@@ -519,6 +561,7 @@ __all__ = [
     "Appeal",
     "AppealParams",
     "AppealPayout",
+    "AppealRefused",
     "AppealResult",
     "Effect",
     "Panel",
@@ -531,6 +574,7 @@ __all__ = [
     "VoteScore",
     "appeal_result",
     "appellant_reward",
+    "check_appeal",
     "apply_effects",
     "check_appeal_params",
     "cheapest_spoil",

@@ -66,24 +66,30 @@ def canaries_for_real(n_real: int, rate_bps: int) -> int:
     return n_real * rate_bps // (BPS - rate_bps)
 
 
-def canary_commitment(
-    chain_id: int, sessions: str, merkle_root: bytes, index: int, verdict: SegmentOutcome, salt: bytes
-) -> bytes:
-    """keccak256(abi.encode(chainid, sessionsContract, merkleRoot, uint256 index, uint8 verdict, bytes32 salt)).
+def canary_commitment(session_id: int, index: int, verdict: SegmentOutcome, salt: bytes) -> bytes:
+    """keccak256(abi.encode(uint256 sessionId, uint256 index, uint8 verdict, bytes32 salt)).
 
-    Bound to the session's Merkle root (known before its id, which front-running could change)
-    and to the chain and contract (no replay elsewhere).  verdict is PASS (1) or FAIL (2).
+    The provider node posts these with `commitCanaries(sessionId, hashes)` after `openSession`
+    returned the id and before the draw's randomness target block (the contract refuses later
+    commitments), so nobody, the provider included, knows the seats when the canaries are fixed.
+    verdict is PASS (1) or FAIL (2); the salt keeps a 2-valued verdict from being guessed.
     """
     if verdict not in DECIDED:
         raise ValueError("a canary's verdict is PASS or FAIL")
-    if len(salt) != 32 or len(merkle_root) != 32:
-        raise ValueError("salt and merkle root are 32 bytes")
-    return keccak(
-        encode(
-            ["uint256", "address", "bytes32", "uint256", "uint8", "bytes32"],
-            [chain_id, to_checksum_address(sessions), merkle_root, index, int(verdict), salt],
-        )
-    )
+    if len(salt) != 32:
+        raise ValueError("salt is 32 bytes")
+    if session_id < 0 or index < 0:
+        raise ValueError("session id and index are unsigned")
+    return keccak(encode(["uint256", "uint256", "uint8", "bytes32"], [session_id, index, int(verdict), salt]))
+
+
+def canary_reveal_open(block: int, reveal_end: int, reveal_blocks: int) -> bool:
+    """Reveals are accepted in (revealEnd, revealEnd + canaryRevealBlocks]: after every vote is public.
+
+    A reveal before the votes are all revealed would tell the voters which seat is a canary; after
+    the window the session settles without it (the canary is never scored against its truth).
+    """
+    return reveal_end < block <= reveal_end + reveal_blocks
 
 
 class CanaryReveal(BaseModel):
@@ -100,9 +106,7 @@ def check_reveal(
     revealed: Sequence[CanaryReveal],
     reveal: CanaryReveal,
     *,
-    chain_id: int,
-    sessions: str,
-    merkle_root: bytes,
+    session_id: int,
     n_segments: int,
 ) -> None:
     """What `revealCanary` checks before recording a reveal (raises ValueError naming the failure)."""
@@ -114,7 +118,7 @@ def check_reveal(
         raise ValueError("InvalidSegment")
     if any(r.index == reveal.index for r in revealed):
         raise ValueError("SegmentAlreadyCanary")
-    h = canary_commitment(chain_id, sessions, merkle_root, reveal.index, reveal.verdict, reveal.salt)
+    h = canary_commitment(session_id, reveal.index, reveal.verdict, reveal.salt)
     if h != commitments[reveal.slot]:
         raise ValueError("CanaryMismatch")
 
@@ -240,6 +244,7 @@ __all__ = [
     "canary_count",
     "canary_effects",
     "canary_refund",
+    "canary_reveal_open",
     "check_reveal",
     "settle_canary",
     "trace_verdict_with_canaries",
