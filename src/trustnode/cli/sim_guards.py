@@ -44,15 +44,16 @@ def plot_appeals(res: AppealSimResult, path: Path) -> Path:
 
     x = [100 * r for r in res.rates]
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.4))
-    for s in res.series:
+    for i, s in enumerate(res.series):
+        colour = f"C{i}"
         y = [100 * v for v in s.trace_error]
         sd = [100 * v for v in s.trace_error_std]
         style = "--" if s.scenario.max_rounds == 0 else "-"
-        ax.plot(x, y, style, marker="o", ms=3, label=s.scenario.label)
+        ax.plot(x, y, style, color=colour, marker="o", ms=3, label=s.scenario.label)
         ax.fill_between(x, [a - b for a, b in zip(y, sd, strict=True)], [a + b for a, b in zip(y, sd, strict=True)],
-                        alpha=0.12)  # fmt: skip
+                        color=colour, alpha=0.12)  # fmt: skip
         if s.scenario.max_rounds:
-            ax2.plot(x, s.appeals_per_trace, marker="o", ms=3, label=s.scenario.label)
+            ax2.plot(x, s.appeals_per_trace, color=colour, marker="o", ms=3, label=s.scenario.label)
     c = res.config
     ax.set(xlabel="corrupted auditors (%)", ylabel="trace error (%)", ylim=(0, None),
            title="Trace error with and without appeals")  # fmt: skip
