@@ -1,8 +1,9 @@
 """Reference rules of gold canaries (issue 15), in the contracts' integer arithmetic.
 
-The session's provider node operates the canaries of its own sessions.  At opening it commits
-one hash per canary; the number of canaries is a public function of the segment count; after
-the reveal phase it reveals (index, verdict, salt).  A revealed canary's votes are scored
+The session's provider node operates the canaries of its own sessions.  Right after opening
+(before the draw's randomness target block) it commits one hash per canary; the number of
+canaries is a public function of the segment count; after the reveal phase, within
+canaryRevealBlocks, it reveals (index, verdict, salt).  A revealed canary's votes are scored
 against the committed truth and move reputation by `canaryGamma`; its segment never counts in
 the trace verdict.  A canary never revealed is a normal segment for its voters, but the trace
 loses the session's largest segment weight from W for each one, so withholding a reveal never
