@@ -297,6 +297,9 @@ def all_cmd(
 
 def register(app: typer.Typer) -> None:
     from trustnode.cli.privacy import privacy_cmd
+    from trustnode.cli.sim_guards import appeals_cmd, canaries_cmd
 
     simulate_app.command("privacy")(privacy_cmd)
+    simulate_app.command("appeals")(appeals_cmd)
+    simulate_app.command("canaries")(canaries_cmd)
     app.add_typer(simulate_app, name="simulate")
