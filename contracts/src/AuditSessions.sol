@@ -5,9 +5,7 @@ import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {IERC20Permit} from "@openzeppelin/contracts/token/ERC20/extensions/IERC20Permit.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
-import {Ownable, Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
-import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
-import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProof.sol";
+import {Ownable} from "@openzeppelin/contracts/access/Ownable2Step.sol";
 import {IAuditSessions} from "./interfaces/IAuditSessions.sol";
 import {IDrawModule} from "./interfaces/IDrawModule.sol";
 import {IStaking} from "./interfaces/IStaking.sol";
@@ -15,6 +13,7 @@ import {ISortition} from "./interfaces/ISortition.sol";
 import {IRandomness} from "./interfaces/IRandomness.sol";
 import {PanelKey} from "./libraries/PanelKey.sol";
 import {SegmentWord} from "./libraries/SegmentWord.sol";
+import {SessionStore} from "./SessionStore.sol";
 
 /// @title AuditSessions
 /// @notice The session core: parameter versions, opening (fee, Merkle root, per-segment tier and
@@ -28,21 +27,9 @@ import {SegmentWord} from "./libraries/SegmentWord.sol";
 /// issue 15's appeal window will sit), so no coin exists while anyone can still vote.
 /// Segment leaf (OpenZeppelin StandardMerkleTree, sorted pairs):
 /// `keccak256(bytes.concat(keccak256(abi.encode(uint256 index, string cid, uint8 tier, uint16 weight))))`.
-contract AuditSessions is IAuditSessions, Ownable2Step, Pausable {
+contract AuditSessions is SessionStore {
     using SafeERC20 for IERC20;
     using SafeCast for uint256;
-
-    uint256 private constant WAD = 1e18;
-    uint256 private constant BPS = 10_000;
-    /// @notice Share of each fee that funds the audit pool (the rest goes to the treasury).
-    uint256 public constant AUDIT_POOL_BPS = 8_000;
-    /// @notice Hard bounds.
-    uint256 public constant MAX_SEGMENTS = 1024;
-    uint256 public constant MAX_SEATS_PER_SEGMENT = 31;
-    uint256 public constant MAX_SEAT_CAP = 64;
-    uint256 public constant MAX_TIER_WEIGHT = 1000;
-    uint256 public constant MAX_PHASE_BLOCKS = 100_000;
-    uint256 public constant MAX_REWARD = 1e6 * 1e18;
 
     /// @notice The protocol token.
     IERC20 public immutable token;
@@ -50,20 +37,6 @@ contract AuditSessions is IAuditSessions, Ownable2Step, Pausable {
     IStaking public immutable staking;
     /// @notice The snapshot sum trees (epochs, readability).
     ISortition public immutable sortition;
-    /// @notice Receives the fee share and abandoned pools.
-    address public treasury;
-    /// @notice Sortition (set once by `setModules`).
-    IDrawModule public drawModule;
-    /// @notice Commit-reveal (set once by `setModules`).
-    address public votingModule;
-    /// @notice Settlement (set once by `setModules`).
-    address public settlementModule;
-
-    IRandomness[] private _sources;
-    SessionParams[] private _params;
-    uint256 private _sessionCount;
-    mapping(uint256 => Session) private _sessions;
-    mapping(uint256 key => mapping(uint256 => uint256)) private _segWords;
 
     error ZeroAddress();
     error ModulesAlreadySet();
@@ -80,7 +53,6 @@ contract AuditSessions is IAuditSessions, Ownable2Step, Pausable {
     error EmptyManifest();
     error RevealOpen(uint256 sessionId, uint256 revealDeadline);
     error SlashSeedPending(uint256 sessionId);
-    error NoSeed(uint256 sessionId);
 
     event ParamsChanged(uint256 indexed version, SessionParams params);
     event RandomnessSourceChanged(uint256 indexed index, address source);
@@ -200,21 +172,7 @@ contract AuditSessions is IAuditSessions, Ownable2Step, Pausable {
     }
 
     function _pushParams(SessionParams memory p) private {
-        if (p.tauBps <= BPS / 2 || p.tauBps > BPS || p.betaBps == 0 || p.betaBps > BPS) {
-            revert InvalidParams();
-        }
-        if (p.seatCap == 0 || p.seatCap > MAX_SEAT_CAP) revert InvalidParams();
-        for (uint256 t = 0; t < 3; ++t) {
-            if (p.seatsPerTier[t] == 0 || p.seatsPerTier[t] > MAX_SEATS_PER_SEGMENT) revert InvalidParams();
-            if (p.tierWeight[t] > MAX_TIER_WEIGHT) revert InvalidParams();
-        }
-        if (p.gamma > WAD || p.pMin > p.pMax || p.pMax > WAD) revert InvalidParams();
-        if (p.reward > MAX_REWARD || p.slashAmount > MAX_REWARD) revert InvalidParams();
-        if (
-            p.drawBlocks == 0 || p.keyBlocks == 0 || p.commitBlocks == 0 || p.revealBlocks == 0
-                || p.drawBlocks > MAX_PHASE_BLOCKS || p.keyBlocks > MAX_PHASE_BLOCKS
-                || p.commitBlocks > MAX_PHASE_BLOCKS || p.revealBlocks > MAX_PHASE_BLOCKS
-        ) revert InvalidParams();
+        if (!_validParams(p)) revert InvalidParams();
         _params.push(p);
         emit ParamsChanged(_params.length - 1, p);
     }
@@ -372,37 +330,6 @@ contract AuditSessions is IAuditSessions, Ownable2Step, Pausable {
         _setStatus(sessionId, s, Status.Drawing);
         emit DrawStarted(sessionId, seed, deadline);
         return true;
-    }
-
-    function _drawJob(uint256 sessionId, Session storage s, uint256 maxSeats)
-        private
-        view
-        returns (IDrawModule.DrawJob memory job)
-    {
-        SessionParams storage p = _params[s.paramsVersion];
-        uint256 n = s.segmentCount;
-        uint256 cursor = s.drawCursor;
-        // A call touches at most maxSeats + 1 segments (it may finish one a previous call began).
-        uint256 last = cursor + maxSeats < n ? cursor + maxSeats : n - 1;
-        uint256 first = SegmentWord.wordOf(cursor);
-        uint256[] memory words = new uint256[](SegmentWord.wordOf(last) - first + 1);
-        uint256 key = PanelKey.keyOf(sessionId, 0);
-        for (uint256 w = 0; w < words.length; ++w) {
-            words[w] = _segWords[key][first + w];
-        }
-        job.sessionId = sessionId;
-        job.seed = _sources[s.source].valueOf(s.drawRequest);
-        job.epoch = s.epoch;
-        job.provider = s.provider;
-        job.maxSeats = maxSeats;
-        job.segmentCount = n;
-        job.cursor = cursor;
-        job.drawnSeats = s.drawnSeats;
-        job.auditorCount = s.auditorCount;
-        job.seatCap = p.seatCap;
-        job.lockAmount = p.slashAmount;
-        job.seatsPerTier = p.seatsPerTier;
-        job.segmentWords = words;
     }
 
     /// @notice The provider posts the CID of the key manifest (segment keys sealed to each drawn auditor).
@@ -609,7 +536,9 @@ contract AuditSessions is IAuditSessions, Ownable2Step, Pausable {
             }
         } else if (st == Status.Drawing) {
             if (s.drawnSeats != s.totalSeats) {
-                if (block.number > s.drawDeadline) _terminate(sessionId, s, Status.Expired, Termination.DrawAbandoned);
+                if (block.number > s.drawDeadline) {
+                    _terminate(sessionId, s, Status.Expired, Termination.DrawAbandoned);
+                }
             } else if (block.number > s.keyDeadline) {
                 _terminate(sessionId, s, Status.Expired, Termination.KeysWithheld);
             }
@@ -635,82 +564,10 @@ contract AuditSessions is IAuditSessions, Ownable2Step, Pausable {
         emit StatusChanged(sessionId, to);
     }
 
-    function _session(uint256 sessionId) private view returns (Session storage s) {
-        s = _sessions[sessionId];
-        if (s.status == Status.None) revert UnknownSession(sessionId);
-    }
-
     /// @dev A module's panel: the session brought up to date. Only round 0 exists until issue 15.
     function _panel(uint256 sessionId, uint256 round) private returns (Session storage s) {
         if (round != 0) revert UnsupportedRound(round);
         s = _session(sessionId);
         _sync(sessionId, s);
-    }
-
-    // ------------------------------------------------------------------ views
-
-    /// @notice Whether segment `index` with (cid, tier, weight) is in the session's Merkle root and
-    /// (tier, weight) are the ones stored for it, i.e. the ones that decided its verdict.
-    function verifySegment(
-        uint256 sessionId,
-        uint256 index,
-        string calldata cid,
-        uint8 tier,
-        uint16 weight,
-        bytes32[] calldata proof
-    ) external view returns (bool) {
-        Session storage s = _sessions[sessionId];
-        if (index >= s.segmentCount) return false;
-        uint256 laneValue = SegmentWord.lane(_segWords[sessionId][SegmentWord.wordOf(index)], index);
-        if (SegmentWord.tier(laneValue) != tier || SegmentWord.weight(laneValue) != weight) return false;
-        bytes32 leaf = keccak256(bytes.concat(keccak256(abi.encode(index, cid, tier, weight))));
-        return MerkleProof.verifyCalldata(proof, s.merkleRoot, leaf);
-    }
-
-    /// @inheritdoc IAuditSessions
-    function sessionOf(uint256 sessionId) external view returns (Session memory) {
-        return _sessions[sessionId];
-    }
-
-    /// @inheritdoc IAuditSessions
-    function statusOf(uint256 sessionId) external view returns (Status) {
-        return _sessions[sessionId].status;
-    }
-
-    /// @notice Number of sessions opened.
-    function sessionCount() external view returns (uint256) {
-        return _sessionCount;
-    }
-
-    /// @inheritdoc IAuditSessions
-    function paramsAt(uint256 version) external view returns (SessionParams memory) {
-        return _params[version];
-    }
-
-    /// @notice Current parameter version (applies to new sessions).
-    function paramsVersion() external view returns (uint256) {
-        return _params.length - 1;
-    }
-
-    /// @notice The randomness source new sessions use.
-    function randomness() external view returns (IRandomness) {
-        return _sources[_sources.length - 1];
-    }
-
-    /// @notice The randomness source a session pinned at opening.
-    function sourceOf(uint256 sessionId) external view returns (IRandomness) {
-        return _sources[_sessions[sessionId].source];
-    }
-
-    /// @inheritdoc IAuditSessions
-    function segmentWord(uint256 sessionId, uint256 round, uint256 wordIndex) external view returns (uint256) {
-        return _segWords[PanelKey.keyOf(sessionId, round)][wordIndex];
-    }
-
-    /// @notice The draw seed (reverts until the draw started).
-    function seedOf(uint256 sessionId) external view returns (bytes32) {
-        Session storage s = _sessions[sessionId];
-        if (s.status == Status.None || s.status == Status.Created || s.drawDeadline == 0) revert NoSeed(sessionId);
-        return _sources[s.source].valueOf(s.drawRequest);
     }
 }
