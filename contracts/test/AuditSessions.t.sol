@@ -59,7 +59,9 @@ contract AuditSessionsTest is StakingFixture {
         assertEq(s.pool, 800e18, "pool");
         assertEq(s.epoch, _sortition().epochOf(block.number), "snapshot epoch of the opening block");
         assertEq(s.drawRequest, randomness.requestCount(), "draw randomness requested at opening");
-        assertEq(randomness.targetBlockOf(s.drawRequest), block.number + RANDOMNESS_DELAY, "target in the future");
+        assertEq(
+            randomness.targetBlockOf(s.drawRequest), block.number + RANDOMNESS_DELAY, "target in the future"
+        );
         (uint256 tier, uint256 weight,,, uint256 outcome) = _segment(sid, 3);
         assertEq(tier, 2, "tier of segment 3");
         assertEq(weight, 4, "weight of segment 3");
@@ -71,7 +73,9 @@ contract AuditSessionsTest is StakingFixture {
         uint256 deadline = block.timestamp + 1 hours;
         bytes32 structHash = keccak256(
             abi.encode(
-                keccak256("Permit(address owner,address spender,uint256 value,uint256 nonce,uint256 deadline)"),
+                keccak256(
+                    "Permit(address owner,address spender,uint256 value,uint256 nonce,uint256 deadline)"
+                ),
                 provider,
                 address(sessions),
                 FEE,
@@ -106,7 +110,9 @@ contract AuditSessionsTest is StakingFixture {
         // 2 LLM segments need 6 seats * 6 TRUST = 36 TRUST of pool, i.e. a 45 TRUST fee.
         vm.expectRevert(abi.encodeWithSelector(AuditSessions.FeeTooLow.selector, 28e18, 36e18));
         sessions.openSession(bytes32(uint256(1)), hex"010001010001", 35e18);
-        vm.expectRevert(abi.encodeWithSelector(AuditSessions.FeeTooHigh.selector, uint256(type(uint96).max) + 1));
+        vm.expectRevert(
+            abi.encodeWithSelector(AuditSessions.FeeTooHigh.selector, uint256(type(uint96).max) + 1)
+        );
         sessions.openSession(bytes32(uint256(1)), hex"010001", uint256(type(uint96).max) + 1);
         sessions.openSession(bytes32(uint256(1)), hex"010001010001", 45e18);
         vm.stopPrank();
@@ -154,7 +160,9 @@ contract AuditSessionsTest is StakingFixture {
         sessions.publishKeys(sid, "cid");
         assertEq(uint256(sessions.statusOf(sid)), uint256(IAuditSessions.Status.KeysPublished), "status");
         vm.expectRevert(
-            abi.encodeWithSelector(IAuditSessions.WrongStatus.selector, sid, IAuditSessions.Status.KeysPublished)
+            abi.encodeWithSelector(
+                IAuditSessions.WrongStatus.selector, sid, IAuditSessions.Status.KeysPublished
+            )
         );
         sessions.draw(sid, 1);
     }
@@ -188,7 +196,9 @@ contract AuditSessionsTest is StakingFixture {
         assertTrue(s.passed == (passW * 10_000 >= 7000 * 21), "trace verdict by beta");
         assertEq(s.slashRequest, randomness.requestCount(), "slash randomness requested at finalize");
         assertEq(
-            randomness.targetBlockOf(s.slashRequest), block.number + RANDOMNESS_DELAY, "slash seed in the future"
+            randomness.targetBlockOf(s.slashRequest),
+            block.number + RANDOMNESS_DELAY,
+            "slash seed in the future"
         );
         vm.expectRevert(
             abi.encodeWithSelector(IAuditSessions.WrongStatus.selector, sid, IAuditSessions.Status.Finalized)
@@ -251,7 +261,11 @@ contract AuditSessionsTest is StakingFixture {
         assertTrue(!sessions.verifySegment(sid, 4, "cid3", 1, 1, proof), "index beyond the session");
     }
 
-    function _leaf(uint256 index, string memory cid, uint8 tier, uint16 weight) internal pure returns (bytes32) {
+    function _leaf(uint256 index, string memory cid, uint8 tier, uint16 weight)
+        internal
+        pure
+        returns (bytes32)
+    {
         return keccak256(bytes.concat(keccak256(abi.encode(index, cid, tier, weight))));
     }
 

@@ -47,7 +47,10 @@ contract AuditSessionsFuzzTest is DoubleFixture {
     }
 
     /// @dev Seat words round-trip their fields.
-    function testFuzz_seatWordPacking(uint16 index, uint64 reputation, uint32 entry, uint256 segments) public pure {
+    function testFuzz_seatWordPacking(uint16 index, uint64 reputation, uint32 entry, uint256 segments)
+        public
+        pure
+    {
         uint256 w = SeatWord.create(index, reputation, entry);
         uint256 expectedBits = 0;
         uint256 count = 0;
@@ -132,8 +135,9 @@ contract AuditSessionsFuzzTest is DoubleFixture {
         assembly ("memory-safe") {
             mstore(items, k)
         }
-        if (k > 0 && sessions.statusOf(sid) == IAuditSessions.Status.Reveal) voting.revealBatch(sid, 0, items);
-        else if (k > 0) {
+        if (k > 0 && sessions.statusOf(sid) == IAuditSessions.Status.Reveal) {
+            voting.revealBatch(sid, 0, items);
+        } else if (k > 0) {
             vm.roll(block.number + 21);
             voting.revealBatch(sid, 0, items);
         }
@@ -193,7 +197,9 @@ contract AuditSessionsFuzzTest is DoubleFixture {
             assertLe(r.repMul, WAD, "repMul <= 1");
             assertLe(r.repAdd + r.repMul, WAD, "reputation stays in [0, 1]");
         }
-        assertEq(token.balanceOf(address(treasury)) - treasuryBefore, pool - rewards + slashes, "conservation");
+        assertEq(
+            token.balanceOf(address(treasury)) - treasuryBefore, pool - rewards + slashes, "conservation"
+        );
         assertEq(token.balanceOf(address(sessions)), 0, "pool emptied");
     }
 }

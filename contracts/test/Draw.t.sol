@@ -81,7 +81,11 @@ contract DrawTest is DoubleFixture {
         vm.prank(auditorAddrs[4]);
         staking.withdrawFree(auditorAddrs[4], 500e18, auditorAddrs[4]);
         vm.roll(block.number + RANDOMNESS_DELAY + 1);
-        for (uint256 page = 0; _drawing(sid) || sessions.statusOf(sid) == IAuditSessions.Status.Created; ++page) {
+        for (
+            uint256 page = 0;
+            _drawing(sid) || sessions.statusOf(sid) == IAuditSessions.Status.Created;
+            ++page
+        ) {
             sessions.draw(sid, 3);
             staking.deposit(attacker, 1e18 + page);
             vm.roll(block.number + 1);
@@ -124,7 +128,9 @@ contract DrawTest is DoubleFixture {
         for (uint256 i = 0; i < 12; ++i) {
             uint256 sid = _open(_uniform(1, 2), FEE);
             _drawAll(sid);
-            assertEq(uint256(sessions.statusOf(sid)), uint256(IAuditSessions.Status.Drawing), "never cancelled");
+            assertEq(
+                uint256(sessions.statusOf(sid)), uint256(IAuditSessions.Status.Drawing), "never cancelled"
+            );
             address[] memory seated = _seatedOn(sid, 0);
             assertEq(seated.length, 3, "three distinct auditors");
             assertTrue(_seats(sid, whale).length == 1, "whale drawn once, not more");

@@ -97,7 +97,9 @@ contract LifecycleTest is DoubleFixture {
         vm.roll(block.number + 21);
         assertEq(uint256(sessions.advance(sid)), uint256(IAuditSessions.Status.Expired), "expired");
         assertEq(
-            uint256(sessions.sessionOf(sid).termination), uint256(IAuditSessions.Termination.DrawAbandoned), "why"
+            uint256(sessions.sessionOf(sid).termination),
+            uint256(IAuditSessions.Termination.DrawAbandoned),
+            "why"
         );
         assertEq(token.balanceOf(address(treasury)) - treasuryBefore, FEE - seats * R, "forfeited");
         _settleTerminated(sid);
@@ -143,7 +145,11 @@ contract LifecycleTest is DoubleFixture {
         sessions.draw(sid, 3);
         assertEq(sessions.sessionOf(sid).drawDeadline, readable, "deadline capped");
         vm.roll(readable + 1);
-        assertEq(uint256(sessions.advance(sid)), uint256(IAuditSessions.Status.Expired), "expired with the snapshot");
+        assertEq(
+            uint256(sessions.advance(sid)),
+            uint256(IAuditSessions.Status.Expired),
+            "expired with the snapshot"
+        );
     }
 
     /// @dev A VRF request the coordinator never answers reports Failed: nobody's fault, full refund.
@@ -181,7 +187,9 @@ contract LifecycleTest is DoubleFixture {
         uint256 onLast = s.drawnSeats - 30;
         assertTrue(s.drawnSeats >= 30 && onLast < 3, "failed on the eleventh segment");
         assertEq(
-            providerBefore - token.balanceOf(provider), FEE - (POOL - s.drawnSeats * R), "refund minus R per seat"
+            providerBefore - token.balanceOf(provider),
+            FEE - (POOL - s.drawnSeats * R),
+            "refund minus R per seat"
         );
         for (uint256 i = 0; i < auditorAddrs.length; ++i) {
             uint256 n = _seats(sid, auditorAddrs[i]).length;

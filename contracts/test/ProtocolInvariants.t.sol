@@ -192,7 +192,8 @@ contract ProtocolHandler is StakingFixture {
         for (uint256 j = 0; j < list.length; ++j) {
             if ((mask >> (2 * j)) & 3 == 0) continue; // about a quarter stay silent
             uint256 seed = uint256(keccak256(abi.encode(mask, j)));
-            bytes32 c = voting.computeCommitment(sid, 0, list[j], _ballotFor(sid, list[j], seed), bytes32(seed));
+            bytes32 c =
+                voting.computeCommitment(sid, 0, list[j], _ballotFor(sid, list[j], seed), bytes32(seed));
             ballotOf[sid][list[j]] = seed;
             hasBallot[sid][list[j]] = true;
             if ((mask >> (2 * j)) & 3 == 1) {
@@ -253,7 +254,8 @@ contract ProtocolHandler is StakingFixture {
         IVotingModule.SignedCommit[] memory items = new IVotingModule.SignedCommit[](list.length);
         for (uint256 i = 0; i < list.length; ++i) {
             uint256 seed = uint256(keccak256(abi.encode(votes, i)));
-            bytes32 c = voting.computeCommitment(sid, 0, list[i], _ballotFor(sid, list[i], seed), bytes32(seed));
+            bytes32 c =
+                voting.computeCommitment(sid, 0, list[i], _ballotFor(sid, list[i], seed), bytes32(seed));
             items[i] = _signCommit(sid, list[i], c);
         }
         IVotingModule.SignedCommit[] memory one = new IVotingModule.SignedCommit[](1);
@@ -381,7 +383,15 @@ contract ProtocolInvariantsTest is TestBase {
     function _c()
         internal
         view
-        returns (TokenView t, Staking st, address core, address treasury, address draw, address vote, address settle)
+        returns (
+            TokenView t,
+            Staking st,
+            address core,
+            address treasury,
+            address draw,
+            address vote,
+            address settle
+        )
     {
         address tokenAddr;
         address stakingAddr;
@@ -394,10 +404,18 @@ contract ProtocolInvariantsTest is TestBase {
     /// forge-config: default.invariant.runs = 100
     /// forge-config: default.invariant.depth = 100
     function invariant_tokenConservation() public view {
-        (TokenView t, Staking st, address core, address treasury, address draw, address vote, address settle) = _c();
-        uint256 sum = t.balanceOf(handler.providerAddr()) + t.balanceOf(address(handler)) + t.balanceOf(address(st))
-            + t.balanceOf(core) + t.balanceOf(treasury) + t.balanceOf(draw) + t.balanceOf(vote) + t.balanceOf(settle)
-            + _people(t);
+        (
+            TokenView t,
+            Staking st,
+            address core,
+            address treasury,
+            address draw,
+            address vote,
+            address settle
+        ) = _c();
+        uint256 sum = t.balanceOf(handler.providerAddr()) + t.balanceOf(address(handler))
+            + t.balanceOf(address(st)) + t.balanceOf(core) + t.balanceOf(treasury) + t.balanceOf(draw)
+            + t.balanceOf(vote) + t.balanceOf(settle) + _people(t);
         assertEq(sum, t.totalSupply(), "balances + pools + treasury == supply");
         uint256 books = st.totalPooled() + st.pendingDeposits() + st.storedRewards() + st.withdrawalReserve();
         assertEq(t.balanceOf(address(st)), books, "Staking holds its books");

@@ -137,8 +137,12 @@ contract SettlementTest is DoubleFixture {
         }
         IStaking.SessionResult memory silent = staking.resultOf(_key(sid), list[last]);
         assertEq(silent.slash, _seats(sid, list[last]).length * P, "a non-revealer is slashed on every seat");
-        assertEq(token.balanceOf(address(staking)) - stakingBefore + slashes, rewards, "rewards sent to staking");
-        assertEq(token.balanceOf(address(treasury)) - treasuryBefore, 800e18 - rewards + slashes, "sweep + slashes");
+        assertEq(
+            token.balanceOf(address(staking)) - stakingBefore + slashes, rewards, "rewards sent to staking"
+        );
+        assertEq(
+            token.balanceOf(address(treasury)) - treasuryBefore, 800e18 - rewards + slashes, "sweep + slashes"
+        );
         assertEq(token.balanceOf(address(sessions)), 0, "pool emptied");
     }
 
@@ -243,7 +247,9 @@ contract SettlementTest is DoubleFixture {
         uint256 sid = _ready(_uniform(4, 1));
         address[] memory list = _auditors(sid);
         vm.expectRevert(
-            abi.encodeWithSelector(IAuditSessions.WrongStatus.selector, sid, IAuditSessions.Status.KeysPublished)
+            abi.encodeWithSelector(
+                IAuditSessions.WrongStatus.selector, sid, IAuditSessions.Status.KeysPublished
+            )
         );
         settlement.settleBatch(sid, 0, list);
         _commitAll(sid, 0, 0);
@@ -269,8 +275,11 @@ contract SettlementTest is DoubleFixture {
             if (logs[i].topics[0] == ISettlementModule.ItemSkipped.selector) {
                 bytes4 reason = abi.decode(logs[i].data, (bytes4));
                 address who = address(uint160(uint256(logs[i].topics[2])));
-                if (who == list[0]) assertTrue(reason == ISettlementModule.AlreadySettled.selector, "settled");
-                else assertTrue(who == provider && reason == ISettlementModule.NotSeated.selector, "unknown");
+                if (who == list[0]) {
+                    assertTrue(reason == ISettlementModule.AlreadySettled.selector, "settled");
+                } else {
+                    assertTrue(who == provider && reason == ISettlementModule.NotSeated.selector, "unknown");
+                }
                 ++skipped;
             }
         }

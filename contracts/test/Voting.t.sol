@@ -37,7 +37,11 @@ contract VotingTest is StakingFixture {
         return (b[0], r[0]);
     }
 
-    function _skips(Vm.Log[] memory logs) internal pure returns (bytes4[] memory reasons, address[] memory who) {
+    function _skips(Vm.Log[] memory logs)
+        internal
+        pure
+        returns (bytes4[] memory reasons, address[] memory who)
+    {
         uint256 n = 0;
         for (uint256 i = 0; i < logs.length; ++i) {
             if (logs[i].topics[0] == IVotingModule.ItemSkipped.selector) ++n;
@@ -169,7 +173,9 @@ contract VotingTest is StakingFixture {
         ContractWallet wallet = new ContractWallet(walletOwner);
         token.transfer(address(wallet), 2 * STAKE);
         vm.startPrank(walletOwner);
-        wallet.execute(address(registry), abi.encodeCall(registry.register, (0, 1, keccak256("wallet-x25519"))));
+        wallet.execute(
+            address(registry), abi.encodeCall(registry.register, (0, 1, keccak256("wallet-x25519")))
+        );
         wallet.execute(address(token), abi.encodeCall(token.approve, (address(staking), STAKE)));
         wallet.execute(address(staking), abi.encodeCall(staking.stake, (address(wallet), STAKE)));
         vm.stopPrank();
@@ -212,7 +218,9 @@ contract VotingTest is StakingFixture {
         assertEq(verifying, address(voting), "verifying contract");
         bytes32 domain = keccak256(
             abi.encode(
-                keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"),
+                keccak256(
+                    "EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"
+                ),
                 keccak256("TrustAuditSessions"),
                 keccak256("2"),
                 block.chainid,
@@ -220,7 +228,9 @@ contract VotingTest is StakingFixture {
             )
         );
         bytes32 structHash = keccak256(
-            abi.encode(voting.COMMIT_TYPEHASH(), uint256(7), uint256(0), address(0xA), bytes32("c"), uint256(3))
+            abi.encode(
+                voting.COMMIT_TYPEHASH(), uint256(7), uint256(0), address(0xA), bytes32("c"), uint256(3)
+            )
         );
         assertEq(
             voting.commitDigest(7, 0, address(0xA), bytes32("c"), 3),

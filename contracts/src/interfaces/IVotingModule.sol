@@ -62,16 +62,22 @@ interface IVotingModule {
         returns (uint256[] memory ballots, bool[] memory revealed);
 
     /// @notice The commitment `auditor` must submit for `verdicts` (see Verdicts) and `salt`.
-    function computeCommitment(uint256 sessionId, uint256 round, address auditor, uint256 verdicts, bytes32 salt)
-        external
-        view
-        returns (bytes32);
+    function computeCommitment(
+        uint256 sessionId,
+        uint256 round,
+        address auditor,
+        uint256 verdicts,
+        bytes32 salt
+    ) external view returns (bytes32);
 
     /// @notice EIP-712 digest an auditor signs to have `commitment` relayed with `nonce`.
-    function commitDigest(uint256 sessionId, uint256 round, address auditor, bytes32 commitment, uint256 nonce)
-        external
-        view
-        returns (bytes32);
+    function commitDigest(
+        uint256 sessionId,
+        uint256 round,
+        address auditor,
+        bytes32 commitment,
+        uint256 nonce
+    ) external view returns (bytes32);
 
     /// @notice The nonce the auditor's next signed commit in this panel must carry.
     function commitNonce(uint256 sessionId, uint256 round, address auditor) external view returns (uint256);

@@ -27,7 +27,8 @@ library SeatWord {
         pure
         returns (uint256)
     {
-        return (ledgerEntry << ENTRY_SHIFT) | (auditorIndex << INDEX_SHIFT) | (drawReputation << REPUTATION_SHIFT);
+        return (ledgerEntry << ENTRY_SHIFT) | (auditorIndex << INDEX_SHIFT)
+            | (drawReputation << REPUTATION_SHIFT);
     }
 
     /// @notice The auditor's Staking ledger entry for the panel.

@@ -112,7 +112,8 @@ contract DrawModule is IDrawModule {
         uint256 tier,
         uint256 total
     ) private returns (bool) {
-        uint256 value = _seatWord(job.seed, w.segment, w.seat, w.rejections) % (total - list.weightSum);
+        uint256 value =
+            _seatWord(job.seed, w.segment, w.seat, w.rejections) % (total - list.weightSum);
         (address auditor, uint256 leaf, uint256 weight) =
             sortition.sampleAt(uint8(tier), job.epoch, value, list.leaves);
         if (auditor == address(0) || weight == 0) revert SampleOutOfSnapshot(auditor, leaf);
@@ -186,7 +187,9 @@ contract DrawModule is IDrawModule {
         w.seat = 0;
     }
 
-    function _fail(DrawJob calldata job, Walk memory w, ExclusionList.List memory list, uint256 tier) private {
+    function _fail(DrawJob calldata job, Walk memory w, ExclusionList.List memory list, uint256 tier)
+        private
+    {
         emit DrawFailed(
             job.sessionId,
             job.round,
@@ -205,8 +208,14 @@ contract DrawModule is IDrawModule {
         }
     }
 
-    function _hasSeat(uint256 key, address auditor, uint256 word, uint256 segment) private view returns (bool) {
-        if (segment < SeatWord.WINDOW_BITS) return SeatWord.window0(word) & SeatWord.bitOf(segment) != 0;
+    function _hasSeat(uint256 key, address auditor, uint256 word, uint256 segment)
+        private
+        view
+        returns (bool)
+    {
+        if (segment < SeatWord.WINDOW_BITS) {
+            return SeatWord.window0(word) & SeatWord.bitOf(segment) != 0;
+        }
         return _high[key][auditor][SeatWord.windowOf(segment)] & SeatWord.bitOf(segment) != 0;
     }
 
@@ -296,7 +305,11 @@ contract DrawModule is IDrawModule {
     // ------------------------------------------------------------- views
 
     /// @inheritdoc IDrawModule
-    function seatWords(uint256 key, address[] calldata auditors) external view returns (uint256[] memory words) {
+    function seatWords(uint256 key, address[] calldata auditors)
+        external
+        view
+        returns (uint256[] memory words)
+    {
         words = new uint256[](auditors.length);
         for (uint256 i = 0; i < auditors.length; ++i) {
             words[i] = _seats[key][auditors[i]];

@@ -108,10 +108,12 @@ contract SettlementModule is ISettlementModule {
     }
 
     /// @dev The results of the auditors not yet settled, marking them settled.
-    function _results(IAuditSessions.SettlementContext memory c, uint256 key, address[] memory auditors, bool strict)
-        private
-        returns (IStaking.SessionResult[] memory results, uint256 rewards)
-    {
+    function _results(
+        IAuditSessions.SettlementContext memory c,
+        uint256 key,
+        address[] memory auditors,
+        bool strict
+    ) private returns (IStaking.SessionResult[] memory results, uint256 rewards) {
         uint256[] memory seats = drawModule.seatWords(key, auditors);
         (uint256[] memory ballots, bool[] memory revealed) = votingModule.ballotsOf(key, auditors, seats);
         results = new IStaking.SessionResult[](auditors.length);
@@ -123,7 +125,8 @@ contract SettlementModule is ISettlementModule {
                 emit ItemSkipped(PanelKey.sessionOf(key), auditors[i], reason);
                 continue;
             }
-            IStaking.SessionResult memory res = _result(c, key, auditors[i], seats[i], ballots[i], revealed[i]);
+            IStaking.SessionResult memory res =
+                _result(c, key, auditors[i], seats[i], ballots[i], revealed[i]);
             rewards += res.reward;
             results[n++] = res;
         }
@@ -215,10 +218,12 @@ contract SettlementModule is ISettlementModule {
         }
     }
 
-    function _scoreSeat(IAuditSessions.SettlementContext memory c, uint256 segment, uint256 j, Score memory sc)
-        private
-        pure
-    {
+    function _scoreSeat(
+        IAuditSessions.SettlementContext memory c,
+        uint256 segment,
+        uint256 j,
+        Score memory sc
+    ) private pure {
         bool correct = false;
         if (sc.revealed) {
             uint256 outcome =

@@ -101,8 +101,9 @@ contract VotingModule is IVotingModule, EIP712, NoncesKeyed {
         uint256 previous = _ballots[key][auditor];
         if (previous == uint256(commitment)) return AlreadyCommitted.selector;
         uint256 nonce = previous == 0 ? 0 : uint64(nonces(auditor, uint192(key)));
-        bytes32 digest =
-            _hashTypedDataV4(keccak256(abi.encode(COMMIT_TYPEHASH, sessionId, round, auditor, commitment, nonce)));
+        bytes32 digest = _hashTypedDataV4(
+            keccak256(abi.encode(COMMIT_TYPEHASH, sessionId, round, auditor, commitment, nonce))
+        );
         if (!_validSignature(auditor, digest, it.signature)) return BadSignature.selector;
         if (previous != 0) _useNonce(auditor, uint192(key));
         _ballots[key][auditor] = uint256(commitment);
@@ -112,7 +113,11 @@ contract VotingModule is IVotingModule, EIP712, NoncesKeyed {
 
     /// @dev ECDSA first (65-byte or EIP-2098 64-byte signatures; no code-size lookup for EOAs), then
     /// ERC-1271.
-    function _validSignature(address signer, bytes32 digest, bytes calldata signature) private view returns (bool) {
+    function _validSignature(address signer, bytes32 digest, bytes calldata signature)
+        private
+        view
+        returns (bool)
+    {
         address recovered = address(0);
         ECDSA.RecoverError err = ECDSA.RecoverError.InvalidSignatureLength;
         if (signature.length == 65) {
@@ -123,7 +128,8 @@ contract VotingModule is IVotingModule, EIP712, NoncesKeyed {
             (recovered, err,) = ECDSA.tryRecover(digest, bytes32(signature[0:32]), bytes32(signature[32:64]));
         }
         if (err == ECDSA.RecoverError.NoError && recovered == signer) return true;
-        return signer.code.length != 0 && SignatureChecker.isValidERC1271SignatureNow(signer, digest, signature);
+        return
+            signer.code.length != 0 && SignatureChecker.isValidERC1271SignatureNow(signer, digest, signature);
     }
 
     function _commitAuditors(SignedCommit[] calldata items) private pure returns (address[] memory list) {
@@ -214,7 +220,9 @@ contract VotingModule is IVotingModule, EIP712, NoncesKeyed {
                     bits &= bits - 1;
                     uint256 w = SegmentWord.wordOf(segment);
                     if (!Verdicts.abstains(verdicts, j)) {
-                        deltas[w] += Verdicts.fails(verdicts, j)
+                        deltas[
+                            w
+                        ] += Verdicts.fails(verdicts, j)
                             ? SegmentWord.failVote(segment)
                             : SegmentWord.passVote(segment);
                     }
@@ -225,11 +233,13 @@ contract VotingModule is IVotingModule, EIP712, NoncesKeyed {
         }
     }
 
-    function _checkOpening(uint256 sessionId, uint256 round, uint256 key, RevealItem calldata it, uint256 seat)
-        private
-        view
-        returns (bytes4)
-    {
+    function _checkOpening(
+        uint256 sessionId,
+        uint256 round,
+        uint256 key,
+        RevealItem calldata it,
+        uint256 seat
+    ) private view returns (bytes4) {
         if (seat == 0) return NotSeated.selector;
         uint256 index = SeatWord.index(seat);
         if (_revealed[key][index >> 8] & (uint256(1) << (index & 255)) != 0) return AlreadyRevealed.selector;
@@ -275,21 +285,27 @@ contract VotingModule is IVotingModule, EIP712, NoncesKeyed {
     }
 
     /// @inheritdoc IVotingModule
-    function computeCommitment(uint256 sessionId, uint256 round, address auditor, uint256 verdicts, bytes32 salt)
-        public
-        view
-        returns (bytes32)
-    {
+    function computeCommitment(
+        uint256 sessionId,
+        uint256 round,
+        address auditor,
+        uint256 verdicts,
+        bytes32 salt
+    ) public view returns (bytes32) {
         return keccak256(abi.encode(block.chainid, address(this), sessionId, round, auditor, verdicts, salt));
     }
 
     /// @inheritdoc IVotingModule
-    function commitDigest(uint256 sessionId, uint256 round, address auditor, bytes32 commitment, uint256 nonce)
-        external
-        view
-        returns (bytes32)
-    {
-        return _hashTypedDataV4(keccak256(abi.encode(COMMIT_TYPEHASH, sessionId, round, auditor, commitment, nonce)));
+    function commitDigest(
+        uint256 sessionId,
+        uint256 round,
+        address auditor,
+        bytes32 commitment,
+        uint256 nonce
+    ) external view returns (bytes32) {
+        return _hashTypedDataV4(
+            keccak256(abi.encode(COMMIT_TYPEHASH, sessionId, round, auditor, commitment, nonce))
+        );
     }
 
     /// @inheritdoc IVotingModule

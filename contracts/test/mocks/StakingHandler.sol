@@ -354,7 +354,9 @@ contract StakingHandler is StakingModel {
         assertEq(staking.storedRewards(), mStoredRewards, "stored rewards");
         assertEq(staking.withdrawalReserve(), mReserve, "withdrawal reserve");
         assertEq(
-            token.balanceOf(address(staking)), pooled + pending + mStoredRewards + mReserve, "Staking balance == books"
+            token.balanceOf(address(staking)),
+            pooled + pending + mStoredRewards + mReserve,
+            "Staking balance == books"
         );
         assertEq(token.balanceOf(address(treasury)), mToTreasury, "slashes reached the treasury");
         for (uint256 j = 0; j < holders.length; ++j) {

@@ -197,7 +197,10 @@ abstract contract StakingModel is StakingTestBase {
     // ------------------------------------------------------------ operations
 
     /// @dev A successful stake: side drain, then mint now or queue. Returns (shares, flow) expected.
-    function _mStake(address holder, address auditor, uint256 amount) internal returns (uint256 shares, uint256 flow) {
+    function _mStake(address holder, address auditor, uint256 amount)
+        internal
+        returns (uint256 shares, uint256 flow)
+    {
         _mDrain(auditor, SIDE);
         MPool storage p = mPool[auditor];
         mWallet[holder] -= amount;
@@ -225,7 +228,10 @@ abstract contract StakingModel is StakingTestBase {
     }
 
     /// @dev A successful withdrawal request (id = the contract's id).
-    function _mWithdraw(address holder, address auditor, uint256 shares, uint256 id) internal returns (uint256 flow) {
+    function _mWithdraw(address holder, address auditor, uint256 shares, uint256 id)
+        internal
+        returns (uint256 flow)
+    {
         _mDrain(auditor, SIDE);
         MPool storage p = mPool[auditor];
         MHolder storage h = mHolder[auditor][holder];
@@ -260,7 +266,10 @@ abstract contract StakingModel is StakingTestBase {
         p.exiting += shares;
     }
 
-    function _mOpenSession(address auditor, uint256 key, uint256 amount, uint256 bps) internal returns (uint256 entry) {
+    function _mOpenSession(address auditor, uint256 key, uint256 amount, uint256 bps)
+        internal
+        returns (uint256 entry)
+    {
         MPool storage p = mPool[auditor];
         entry = p.tail;
         MEntry storage e = mEntry[auditor][entry];
@@ -273,9 +282,14 @@ abstract contract StakingModel is StakingTestBase {
         p.locked += amount;
     }
 
-    function _mResolve(address auditor, uint256 entry, uint256 reward, uint256 slash, uint256 mul, uint256 add)
-        internal
-    {
+    function _mResolve(
+        address auditor,
+        uint256 entry,
+        uint256 reward,
+        uint256 slash,
+        uint256 mul,
+        uint256 add
+    ) internal {
         MPool storage p = mPool[auditor];
         MEntry storage e = mEntry[auditor][entry];
         uint256 commission = reward * e.bps / 10_000;

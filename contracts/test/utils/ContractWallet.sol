@@ -33,7 +33,9 @@ contract ContractWallet is IERC1271 {
 
     function isValidSignature(bytes32 hash, bytes calldata signature) external view returns (bytes4) {
         (address signer, ECDSA.RecoverError err,) = ECDSA.tryRecover(hash, signature);
-        if (!frozen && err == ECDSA.RecoverError.NoError && signer == owner) return IERC1271.isValidSignature.selector;
+        if (!frozen && err == ECDSA.RecoverError.NoError && signer == owner) {
+            return IERC1271.isValidSignature.selector;
+        }
         return 0xffffffff;
     }
 }

@@ -34,7 +34,9 @@ contract ScriptedRandomness is IRandomness {
 
     function fulfil(uint256 requestId) external returns (bytes32) {
         Req storage r = _reqs[requestId];
-        if (r.status != RequestStatus.Ready && r.status != RequestStatus.Fulfilled) revert NotReady(requestId, r.status);
+        if (r.status != RequestStatus.Ready && r.status != RequestStatus.Fulfilled) {
+            revert NotReady(requestId, r.status);
+        }
         r.status = RequestStatus.Fulfilled;
         return r.value;
     }

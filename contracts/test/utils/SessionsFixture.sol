@@ -221,7 +221,11 @@ abstract contract SessionsFixture is TestBase {
     }
 
     /// @dev Verdict bitmap over `a`'s seats from a per-segment FAIL mask, optionally inverted.
-    function _verdicts(uint256 sid, address a, uint256 failMask, bool invert) internal view returns (uint256 v) {
+    function _verdicts(uint256 sid, address a, uint256 failMask, bool invert)
+        internal
+        view
+        returns (uint256 v)
+    {
         uint256[] memory segs = _seats(sid, a);
         for (uint256 j = 0; j < segs.length; ++j) {
             bool fail = (failMask >> segs[j]) & 1 == 1;
@@ -242,7 +246,9 @@ abstract contract SessionsFixture is TestBase {
         uint256 nonce = voting.commitNonce(sid, 0, a);
         bytes32 digest = voting.commitDigest(sid, 0, a, commitment, nonce);
         (uint8 v, bytes32 r, bytes32 s) = vm.sign(_keyOf(a), digest);
-        c = IVotingModule.SignedCommit({auditor: a, commitment: commitment, signature: abi.encodePacked(r, s, v)});
+        c = IVotingModule.SignedCommit({
+            auditor: a, commitment: commitment, signature: abi.encodePacked(r, s, v)
+        });
     }
 
     /// @dev Everyone commits (relayed, signed) `failMask` verdicts except those in `invertMask`

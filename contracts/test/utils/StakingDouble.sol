@@ -235,7 +235,9 @@ contract StakingDouble is IStaking, ISortition {
         if (leafPlusOne[auditor] == 0) return;
         uint8 tier = tierOf[auditor];
         uint256 leaf = leafPlusOne[auditor] - 1;
-        uint256 w = registered[auditor] ? stakeOf[auditor] * (uint256(reputationOf[auditor]) + 0.5e18) / WAD / 1e12 : 0;
+        uint256 w = registered[auditor]
+            ? stakeOf[auditor] * (uint256(reputationOf[auditor]) + 0.5e18) / WAD / 1e12
+            : 0;
         Checkpoint[] storage h = _history[tier][leaf];
         uint64 e = uint64(epochOf(block.number));
         if (h.length != 0 && h[h.length - 1].epoch == e) h[h.length - 1].weight = uint192(w);
