@@ -312,7 +312,7 @@ abstract contract StakingLedger is IStaking {
         assets -= taken;
         w.assets = assets;
         w.locked = e.locked > w.locked ? 0 : w.locked - e.locked;
-        uint256 rep = (w.reputation * e.repMul + e.repAdd) / WAD;
+        uint256 rep = w.reputation * e.repMul / WAD + e.repAdd;
         w.reputation = rep > WAD ? WAD : rep;
         g.toTreasury += taken;
         emit SessionApplied(w.auditor, entry, e.netReward, taken, w.reputation);

@@ -322,7 +322,7 @@ contract StakingTest is StakingTestBase {
         }
         uint256 r = 0.5e18;
         for (uint256 k = 0; k < 3; ++k) {
-            r = (r * mul[k] + add[k]) / WAD;
+            r = r * mul[k] / WAD + add[k];
         }
         assertEq(staking.reputationOf(alice), r, "in order");
         assertEq(staking.reputationOf(dave), r, "out of order, same result");

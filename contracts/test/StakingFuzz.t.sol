@@ -94,7 +94,7 @@ contract StakingFuzzTest is StakingTestBase {
             uint256 r = uint256(keccak256(abi.encode(seed, k)));
             mul[k] = 0.5e18 + r % 0.5e18;
             add[k] = (r >> 128) % (WAD - mul[k] + 1);
-            expected = (expected * mul[k] + add[k]) / WAD;
+            expected = expected * mul[k] / WAD + add[k];
             assertEq(_lock(alice, k + 1, 1e18, 0), k + 1, "alice's entry k");
             (bool ok,, uint256 e) = staking.lockSeat(dave, 1, k + 1, 1e18, 0);
             assertTrue(ok && e == k + 1, "dave's entry k");

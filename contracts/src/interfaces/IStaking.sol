@@ -14,7 +14,7 @@ interface IStaking {
     /// `reward` from the caller (`transferFrom`, so the caller approves Staking). The commission recorded
     /// in the entry at the draw is paid to the auditor at once; the rest, the slash (capped by the pool's
     /// assets when applied), the unlock of the entry's locked stake and the reputation change
-    /// r -> min(1e18, (r * repMul + repAdd) / 1e18) are applied when the entry reaches the head of the
+    /// r -> min(1e18, r * repMul / 1e18 + repAdd) are applied when the entry reaches the head of the
     /// auditor's ledger, so results compose in draw order whatever order they arrive in.
     struct SessionResult {
         address auditor;

@@ -141,7 +141,7 @@ abstract contract StakingModel is StakingTestBase {
         uint256 taken = e.slash > assets ? assets : e.slash;
         assets -= taken;
         p.locked = e.locked > p.locked ? 0 : p.locked - e.locked;
-        uint256 r = (p.rep * e.mul + e.add) / WAD;
+        uint256 r = p.rep * e.mul / WAD + e.add;
         p.rep = r > WAD ? WAD : r;
         mToTreasury += taken;
         if (p.shares == 0 ? assets != 0 : assets * FLOOR < p.shares) {
