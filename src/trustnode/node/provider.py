@@ -296,9 +296,12 @@ class ProviderPipeline:
             short = shortfall(port, tiers)
             if short is not None:
                 raise PermanentFailure(f"no session opened (nothing paid): {short.reason}")
-            opened = port.open_session(
-                root, tiers, [s.weight for s in job.segments], fee_for(port.params(), tiers)
-            )
+            try:
+                opened = port.open_session(
+                    root, tiers, [s.weight for s in job.segments], fee_for(port.params(), tiers)
+                )
+            except NotReady as exc:  # protocol v2: new auditors enter the draw's snapshot next epoch
+                raise Waiting(str(exc), delay_s=WAIT_S * max(1, exc.retry_blocks)) from exc
         job.session_id = opened.session_id
         job.chain = ChainBinding(
             chain_id=port.chain_id, contract=port.contract, merkle_root=opened.merkle_root

@@ -66,6 +66,10 @@ class MemoryPort(staking.StakingOps, VotingOps):
         with self.c.op():
             return self.c.now()
 
+    def block_timestamp(self, block: int) -> int:
+        with self.c.op():
+            return self.c.genesis + block * self.c.block_time_s
+
     def params(self, version: int | None = None) -> SessionParams:
         with self.c.op():
             return self.c.versions[-1 if version is None else version]

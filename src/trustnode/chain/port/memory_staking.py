@@ -97,7 +97,9 @@ class StakingOps:
             amount = shares * (a.assets + 1) // (a.total_shares + 1)
             free = a.assets - a.locked
             if amount > free:
-                raise revert("StakeLocked", requested=amount, free=free)
+                # Simplified v2 ledger: stake behind pending seats is not withdrawable yet (the
+                # contracts queue it behind those sessions instead); the daemon retries later.
+                raise revert("InsufficientShares", requested=shares, held=held * free // max(1, a.assets))
             a.shares[self.address] = held - shares
             a.total_shares -= shares
             a.assets -= amount
@@ -128,7 +130,7 @@ class StakingOps:
 
     # -- settlement ----------------------------------------------------------------------------
     def settle(self, session_id: int, auditor: str, round: int = 0) -> Settlement | None:
-        from trustnode.chain.port.memory_voting import word_ballot
+        from trustnode.chain.port.ballots import word_ballot
 
         with self.c.op():
             if round != 0:
