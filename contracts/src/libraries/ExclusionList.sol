@@ -3,8 +3,8 @@ pragma solidity 0.8.28;
 
 /// @title ExclusionList
 /// @notice The snapshot leaves a draw call must not sample for one tier, held in memory: entries for
-/// the whole panel (provider, auditors at the seat cap, auditors whose stake lock was refused) first,
-/// then entries for the current segment only (its auditors, for sampling without replacement).
+/// the whole panel (provider, auditors at the seat cap) first, then entries for the current segment
+/// only (its auditors, for sampling without replacement, and auditors whose stake lock was refused).
 /// @dev `leaves` is always a well-formed memory array of the current length, so it can be passed to
 /// `IStaking.sampleAt` as is; room beyond the length is reserved capacity (written with mstore).
 library ExclusionList {

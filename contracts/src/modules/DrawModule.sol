@@ -15,10 +15,12 @@ import {ExclusionList} from "../libraries/ExclusionList.sol";
 /// be known, so no stake change can move the weights a draw reads.
 /// @dev Sampling is without replacement: a seat's word is keccak256(seed, segment, seatInSegment,
 /// rejections) reduced modulo the tier's snapshot weight minus the weight of excluded leaves, and
-/// Staking walks the snapshot with those leaves taken out. Excluded: the auditors already on the
-/// segment, and for the rest of the panel the provider, auditors at the seat cap and auditors whose
-/// stake cannot back one more seat now (lock refused). Every rejection removes weight for good, so a
-/// draw always progresses, and a panel fails only when a tier's eligible weight is exhausted.
+/// Staking walks the snapshot with those leaves taken out. Excluded for the segment: the auditors
+/// already on it and auditors whose stake cannot back one more seat now (lock refused: the auditor
+/// controls that after the seed is public, so its refusal must re-roll nothing beyond its segment);
+/// for the rest of the panel: the provider and auditors at the seat cap. Every rejection removes
+/// weight from the segment, so a draw always progresses, and a panel fails only when a segment's
+/// eligible weight is exhausted.
 /// A call completes whole segments (its budget rounded up), so segment exclusions live in memory;
 /// only a call stopped by MAX_REJECTIONS_PER_CALL inside a segment stores them for the next call.
 contract DrawModule is IDrawModule {
@@ -119,7 +121,12 @@ contract DrawModule is IDrawModule {
         if (auditor == address(0) || weight == 0) revert SampleOutOfSnapshot(auditor, leaf);
         (uint256 word, uint256 reason) = _admit(job, w, tier, auditor);
         if (reason != 0) {
-            list.addPermanent(leaf, weight);
+            // A refused lock is the auditor's own doing (a withdrawal request, deregistration, stake
+            // locked by another draw it chose to run first), decided after the seed is public. Excluded
+            // for this segment only, it moves no seat of any segment it would not have sat on; a
+            // panel-wide exclusion would change every later modulus and re-roll the rest of the draw.
+            if (reason == REASON_LOCK_REFUSED) list.addLocal(leaf, weight);
+            else list.addPermanent(leaf, weight);
             ++w.rejections;
             ++w.rejectedNow;
             emit AuditorExcluded(job.sessionId, job.round, auditor, reason);
