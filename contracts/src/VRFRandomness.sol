@@ -35,6 +35,11 @@ contract VRFRandomness is IRandomness, Ownable2Step {
     IVRFCoordinatorV2Plus public immutable coordinator;
     Config private _config;
     mapping(uint256 => uint256) private _requests;
+    /// @dev The coordinator's request id (a 256-bit hash upstream) of each local id, and back.
+    mapping(uint256 => uint256) private _coordinatorOf;
+    mapping(uint256 => uint256) private _localOf;
+    /// @notice Number of requests made so far (local ids start at 1).
+    uint256 public requestCount;
     /// @notice Who may open requests.
     mapping(address => bool) public isRequester;
 
@@ -54,6 +59,8 @@ contract VRFRandomness is IRandomness, Ownable2Step {
     event RequesterSet(address indexed requester, bool allowed);
     /// @notice A request was opened; it fails unless delivered by block `deadline`.
     event RandomnessRequested(uint256 indexed requestId, address indexed requester, uint256 deadline);
+    /// @notice Local request `requestId` is the coordinator's request `coordinatorRequestId`.
+    event CoordinatorRequest(uint256 indexed requestId, uint256 indexed coordinatorRequestId);
     /// @notice The coordinator delivered in time: the value is fixed.
     event RandomnessFulfilled(uint256 indexed requestId, bytes32 value);
     /// @notice The coordinator delivered after the deadline: ignored, the request stays Failed.
@@ -93,7 +100,7 @@ contract VRFRandomness is IRandomness, Ownable2Step {
     function request() external returns (uint256 requestId) {
         if (!isRequester[msg.sender]) revert NotRequester(msg.sender);
         Config memory c = _config;
-        requestId = coordinator.requestRandomWords(
+        uint256 coordinatorId = coordinator.requestRandomWords(
             VRFV2PlusClient.RandomWordsRequest({
                 keyHash: c.keyHash,
                 subId: c.subscriptionId,
@@ -105,21 +112,28 @@ contract VRFRandomness is IRandomness, Ownable2Step {
                 )
             })
         );
-        if (requestId == 0 || _requests[requestId] != 0) revert DuplicateRequest(requestId);
+        if (coordinatorId == 0 || _localOf[coordinatorId] != 0) revert DuplicateRequest(coordinatorId);
+        // Upstream ids are keccak hashes; consumers store compact ids (AuditSessions keeps 56 bits), so
+        // the consumer sees a local sequential id and the coordinator's id is mapped to it.
+        requestId = ++requestCount;
+        _localOf[coordinatorId] = requestId;
+        _coordinatorOf[requestId] = coordinatorId;
         uint256 deadline = block.number + c.timeoutBlocks;
         _requests[requestId] = deadline;
         emit RandomnessRequested(requestId, msg.sender, deadline);
+        emit CoordinatorRequest(requestId, coordinatorId);
     }
 
-    /// @notice The coordinator delivers the words of `requestId` (upstream consumer entry point).
+    /// @notice The coordinator delivers the words of its request `coordinatorRequestId` (upstream entry point).
     /// @dev Reverts for a caller other than the coordinator, an unknown or already fulfilled request,
     /// or no words. A delivery after the deadline is ignored (event) so the request stays Failed.
-    function rawFulfillRandomWords(uint256 requestId, uint256[] calldata randomWords) external {
+    function rawFulfillRandomWords(uint256 coordinatorRequestId, uint256[] calldata randomWords) external {
         if (msg.sender != address(coordinator)) {
             revert OnlyCoordinatorCanFulfill(msg.sender, address(coordinator));
         }
+        uint256 requestId = _localOf[coordinatorRequestId];
+        if (requestId == 0) revert UnknownRequest(coordinatorRequestId);
         uint256 word = _requests[requestId];
-        if (word == 0) revert UnknownRequest(requestId);
         if (word & FIXED != 0) revert AlreadyFulfilled(requestId);
         if (randomWords.length == 0) revert NoRandomWords(requestId);
         if (block.number > word) {
@@ -160,6 +174,11 @@ contract VRFRandomness is IRandomness, Ownable2Step {
     function deadlineOf(uint256 requestId) external view returns (uint256) {
         uint256 word = _requests[requestId];
         return word & FIXED != 0 ? 0 : word;
+    }
+
+    /// @notice The coordinator's id of local request `requestId` (0 if unknown).
+    function coordinatorRequestOf(uint256 requestId) external view returns (uint256) {
+        return _coordinatorOf[requestId];
     }
 
     /// @notice The request settings.

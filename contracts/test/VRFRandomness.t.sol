@@ -37,6 +37,25 @@ contract VRFRandomnessTest is TestBase {
         id = vrf.request();
     }
 
+    /// @dev The coordinator's id of local request `id`.
+    function _cid(uint256 id) internal view returns (uint256) {
+        return vrf.coordinatorRequestOf(id);
+    }
+
+    /// @dev Upstream request ids are 256-bit hashes; the consumer gets compact sequential ids (a session
+    /// stores 56 bits), mapped both ways (before: the hash went through, and openSession reverted).
+    function test_consumerIdsAreCompact() public {
+        uint256 a = _request();
+        uint256 b = _request();
+        assertEq(a, 1, "first local id");
+        assertEq(b, 2, "second local id");
+        assertTrue(_cid(a) > type(uint64).max && _cid(b) > type(uint64).max, "upstream ids are hashes");
+        vm.roll(block.number + 3);
+        assertTrue(coord.fulfill(_cid(b), 9), "delivered under the upstream id");
+        assertEq(_status(b), uint256(IRandomness.RequestStatus.Fulfilled), "b fulfilled");
+        assertEq(_status(a), uint256(IRandomness.RequestStatus.Pending), "a untouched");
+    }
+
     function _status(uint256 id) internal view returns (uint256) {
         return uint256(vrf.status(id));
     }
@@ -81,7 +100,7 @@ contract VRFRandomnessTest is TestBase {
 
     function test_requestIsAVersion25Request() public {
         uint256 id = _request();
-        MockVRFCoordinator.Recorded memory r = coord.recorded(id);
+        MockVRFCoordinator.Recorded memory r = coord.recorded(_cid(id));
         assertEq(r.consumer, address(vrf), "consumer");
         assertEq(r.keyHash, keccak256("gas lane"), "key hash");
         assertEq(r.subId, 77, "subscription");
@@ -105,7 +124,7 @@ contract VRFRandomnessTest is TestBase {
         vm.expectRevert(abi.encodeWithSelector(VRFRandomness.NotFulfilled.selector, id));
         vrf.valueOf(id);
         vm.roll(block.number + TIMEOUT);
-        assertTrue(coord.fulfill(id, 42), "delivery accepted in the last block");
+        assertTrue(coord.fulfill(_cid(id), 42), "delivery accepted in the last block");
         assertEq(_status(id), uint256(IRandomness.RequestStatus.Fulfilled), "fulfilled");
         bytes32 v = vrf.valueOf(id);
         assertEq(v, bytes32(uint256(keccak256(abi.encode(uint256(42), uint256(0)))) | (1 << 255)), "the word");
@@ -113,11 +132,11 @@ contract VRFRandomnessTest is TestBase {
         vm.roll(block.number + 10 * TIMEOUT);
         assertEq(_status(id), uint256(IRandomness.RequestStatus.Fulfilled), "fulfilled is final");
         assertEq(vrf.deadlineOf(id), 0, "no deadline once fixed");
-        assertTrue(!coord.fulfill(id, 43), "a second delivery is refused");
+        assertTrue(!coord.fulfill(_cid(id), 43), "a second delivery is refused");
         assertEq(vrf.valueOf(id), v, "the value never changes");
         uint256 other = _request();
         vm.roll(block.number + 3);
-        coord.fulfill(other, 42);
+        coord.fulfill(_cid(other), 42);
         assertTrue(vrf.valueOf(other) == v, "same word, same value (the word is the randomness)");
     }
 
@@ -137,7 +156,7 @@ contract VRFRandomnessTest is TestBase {
         vm.roll(deadline + 1);
         vm.expectEmit(true, false, false, true, address(vrf));
         emit VRFRandomness.LateFulfilmentIgnored(id, deadline);
-        assertTrue(coord.fulfill(id, 7), "the callback itself succeeds");
+        assertTrue(coord.fulfill(_cid(id), 7), "the callback itself succeeds");
         assertEq(_status(id), uint256(IRandomness.RequestStatus.Failed), "still failed");
         vm.expectRevert(abi.encodeWithSelector(VRFRandomness.NotFulfilled.selector, id));
         vrf.valueOf(id);
@@ -153,9 +172,9 @@ contract VRFRandomnessTest is TestBase {
             )
         );
         vrf.rawFulfillRandomWords(id, words);
-        assertTrue(!coord.deliver(address(vrf), id + 1, words, 60_000), "unknown request id refused");
+        assertTrue(!coord.deliver(address(vrf), _cid(id) + 1, words, 60_000), "unknown request id refused");
         assertEq(_status(id), uint256(IRandomness.RequestStatus.Pending), "the real request is untouched");
-        assertTrue(!coord.deliver(address(vrf), id, new uint256[](0), 60_000), "no words refused");
+        assertTrue(!coord.deliver(address(vrf), _cid(id), new uint256[](0), 60_000), "no words refused");
         vm.expectRevert(abi.encodeWithSelector(VRFRandomness.UnknownRequest.selector, 12345));
         vrf.fulfil(12345);
         assertEq(_status(12345), uint256(IRandomness.RequestStatus.Unknown), "unknown");
@@ -163,9 +182,10 @@ contract VRFRandomnessTest is TestBase {
 
     function test_duplicateRequestIdRefused() public {
         uint256 id = _request();
-        coord.forceNextId(id);
+        uint256 upstream = _cid(id);
+        coord.forceNextId(upstream);
         vm.prank(core);
-        vm.expectRevert(abi.encodeWithSelector(VRFRandomness.DuplicateRequest.selector, id));
+        vm.expectRevert(abi.encodeWithSelector(VRFRandomness.DuplicateRequest.selector, upstream));
         vrf.request();
     }
 
@@ -177,7 +197,7 @@ contract VRFRandomnessTest is TestBase {
         vrf.setConfig(c);
         uint256 id = _request();
         vm.roll(block.number + 3);
-        assertTrue(coord.fulfill(id, 1), "fulfilled within 50k gas");
+        assertTrue(coord.fulfill(_cid(id), 1), "fulfilled within 50k gas");
         assertEq(_status(id), uint256(IRandomness.RequestStatus.Fulfilled), "fulfilled");
     }
 
@@ -188,7 +208,7 @@ contract VRFRandomnessTest is TestBase {
         uint256 id = _request();
         uint256 deadline = vrf.deadlineOf(id);
         vm.roll(block.number + delay);
-        if (deliver) coord.fulfill(id, delay);
+        if (deliver) coord.fulfill(_cid(id), delay);
         bool onTime = deliver && block.number <= deadline;
         vm.roll(deadline + 1 + delay);
         uint256 expected =
