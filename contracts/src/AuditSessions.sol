@@ -531,7 +531,13 @@ contract AuditSessions is SessionStore {
             IRandomness.RequestStatus r = _sources[s.source].status(s.drawRequest);
             if (r == IRandomness.RequestStatus.Expired) {
                 _terminate(sessionId, s, Status.Expired, Termination.RandomnessMissed);
-            } else if (r == IRandomness.RequestStatus.Failed) {
+            } else if (
+                r == IRandomness.RequestStatus.Failed
+                    || (r == IRandomness.RequestStatus.Pending
+                        && block.number > sortition.snapshotReadableUntil(s.epoch))
+            ) {
+                // Not delivered while the snapshot was readable (e.g. a VRF timeout longer than the
+                // window): nobody could have drawn, and no seed was seen, so a refund re-rolls nothing.
                 _terminate(sessionId, s, Status.Expired, Termination.RandomnessFailed);
             }
         } else if (st == Status.Drawing) {

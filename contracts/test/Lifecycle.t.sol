@@ -8,6 +8,9 @@ import {IAuditSessions} from "../src/interfaces/IAuditSessions.sol";
 import {IDrawModule} from "../src/interfaces/IDrawModule.sol";
 import {IRandomness} from "../src/interfaces/IRandomness.sol";
 import {IStaking} from "../src/interfaces/IStaking.sol";
+import {IVRFCoordinatorV2Plus} from "../src/interfaces/IVRFCoordinatorV2Plus.sol";
+import {VRFRandomness} from "../src/VRFRandomness.sol";
+import {MockVRFCoordinator} from "./mocks/MockVRFCoordinator.sol";
 
 /// @notice How sessions end: property 5 (NoRerollAfterRandomnessFixed) and every way a session ends
 /// without a verdict, with who gets the pool.
@@ -150,6 +153,44 @@ contract LifecycleTest is DoubleFixture {
             uint256(IAuditSessions.Status.Expired),
             "expired with the snapshot"
         );
+    }
+
+    /// @dev A VRF source whose timeout outlives the snapshot window: the coordinator has not delivered
+    /// while the snapshot was readable, so nobody (the provider included) could have drawn. That is the
+    /// source's failure, not abandonment: the pool goes back to the provider, and a delivery after that
+    /// changes nothing (before the fix: SnapshotUnavailable, the whole fee forfeited).
+    function test_randomnessLateForTheSnapshotRefunds() public {
+        MockVRFCoordinator coord = new MockVRFCoordinator();
+        VRFRandomness.Config memory c;
+        c.keyHash = keccak256("gas lane");
+        c.subscriptionId = 1;
+        c.requestConfirmations = 3;
+        c.callbackGasLimit = 100_000;
+        c.timeoutBlocks = uint32(10 * EPOCH_BLOCKS);
+        VRFRandomness vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
+        vm.startPrank(owner);
+        vrf.setRequester(address(sessions), true);
+        sessions.setRandomness(IRandomness(address(vrf)));
+        vm.stopPrank();
+        uint256 providerBefore = token.balanceOf(provider);
+        uint256 sid = _open(_uniform(2, 1), FEE);
+        uint256 readable = staking.snapshotReadableUntil(sessions.sessionOf(sid).epoch);
+        vm.roll(readable + 1);
+        assertEq(uint256(sessions.advance(sid)), uint256(IAuditSessions.Status.Expired), "expired");
+        assertEq(
+            uint256(sessions.sessionOf(sid).termination),
+            uint256(IAuditSessions.Termination.RandomnessFailed),
+            "the source failed the snapshot window"
+        );
+        assertEq(providerBefore - token.balanceOf(provider), FEE - POOL, "pool refunded, fee share kept");
+        assertTrue(
+            coord.fulfill(vrf.coordinatorRequestOf(sessions.sessionOf(sid).drawRequest), 42),
+            "late delivery accepted by VRF"
+        );
+        vm.expectRevert(
+            abi.encodeWithSelector(IAuditSessions.WrongStatus.selector, sid, IAuditSessions.Status.Expired)
+        );
+        sessions.draw(sid, 6);
     }
 
     /// @dev A VRF request the coordinator never answers reports Failed: nobody's fault, full refund.
