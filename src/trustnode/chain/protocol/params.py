@@ -153,7 +153,7 @@ class StakingParams(BaseModel):
 DEVNET_RANDOMNESS_DELAY = 2
 #: Blocks per staking snapshot epoch on a devnet. A session draws from the snapshot at the start of
 #: its opening epoch, so new stake enters draws within one epoch; the draw must end within two.
-DEVNET_EPOCH_BLOCKS = 8
+DEVNET_EPOCH_BLOCKS = 12
 DEVNET_SESSION_PARAMS = SessionParams(
     tau_bps=6000,
     beta_bps=7000,
