@@ -73,7 +73,8 @@ abstract contract AttackKit is TestBase {
 
     // ------------------------------------------------------------- config
 
-    /// @notice The fixture's parameters (contracts/test/utils/ProtocolFixture.sol); tests override.
+    /// @notice The fixture's parameters (contracts/test/utils/SessionsFixture.sol, StakingFixture.sol);
+    /// tests override.
     function _config() internal pure virtual returns (Config memory c) {
         c.minStake = 100e18;
         c.initialReputation = 0.5e18;
@@ -128,12 +129,16 @@ abstract contract AttackKit is TestBase {
     /// @dev Start an off-chain what-if (no nesting).
     function _simulate() internal {
         sim.pauseGasMetering();
+        vm.getRecordedLogs();
         _snapshot = sim.snapshotState();
     }
 
-    /// @dev Throw the what-if away (storage, balances and block number return to the snapshot).
+    /// @dev Throw the what-if away (storage, balances and block number return to the snapshot). Logs
+    /// a what-if emitted are dropped too: the cheatcode's log buffer survives a state revert, and the
+    /// adapter must never read a simulated event as a real one.
     function _endSimulation() internal {
         sim.revertToStateAndDelete(_snapshot);
+        vm.getRecordedLogs();
         sim.resumeGasMetering();
     }
 

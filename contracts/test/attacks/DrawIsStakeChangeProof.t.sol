@@ -59,22 +59,58 @@ contract DrawIsStakeChangeProof is AttackBase {
         return _requestWithdrawal(attacker, attacker, amount);
     }
 
-    /// @dev Simulate "change, then draw one seat"; true if the seat is the attacker's.
-    function _wins(uint256 sid, bool up, uint256 amount) internal returns (bool hit) {
-        _simulate();
+    /// @dev Thrown by `whatIfChangeThenDraw` to carry its answer out of the reverted frame.
+    error WhatIf(bool hit);
+
+    /// @notice The attacker's what-if (an eth_call): change the stake, draw one seat, report whether
+    /// the seat is the attacker's, and revert so that nothing of it stays. Not a test entry point.
+    /// @dev A reverted frame instead of `_simulate()`: it sees the same state and changes nothing, but
+    /// a forge state snapshot copies every log the test has emitted so far, which makes this search's
+    /// ~10,000 what-ifs quadratic in time. Nothing here moves blocks, so the frame is exact.
+    function whatIfChangeThenDraw(uint256 sid, bool up, uint256 amount) external {
+        require(msg.sender == address(this), "what-if: internal");
         uint256 before = _seatsOf(sid, attacker).length;
+        bool hit = false;
         if (_change(up, amount)) {
             _drawSome(sid, 1);
             hit = _seatsOf(sid, attacker).length > before;
         }
-        _endSimulation();
+        revert WhatIf(hit);
+    }
+
+    /// @dev Simulate "change, then draw one seat"; true if the seat is the attacker's. Any other revert
+    /// inside the what-if is a failure of the test, not a "no".
+    function _wins(uint256 sid, bool up, uint256 amount) internal returns (bool hit) {
+        sim.pauseGasMetering(); // off-chain work
+        try this.whatIfChangeThenDraw(sid, up, amount) {
+            revert("what-if: did not revert");
+        } catch (bytes memory err) {
+            if (err.length != 36 || bytes4(err) != WhatIf.selector) {
+                assembly ("memory-safe") {
+                    revert(add(err, 0x20), mload(err))
+                }
+            }
+            hit = uint256(bytes32(_tail(err))) != 0;
+        }
+        sim.resumeGasMetering();
+    }
+
+    function _tail(bytes memory err) internal pure returns (bytes memory word) {
+        word = new bytes(32);
+        for (uint256 i = 0; i < 32; ++i) {
+            word[i] = err[4 + i];
+        }
     }
 
     /// @dev The attacker's move before the next page of the draw.
+    /// @dev The seed is fixed before the first page, so the what-if is exact: the real page must give
+    /// the seat the simulation predicted (this keeps the search honest, i.e. able to find a win).
     function _seizeNextSeat(uint256 sid) internal {
+        bool predicted = false;
         for (uint256 c = 0; c <= 2 * MAX_STEPS; ++c) {
             (bool up, uint256 amount) = _candidate(c);
             if (!_wins(sid, up, amount)) continue;
+            predicted = true;
             if (amount != 0) {
                 _change(up, amount);
                 if (up) toppedUp += amount;
@@ -84,7 +120,11 @@ contract DrawIsStakeChangeProof is AttackBase {
             }
             break;
         }
+        uint256 before = _seatsOf(sid, attacker).length;
         _drawSome(sid, 1);
+        assertTrue(
+            (_seatsOf(sid, attacker).length > before) == predicted, "setup: the what-if mispredicted the draw"
+        );
     }
 
     /// @dev One session drawn page by page under the attacker's adaptive stake; returns its seats.
