@@ -536,7 +536,7 @@ abstract contract AttackBase is AttackKit {
                 );
             } else if (l.emitter == address(staking) && topic == Staking.SessionResolved.selector) {
                 address a = address(uint160(uint256(l.topics[1])));
-                (, uint256 commission,,,) = abi.decode(l.data, (uint256, uint256, uint256, uint256, bool));
+                (,, uint256 commission,,) = abi.decode(l.data, (uint256, uint256, uint256, uint256, bool));
                 results[PanelKey.sessionOf(uint256(l.topics[2]))][a].commission += commission;
             } else if (l.emitter == address(staking) && topic == StakingLedger.SessionApplied.selector) {
                 address a = address(uint160(uint256(l.topics[1])));

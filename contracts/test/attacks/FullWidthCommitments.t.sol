@@ -10,6 +10,9 @@ import {AttackBase} from "./AttackBase.sol";
 /// @dev Finding a 192-bit collision costs about 2^96 hashes, so the behavioural test commits a
 /// value that differs from the hash of the later opening in its low 64 bits only: a reveal checked
 /// against the full commitment must refuse that opening.
+/// Measured (`forge test --match-path 'contracts/test/attacks/*' -vv`):
+/// v1 (130a947) 192 bits stored, and an opening differing in the low 64 bits was accepted; v2 256
+/// bits stored (equal to the commitment) and that opening refused.
 contract FullWidthCommitments is AttackBase {
     uint256 internal sid;
     address internal auditor;
@@ -64,6 +67,11 @@ contract FullWidthCommitments is AttackBase {
         }
         _openRevealPhase(sid);
         bool accepted = _reveal(sid, auditor, verdicts, salt);
+        // The phase is open: a true opening is accepted, so the refusal above is the mismatch.
+        assertTrue(
+            _reveal(sid, list[1], _voteOf(sid, list[1], address(0), 0), _salt(sid, list[1])),
+            "setup: an honest reveal was refused"
+        );
         emit log_named_string("committed        ", _hex(forged));
         emit log_named_string("opening hashes to", _hex(honest));
         emit log_named_string("reveal accepted", accepted ? "yes" : "no");

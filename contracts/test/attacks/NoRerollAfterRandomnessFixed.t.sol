@@ -11,6 +11,11 @@ import {AttackBase} from "./AttackBase.sol";
 /// the seat. It re-rolls every session whose draw does not seat the friend, either by simulating
 /// the draw once its randomness is determined and cancelling (falling back to abandoning when the
 /// protocol refuses the cancel), or by letting the draw happen and withholding the keys.
+/// Measured (`forge test --match-path 'contracts/test/attacks/*' -vv`):
+/// cancel: v1 (130a947) 3 re-rolls cost 60 of 300 TRUST (240 refunded); v2 there is no cancel (the
+/// call reverts), so the provider abandons: 18 re-rolls cost 1,800 of 1,800 TRUST (0 refunded), 18 of 18
+/// drawn auditors paid. Withheld keys: v1 7 re-rolls cost 140 of 700 TRUST (560 refunded), 7 of 7 drawn
+/// auditors paid nothing; v2 18 re-rolls cost 1,800 of 1,800 TRUST (0 refunded), 0 of 18 unpaid.
 contract NoRerollAfterRandomnessFixed is AttackBase {
     uint256 internal constant FEE = 100e18;
     uint256 internal constant MAX_TRIES = 100;

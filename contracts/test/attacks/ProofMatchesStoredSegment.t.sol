@@ -9,6 +9,8 @@ import {AttackBase} from "./AttackBase.sol";
 /// @dev A provider commits a Merkle root whose leaves call both segments human-audited (tier 2)
 /// with weight 100, but tells the chain tier 0 (computer) and weight 1: the cheap audit decides,
 /// and a reader checking the proof sees the expensive one.
+/// Measured (`forge test --match-path 'contracts/test/attacks/*' -vv`):
+/// v1 (130a947) the leaf (tier 2, weight 100) verified against stored (tier 0, weight 1); v2 refused.
 contract ProofMatchesStoredSegment is AttackBase {
     string internal constant CID0 = "bafkreihybcs4mwyfrk4n66vtcf4s6lcc4xmnsf5u4p5hs2lng3o7lyfvbi";
     string internal constant CID1 = "bafkreidfxzo3egob6sfoow2v7n3bmsqjtk4ozrfdq74yj7n4tutvva7qwi";

@@ -9,6 +9,9 @@ import {AttackBase} from "./AttackBase.sol";
 /// @dev The only tier-0 auditor (1,000 TRUST of its own) holds all 8 seats of a session and earns
 /// 8 x 6 = 48 TRUST. After the outcome is final and before anyone settles, a sniper buys 47,000
 /// TRUST of its pool, lets the session settle, and redeems everything at once.
+/// Measured (`forge test --match-path 'contracts/test/attacks/*' -vv`):
+/// v1 (130a947) the sniper took 46.999999 of the 48 TRUST, the holders at the draw kept 1; v2 the
+/// sniper got 0 (46,999.999999 back for 47,000), the holders at the draw kept 48.
 contract RewardsOnlyToDrawTimeShares is AttackBase {
     uint256 internal constant DEPOSIT = 47_000e18;
 

@@ -9,6 +9,10 @@ import {AttackBase} from "./AttackBase.sol";
 /// @dev The only tier-0 auditor stakes 1,000 TRUST and a delegator 3,100 TRUST. The auditor holds
 /// all 8 seats and never votes, so all 8 are slashed (8 x 8 = 64 TRUST). Knowing it, the auditor
 /// redeems 900 TRUST of its shares before settlement, keeping the 100 TRUST minimum stake.
+/// Measured (`forge test --match-path 'contracts/test/attacks/*' -vv`):
+/// v1 (130a947) the delegator absorbed 62 of the 64 TRUST slash (pro rata 48.390243); v2
+/// 48.390243902439024391 TRUST (pro rata 48.390243902439024390), and the auditor's early
+/// redemption paid 885.951219 TRUST for 900 TRUST of shares (it bore its part).
 contract SlashesReachExitingShares is AttackBase {
     uint256 internal constant OWN = 1000e18;
     uint256 internal constant DELEGATED = 3100e18;
