@@ -332,8 +332,20 @@ class ProviderPipeline:
         if info.state.ended_without_verdict:
             reason = cancel_reason(port, info, [s.tier for s in job.segments])
             job.outcome = self._outcome(job, info, reason=reason)
+            self._release_seats(sid)
             raise PermanentFailure(f"session {sid} {info.state.value}: {reason}")
         return info
+
+    def _release_seats(self, sid: int) -> None:
+        """Settle every drawn auditor of a session that ended without a verdict (protocol v2): each
+        seat is paid R and its stake unlocked, and the auditors' ledgers move on. Auditors never saw
+        keys for it, so nobody else would. Best effort: a refusal is logged, the job fails anyway."""
+        port = self.port
+        for auditor in port.seats(sid):
+            try:
+                port.settle(sid, auditor)
+            except (ChainError, NotReady) as exc:
+                log.warning("session %d: could not settle drawn auditor %s: %s", sid, auditor, exc)
 
     def _draw(self, job: TraceJob) -> None:
         info = self._session(job)
