@@ -17,7 +17,7 @@ from trustnode.chain.port.evm import Web3Port
 from trustnode.chain.port.memory_state import MemoryChain, revert
 from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol
 from trustnode.models.enums import Tier
-from trustnode.models.verdict import SessionState, TraceVerdict
+from trustnode.models.verdict import SessionState, TierName, TraceVerdict
 from trustnode.node.verdict import build_outcome
 
 T = TypeVar("T")
@@ -155,3 +155,57 @@ def test_the_web3_port_gives_the_same_answers_on_the_deployed_contracts(
     auditor = Web3Port(auditor_p, deploy_block=fresh_devnet.deploy_block)
     assert provider.params() == DEVNET_SESSION_PARAMS and provider.max_segments() == 1024
     assert scenario(provider, auditor, owner.client.mine) == EXPECTED
+
+
+def failed_draw(provider: ChainPort, auditor: ChainPort, mine: Callable[[int], None]) -> dict[str, object]:
+    """One LLM segment needs 3 distinct auditors and only one is eligible: the draw fails with the
+    reason, the provider gets the pool back minus R for the seat already drawn, and that seat's
+    auditor is paid R (stake unlocked) when it settles."""
+    auditor.register(Tier.LLM, 1, b"\x43" * 32)
+    auditor.stake(100 * TOKEN)
+    params = provider.params()
+    fee = params.reward * 3 * 2
+    before = provider.token_balance(provider.address)
+    opened = _when_ready(lambda: provider.open_session(ROOT, [1], [1], fee), mine)
+    step = _when_ready(lambda: provider.draw(opened.session_id, 8), mine)
+    assert step.state == SessionState.CANCELLED and step.drawn_seats == 1
+    failure = provider.draw_failure(opened.session_id)
+    assert failure is not None
+    assert "not enough eligible auditors of tier llm" in failure.reason
+    assert auditor.pool(auditor.address).locked == params.slash_amount, "the drawn seat stays locked"
+    settled = auditor.settle(opened.session_id, auditor.address)
+    assert settled is not None and auditor.settle(opened.session_id, auditor.address) is None
+    pool, _treasury = fee * 8 // 10, fee - fee * 8 // 10
+    return {
+        "failure": (failure.tier, failure.seats_needed, failure.eligible, failure.per_segment),
+        "provider_paid": before - provider.token_balance(provider.address),
+        "settled": (settled.correct, settled.incorrect, settled.slashes, settled.reward, settled.reputation),
+        "locked": auditor.pool(auditor.address).locked,
+        "expected_paid": fee - (pool - params.reward),
+    }
+
+
+def _check_failed_draw(result: dict[str, object]) -> None:
+    assert result["failure"] == (TierName.LLM, 3, 1, 3)
+    assert result["provider_paid"] == result["expected_paid"]
+    assert result["settled"] == (0, 0, 0, DEVNET_SESSION_PARAMS.reward, 10**18 // 2)
+    assert result["locked"] == 0
+
+
+def test_a_failed_draw_on_the_memory_port() -> None:
+    chain = MemoryChain(DEVNET_SESSION_PARAMS)
+    provider, auditor = chain.port("0x" + "01" * 20), chain.port("0x" + "02" * 20)
+    chain.fund(provider.address, 10_000 * TOKEN)
+    chain.fund(auditor.address, 10_000 * TOKEN)
+    _check_failed_draw(failed_draw(provider, auditor, chain.mine))
+
+
+@pytest.mark.chain
+def test_a_failed_draw_on_the_deployed_contracts(fresh_devnet: Deployment) -> None:
+    owner = Protocol(client_for(fresh_devnet, 0), fresh_devnet.contracts)
+    provider_p, auditor_p = (Protocol(client_for(fresh_devnet, i), fresh_devnet.contracts) for i in (1, 2))
+    owner.transfer(provider_p.address, 10_000 * TOKEN)
+    owner.transfer(auditor_p.address, 10_000 * TOKEN)
+    provider = Web3Port(provider_p, deploy_block=fresh_devnet.deploy_block)
+    auditor = Web3Port(auditor_p, deploy_block=fresh_devnet.deploy_block)
+    _check_failed_draw(failed_draw(provider, auditor, owner.client.mine))
