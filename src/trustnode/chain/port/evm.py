@@ -28,7 +28,7 @@ from trustnode.chain.port.types import (
     SessionInfo,
     TxRef,
 )
-from trustnode.chain.protocol import Protocol, RequestStatus, SessionParams, SessionStatus
+from trustnode.chain.protocol import Protocol, RequestStatus, SessionParams, SessionStatus, Termination
 from trustnode.models.enums import SegmentOutcome, Tier
 from trustnode.models.verdict import SessionState, TierName
 
@@ -270,6 +270,7 @@ class Web3Port(AuditorOps):
             draw_deadline=s.draw_deadline, key_deadline=s.key_deadline, commit_deadline=s.commit_deadline,
             reveal_deadline=s.reveal_deadline, passed=s.passed, score_bps=s.score_bps,
             pass_weight=pass_weight, total_weight=total_weight,
+            termination=None if s.termination == Termination.NONE else s.termination.name.lower(),
         )  # fmt: skip
 
     def segments(self, session_id: int) -> list[SegmentTally]:

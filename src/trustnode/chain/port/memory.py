@@ -222,6 +222,7 @@ class MemoryPort(staking.StakingOps, VotingOps):
         self.c.balances[s.provider] = self.c.balances.get(s.provider, 0) + s.pool - reserved
         s.pool = reserved
         s.state = SessionState.CANCELLED
+        s.termination = "draw_failed"
         self.c.emit("DrawFailed", tx, s.failure)
 
     def draw_failure(self, session_id: int) -> DrawFailure | None:
@@ -286,6 +287,7 @@ class MemoryPort(staking.StakingOps, VotingOps):
         p = self.c.params_of(s)
         s.pool = min(s.pool, s.drawn * p.reward)
         s.state = SessionState.EXPIRED
+        s.termination = "draw_abandoned" if s.drawn < s.total_seats else "keys_withheld"
 
     def advance(self, session_id: int) -> tuple[SessionState, TxRef]:
         with self.c.op():
@@ -333,7 +335,7 @@ class MemoryPort(staking.StakingOps, VotingOps):
                 total_seats=s.total_seats, drawn_seats=s.drawn, committed_count=committed, revealed_count=revealed,
                 draw_deadline=s.draw_deadline, key_deadline=s.key_deadline, commit_deadline=s.commit_deadline,
                 reveal_deadline=s.reveal_deadline, passed=s.passed, score_bps=s.score_bps,
-                pass_weight=s.pass_weight, total_weight=s.total_weight,
+                pass_weight=s.pass_weight, total_weight=s.total_weight, termination=s.termination,
             )  # fmt: skip
 
     def segments(self, session_id: int) -> list[SegmentTally]:
