@@ -1,19 +1,25 @@
 #!/usr/bin/env python3
-"""Gas of one audit session on anvil, against a per-segment commit-reveal baseline.
+"""Gas of one audited trace on protocol v2 (anvil), against a per-seat commit-reveal baseline.
 
-Deploys the protocol on a fresh anvil with k = --seats auditors per segment and the
-per-auditor seat cap at 25% of the session's segments, registers --auditors LLM-tier
-auditors, then runs a full session: open, paginated draw, keys, one relayed `commitBatch`
-of EIP-712 signed commitments, one `revealBatch`, finalize, one `settleBatch`.
+Compiles `contracts/src`, deploys the v2 protocol on a fresh anvil (core + draw, voting and
+settlement modules, Staking v2 with epoch snapshots, lookahead randomness) with k = --seats
+auditors per segment and the seat cap at 25% of the segments, registers --auditors LLM-tier
+auditors, moves to the next epoch (their stake enters the snapshot), then runs one whole trace:
+open (draw randomness requested), paginated draw, keys, one relayed `commitBatch` of EIP-712
+signed commitments, one `revealBatch`, finalize (slash randomness requested), one `settleBatch`.
 
-    gas_per_segment_vote          (commit + reveal + settle gas) / (segments * seats)
-    baseline_gas_per_segment_vote (commit + reveal gas of BaselineCommitReveal, one commit and
-                                   one reveal transaction per seat, same seats) / (segments * seats)
-    finalize_gas                  gas of the finalize transaction
-    draw_gas_per_seat             gas of all draw transactions / seats
+    gas_per_segment_vote    (commit + reveal + settle + 2 randomness requests + the draw seed's
+                            fulfilment) / seats; the slash seed's fulfilment is inside settle
+    baseline_gas_per_segment_vote  per-seat commit and reveal transactions of
+                            BaselineCommitReveal for the same seats / seats
+    whole_trace_gas         every transaction from open to the last settle
+    draw_gas_per_seat       all draw transactions / seats
+    finalize_gas_by_segments  finalize gas at --finalize-sizes too (linear in segments)
 
-With --finalize-sizes it also runs sessions of those sizes and prints finalize gas per size,
-to show finalize is linear in segments. Figures are receipts' gasUsed (base fee included).
+Figures are receipts' gasUsed (intrinsic and calldata included); the randomness source's own
+request and fulfil are measured as direct calls minus 21,000 and calldata (as in
+contracts/test/GasBench.t.sol).  Targets (docs/protocol-v2.md): segment vote <= 10,000 and >= 8x
+below the baseline, whole trace <= 2.5 M gas, at 32 segments x 3 seats with 16 auditors.
 """
 
 from __future__ import annotations
@@ -21,42 +27,45 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
+import socket
 import sys
-import tempfile
 from pathlib import Path
 
-from eth_account import Account
-from eth_account.signers.local import LocalAccount
+from eth_abi import encode
 from eth_utils import keccak
 from pydantic import BaseModel
 
-from trustnode.chain import devnet
-from trustnode.chain.accounts import dev_account
-from trustnode.chain.client import ChainClient
-from trustnode.chain.deploy import deploy_protocol
-from trustnode.chain.protocol import (
-    DEVNET_SESSION_PARAMS,
-    DEVNET_STAKING_PARAMS,
-    TOKEN,
-    Protocol,
-    RevealItem,
-    compute_commitment,
-    verdict_bitmap,
-)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness lives with the tests
+
+from tests.consensus.v2_chain import V2Chain, v2_chain  # noqa: E402
+
+from trustnode.consensus.rules import pack_tiers_weights, verdicts_word  # noqa: E402
+
+TOKEN = 10**18
+TARGET_SEGMENT_VOTE = 10_000
+TARGET_RATIO = 8
+TARGET_TRACE = 2_500_000
+MAX_AUDITORS = 18  # anvil's 20 dev accounts minus the owner and the provider
 
 
 class SessionGas(BaseModel):
     segments: int
-    seats_per_segment: int
-    seat_cap: int
     auditors_drawn: int
     draw_transactions: int
+    open_gas: int
     draw_gas: int
+    keys_gas: int
     commit_gas: int
     reveal_gas: int
     finalize_gas: int
     settle_gas: int
+
+    @property
+    def trace(self) -> int:
+        return (
+            self.open_gas + self.draw_gas + self.keys_gas + self.commit_gas + self.reveal_gas
+            + self.finalize_gas + self.settle_gas
+        )  # fmt: skip
 
 
 class BenchResult(BaseModel):
@@ -65,205 +74,179 @@ class BenchResult(BaseModel):
     seat_cap: int
     auditors_registered: int
     auditors_drawn: int
-    mean_seats_per_auditor: float
     gas_per_segment_vote: float
     baseline_gas_per_segment_vote: float
-    ratio_baseline_over_batched: float
-    finalize_gas: int
+    ratio_baseline_over_segment_vote: float
+    whole_trace_gas: int
     draw_gas_per_seat: float
-    commit_gas: int
-    reveal_gas: int
-    settle_gas: int
-    commit_reveal_settle_gas_per_auditor: float
-    baseline_commit_gas: int
-    baseline_reveal_gas: int
+    phases: dict[str, int]
+    randomness_request_exec_gas: int
+    randomness_fulfil_exec_gas: int
     finalize_gas_by_segments: dict[int, int]
-    target_gas_per_segment_vote: int = 10_000
-    meets_target: bool
+    meets_segment_vote_target: bool
+    meets_whole_trace_target: bool
 
 
 def _free_port() -> int:
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-def _fund(client: ChainClient, address: str) -> None:
-    client.w3.provider.make_request("anvil_setBalance", [address, hex(10**21)])  # type: ignore[arg-type]
+def _exec_gas(receipt_gas: int, data: bytes) -> int:
+    """Execution gas of a direct call: receipt gas minus intrinsic and calldata gas."""
+    return receipt_gas - 21_000 - sum(4 if b == 0 else 16 for b in data)
 
 
 class Bench:
-    def __init__(self, rpc: str, segments: int, seats: int, auditors: int) -> None:
-        self.admin_client = ChainClient.connect(rpc, dev_account(0))
-        cap = max(1, math.ceil(segments * 25 / 100))
-        self.cap = cap
-        self.params = DEVNET_SESSION_PARAMS.model_copy(
-            update={
-                "seats_per_tier": (seats, seats, seats),
-                "seat_cap": cap,
-                "reward": TOKEN // 10,
-                "slash_amount": TOKEN // 10,
-            }
-        )
-        addresses = deploy_protocol(
-            self.admin_client, session_params=self.params, staking_params=DEVNET_STAKING_PARAMS
-        )
-        self.admin = Protocol(self.admin_client, addresses)
-        self.rpc = rpc
-        self.accounts: list[LocalAccount] = [
-            Account.from_key(keccak(text=f"trustnode-bench-auditor-{i}")) for i in range(auditors)
-        ]
-        self.by_address: dict[str, LocalAccount] = {str(a.address): a for a in self.accounts}
-        for acct in self.accounts:
-            _fund(self.admin_client, acct.address)
-            self.admin.transfer(acct.address, 200 * TOKEN)
-            me = self.admin.as_signer(ChainClient.connect(rpc, acct))
-            me.register(1, 2, keccak(text=f"x25519-{acct.address}"))
-            me.stake(acct.address, 100 * TOKEN)
+    def __init__(self, ch: V2Chain, auditors: int) -> None:
+        self.ch = ch
+        self.provider = ch.client(1)
+        self.auditors = [ch.register(2 + i, 1, 200 * TOKEN) for i in range(auditors)]
+        ch.fund(self.provider.address, 10**6 * TOKEN)
+        self.provider.transact(ch.c["token"].functions.approve(ch.c["sessions"].address, 2**256 - 1))
+        ch.next_epoch()
 
-    def run_session(self, segments: int, seats: int) -> tuple[SessionGas, int, dict[str, list[int]]]:
-        admin = self.admin
-        fee = 2 * segments * seats * self.params.reward
-        sid = admin.open_session(keccak(text=f"root-{segments}"), [1] * segments, [1] * segments, fee)
-        admin.client.mine(admin.blocks_until_drawable(sid))
-        draws = admin.draw_all(sid, page=32)
-        info = admin.session(sid)
-        if not info.draw_complete:
-            raise SystemExit(
-                f"draw did not complete (status {info.status.name}): too few auditors for the cap"
+    def run_session(self, segments: int, seats: int, reward: int) -> tuple[SessionGas, dict[str, list[int]]]:
+        ch = self.ch
+        fee = 2 * segments * seats * reward
+        tw = pack_tiers_weights([1] * segments, [1] * segments)
+        sid, opened = ch.open(self.provider, keccak(text=f"root-{segments}"), tw, fee)
+        ch.wait_draw_randomness(sid)
+        draws = ch.draw_all(sid, segments * seats)
+        info = ch.session(sid)
+        if info["drawnSeats"] != segments * seats:
+            raise SystemExit(f"draw did not complete (status {info['status']}): too few auditors for the cap")
+        keys = self.provider.transact(ch.c["sessions"].functions.publishKeys(sid, "bafy-bench-manifest"))
+        seats_of = {a: s for a in self.auditors if (s := ch.seats_of(sid, a))}
+        ballots = {
+            a: (
+                verdicts_word([g % 7 == 3 for g in segs], [False] * len(segs)),
+                keccak(text=f"salt-{sid}-{a}"),
             )
-        admin.publish_keys(sid, "bafy-bench-manifest")
-        drawn = admin.auditors_of(sid)
-        seats_of = {a: admin.seats_of(sid, a) for a in drawn}
-        openings: dict[str, tuple[int, bytes]] = {}
-        signed = []
-        for a in drawn:
-            votes = [seg % 7 == 3 for seg in seats_of[a]]
-            verdicts, salt = verdict_bitmap(votes), keccak(text=f"salt-{sid}-{a}")
-            openings[a] = (verdicts, salt)
-            c = compute_commitment(admin.client.chain_id, admin.sessions.address, sid, a, verdicts, salt)
-            signed.append(admin.sign_commit(self.by_address[a], sid, c, nonce=0))
-        commit = admin.commit_batch(sid, signed)
-        reveal = admin.reveal_batch(
-            sid, [RevealItem(auditor=a, verdicts=v, salt=s) for a, (v, s) in openings.items()]
-        )
-        finalize = admin.finalize(sid)
-        settle = admin.settle_batch(sid, drawn)
+            for a, segs in seats_of.items()
+        }
+        commit = ch.commit_signed(sid, ballots)
+        reveal = ch.reveal_batch(sid, [(a, w, s) for a, (w, s) in ballots.items()])
+        finalize = ch.owner.transact(ch.c["sessions"].functions.finalize(sid))
+        slash_request = ch.session(sid)["slashRequest"]
+        ch.mine_to(int(ch.call(ch.c["randomness"].functions.targetBlockOf(slash_request))) + 1)
+        settle = ch.settle_batch(sid, list(seats_of))
+        if ch.balance(ch.c["sessions"].address) != 0:
+            raise SystemExit("the session's pool was not fully paid out: settlement incomplete")
         gas = SessionGas(
-            segments=segments,
-            seats_per_segment=seats,
-            seat_cap=self.params.seat_cap,
-            auditors_drawn=len(drawn),
-            draw_transactions=len(draws),
-            draw_gas=sum(int(r["gasUsed"]) for r in draws),
-            commit_gas=int(commit["gasUsed"]),
-            reveal_gas=int(reveal["gasUsed"]),
-            finalize_gas=int(finalize["gasUsed"]),
-            settle_gas=int(settle["gasUsed"]),
+            segments=segments, auditors_drawn=len(seats_of), draw_transactions=len(draws),
+            open_gas=int(opened["gasUsed"]), draw_gas=sum(int(r["gasUsed"]) for r in draws),
+            keys_gas=int(keys["gasUsed"]), commit_gas=int(commit["gasUsed"]), reveal_gas=int(reveal["gasUsed"]),
+            finalize_gas=int(finalize["gasUsed"]), settle_gas=int(settle["gasUsed"]),
+        )  # fmt: skip
+        return gas, seats_of
+
+    def randomness_costs(self) -> tuple[int, int]:
+        """The lookahead source's request and fulfil, as direct calls (execution gas only)."""
+        ch = self.ch
+        rnd = ch.c["randomness"]
+        fn = rnd.functions.request()
+        request = _exec_gas(
+            int(ch.owner.transact(fn)["gasUsed"]), bytes.fromhex(fn._encode_transaction_data()[2:])
         )
-        return gas, sid, seats_of
+        rid = int(ch.call(rnd.functions.requestCount()))
+        ch.mine_to(int(ch.call(rnd.functions.targetBlockOf(rid))) + 1)
+        fn = rnd.functions.fulfil(rid)
+        fulfil = _exec_gas(
+            int(ch.owner.transact(fn)["gasUsed"]), bytes.fromhex(fn._encode_transaction_data()[2:])
+        )
+        return request, fulfil
 
     def run_baseline(self, seats_of: dict[str, list[int]]) -> tuple[int, int]:
-        """Same seats, per-seat commit and reveal transactions sent by each auditor."""
-        base = self.admin_client.deploy("BaselineCommitReveal")
-        receipt = self.admin_client.transact(base.functions.openRound())
+        """The same seats, one commit and one reveal transaction per seat, sent by each auditor."""
+        ch = self.ch
+        base = ch._deploy("BaselineCommitReveal")
+        receipt = ch.owner.transact(base.functions.openRound())
         round_id = int(base.events.RoundOpened().process_receipt(receipt)[0]["args"]["round"])
         segs = [s for a in seats_of for s in seats_of[a]]
         auds = [a for a in seats_of for _ in seats_of[a]]
-        self.admin_client.transact(base.functions.assign(round_id, segs, auds))
-        chain_id = self.admin_client.chain_id
+        ch.owner.transact(base.functions.assign(round_id, segs, auds))
+        index = {cl.address: i for i, cl in ch.clients.items()}
         commit_gas = reveal_gas = 0
         openings = []
         for a, segments in seats_of.items():
-            client = ChainClient.connect(self.rpc, self.by_address[a])
-            mine = client.contract("BaselineCommitReveal", base.address)
+            client = ch.client(index[a])
             for seg in segments:
                 fail, salt = seg % 7 == 3, keccak(text=f"baseline-{a}-{seg}")
                 c = keccak(
-                    _abi_encode(
+                    encode(
                         ["uint256", "address", "uint256", "uint256", "address", "bool", "bytes32"],
-                        [chain_id, base.address, round_id, seg, a, fail, salt],
+                        [client.chain_id, base.address, round_id, seg, a, fail, salt],
                     )
                 )
-                commit_gas += int(client.transact(mine.functions.commit(round_id, seg, c))["gasUsed"])
-                openings.append((client, mine, seg, fail, salt))
-        for client, mine, seg, fail, salt in openings:
-            reveal_gas += int(client.transact(mine.functions.reveal(round_id, seg, fail, salt))["gasUsed"])
+                commit_gas += int(client.transact(base.functions.commit(round_id, seg, c))["gasUsed"])
+                openings.append((client, seg, fail, salt))
+        for client, seg, fail, salt in openings:
+            reveal_gas += int(client.transact(base.functions.reveal(round_id, seg, fail, salt))["gasUsed"])
         return commit_gas, reveal_gas
 
 
-def _abi_encode(types: list[str], values: list[object]) -> bytes:
-    from eth_abi import encode
-
-    return encode(types, values)
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--segments", type=int, default=32)
     ap.add_argument("--seats", type=int, default=3, help="auditors per segment (k)")
-    ap.add_argument("--auditors", type=int, default=16, help="registered LLM-tier auditors")
     ap.add_argument(
-        "--finalize-sizes",
-        default="8,16",
-        help="extra session sizes for finalize gas vs segments ('' for none)",
+        "--auditors", type=int, default=16, help=f"registered LLM-tier auditors (<= {MAX_AUDITORS})"
+    )
+    ap.add_argument(
+        "--finalize-sizes", default="8,16", help="extra session sizes for finalize gas ('' for none)"
     )
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
+    cap = max(1, math.ceil(args.segments * 25 / 100))
+    if not 1 <= args.seats <= 31 or not 1 <= args.segments <= 1024:
+        ap.error("--seats must be in 1..31 and --segments in 1..1024")
     if (
-        args.auditors * math.ceil(args.segments / 4) < args.segments * args.seats
+        args.auditors > MAX_AUDITORS
+        or args.auditors * cap < args.segments * args.seats
         or args.auditors < args.seats
     ):
-        ap.error("not enough auditors to fill every seat under the 25% seat cap")
-
-    workdir = Path(tempfile.mkdtemp(prefix="trustnode-bench-gas-"))
-    port = _free_port()
-    pid = devnet.start_anvil(port, workdir / "anvil.log")
-    try:
-        bench = Bench(f"http://127.0.0.1:{port}", args.segments, args.seats, args.auditors)
-        gas, _sid, seats_of = bench.run_session(args.segments, args.seats)
+        ap.error(
+            f"need {args.seats}..{MAX_AUDITORS} auditors, enough to fill every seat under the 25% seat cap"
+        )
+    reward = TOKEN // 10
+    params = {"seatsPerTier": [args.seats] * 3, "seatCap": cap, "reward": reward, "slashAmount": reward}
+    say = (lambda _m: None) if args.json else (lambda m: print(m, file=sys.stderr))
+    with v2_chain(session_params=params, port=_free_port()) as ch:
+        say(f"deployed v2 on {ch.rpc_url}; registering {args.auditors} auditors")
+        bench = Bench(ch, args.auditors)
+        say(f"session {args.segments} x {args.seats}")
+        gas, seats_of = bench.run_session(args.segments, args.seats, reward)
+        request, fulfil = bench.randomness_costs()
+        say("baseline: one commit and one reveal per seat")
         base_commit, base_reveal = bench.run_baseline(seats_of)
         finalize_by = {args.segments: gas.finalize_gas}
         for size in [int(x) for x in args.finalize_sizes.split(",") if x.strip()]:
-            if size != args.segments:
-                finalize_by[size] = bench.run_session(size, args.seats)[0].finalize_gas
-    finally:
-        devnet.stop_pid(pid)
-        shutil.rmtree(workdir, ignore_errors=True)
-
+            if size != args.segments and size * args.seats <= args.auditors * max(
+                1, math.ceil(args.segments / 4)
+            ):
+                say(f"finalize at {size} segments")
+                finalize_by[size] = bench.run_session(size, args.seats, reward)[0].finalize_gas
     votes = args.segments * args.seats
-    ours = (gas.commit_gas + gas.reveal_gas + gas.settle_gas) / votes
+    ours = (gas.commit_gas + gas.reveal_gas + gas.settle_gas + 2 * request + fulfil) / votes
     baseline = (base_commit + base_reveal) / votes
     result = BenchResult(
-        segments=args.segments,
-        seats=args.seats,
-        seat_cap=gas.seat_cap,
-        auditors_registered=args.auditors,
-        auditors_drawn=gas.auditors_drawn,
-        mean_seats_per_auditor=round(votes / gas.auditors_drawn, 2),
-        gas_per_segment_vote=round(ours, 1),
-        baseline_gas_per_segment_vote=round(baseline, 1),
-        ratio_baseline_over_batched=round(baseline / ours, 2),
-        finalize_gas=gas.finalize_gas,
-        draw_gas_per_seat=round(gas.draw_gas / votes, 1),
-        commit_gas=gas.commit_gas,
-        reveal_gas=gas.reveal_gas,
-        settle_gas=gas.settle_gas,
-        commit_reveal_settle_gas_per_auditor=round(
-            (gas.commit_gas + gas.reveal_gas + gas.settle_gas) / gas.auditors_drawn, 1
-        ),
-        baseline_commit_gas=base_commit,
-        baseline_reveal_gas=base_reveal,
+        segments=args.segments, seats=args.seats, seat_cap=cap, auditors_registered=args.auditors,
+        auditors_drawn=gas.auditors_drawn, gas_per_segment_vote=round(ours, 1),
+        baseline_gas_per_segment_vote=round(baseline, 1), ratio_baseline_over_segment_vote=round(baseline / ours, 2),
+        whole_trace_gas=gas.trace, draw_gas_per_seat=round(gas.draw_gas / votes, 1),
+        phases={k: v for k, v in gas.model_dump().items() if k.endswith(("_gas", "_transactions"))},
+        randomness_request_exec_gas=request, randomness_fulfil_exec_gas=fulfil,
         finalize_gas_by_segments=dict(sorted(finalize_by.items())),
-        meets_target=ours <= 10_000 and baseline / ours >= 8,
-    )
+        meets_segment_vote_target=ours <= TARGET_SEGMENT_VOTE and baseline / ours >= TARGET_RATIO,
+        meets_whole_trace_target=gas.trace <= TARGET_TRACE,
+    )  # fmt: skip
     if args.json:
         print(json.dumps(result.model_dump()))
     else:
         for k, v in result.model_dump().items():
-            print(f"{k:32s} {v}")
+            print(f"{k:34s} {v}")
     return 0
 
 

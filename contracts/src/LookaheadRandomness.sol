@@ -6,21 +6,20 @@ import {IRandomness} from "./interfaces/IRandomness.sol";
 /// @title LookaheadRandomness
 /// @notice Randomness from the hash of a block that did not exist when the request was made.
 /// @dev A request made at block b targets block b + delay. Its value can be fixed once the target
-/// block is sealed, and only while the EVM still serves its hash (256 blocks). Suitable for local
-/// chains and tests; a block producer can bias it, which a VRF implementation of IRandomness avoids.
+/// block is sealed, and only while the EVM still serves its hash (256 blocks): after that the request
+/// is `Expired` (it was available and nobody fixed it). It never reports `Failed`: the chain always
+/// produces the block. Suitable for local chains and tests; a block producer can bias it, which
+/// `VRFRandomness` avoids.
+/// Each request is one slot: the target block while pending, then the value with its top bit set
+/// (255 random bits), so fixing a value rewrites a warm slot instead of filling a new one.
 contract LookaheadRandomness is IRandomness {
     /// @notice The EVM serves hashes of the 256 most recent blocks only.
     uint256 public constant HASH_WINDOW = 256;
+    uint256 private constant FIXED = 1 << 255;
     /// @notice Blocks between a request and its target block.
     uint256 public immutable delay;
 
-    struct Request {
-        uint64 targetBlock;
-        address requester;
-        bytes32 value;
-    }
-
-    mapping(uint256 => Request) private _requests;
+    mapping(uint256 => uint256) private _requests;
     /// @notice Number of requests made so far (ids start at 1).
     uint256 public requestCount;
 
@@ -50,45 +49,42 @@ contract LookaheadRandomness is IRandomness {
     function request() external returns (uint256 requestId) {
         requestId = ++requestCount;
         uint256 target = block.number + delay;
-        _requests[requestId] =
-            Request({targetBlock: uint64(target), requester: msg.sender, value: bytes32(0)});
+        _requests[requestId] = target;
         emit RandomnessRequested(requestId, msg.sender, target);
     }
 
     /// @inheritdoc IRandomness
     function fulfil(uint256 requestId) external returns (bytes32 value) {
-        Request storage r = _requests[requestId];
-        if (r.targetBlock == 0) revert UnknownRequest(requestId);
-        value = r.value;
-        if (value != bytes32(0)) return value;
-        uint256 target = r.targetBlock;
-        if (block.number <= target) revert TooEarly(requestId, target);
-        if (block.number - target > HASH_WINDOW) revert TooLate(requestId, target);
-        value = keccak256(abi.encode(blockhash(target), requestId, address(this)));
-        r.value = value;
+        uint256 word = _requests[requestId];
+        if (word == 0) revert UnknownRequest(requestId);
+        if (word & FIXED != 0) return bytes32(word);
+        if (block.number <= word) revert TooEarly(requestId, word);
+        if (block.number - word > HASH_WINDOW) revert TooLate(requestId, word);
+        value = keccak256(abi.encode(blockhash(word), requestId, address(this))) | bytes32(FIXED);
+        _requests[requestId] = uint256(value);
         emit RandomnessFulfilled(requestId, value);
     }
 
     /// @inheritdoc IRandomness
     function status(uint256 requestId) external view returns (RequestStatus) {
-        Request storage r = _requests[requestId];
-        uint256 target = r.targetBlock;
-        if (target == 0) return RequestStatus.Unknown;
-        if (r.value != bytes32(0)) return RequestStatus.Fulfilled;
-        if (block.number <= target) return RequestStatus.Pending;
-        if (block.number - target > HASH_WINDOW) return RequestStatus.Expired;
+        uint256 word = _requests[requestId];
+        if (word == 0) return RequestStatus.Unknown;
+        if (word & FIXED != 0) return RequestStatus.Fulfilled;
+        if (block.number <= word) return RequestStatus.Pending;
+        if (block.number - word > HASH_WINDOW) return RequestStatus.Expired;
         return RequestStatus.Ready;
     }
 
     /// @inheritdoc IRandomness
     function valueOf(uint256 requestId) external view returns (bytes32) {
-        bytes32 v = _requests[requestId].value;
-        if (v == bytes32(0)) revert NotFulfilled(requestId);
-        return v;
+        uint256 word = _requests[requestId];
+        if (word & FIXED == 0) revert NotFulfilled(requestId);
+        return bytes32(word);
     }
 
-    /// @notice The block whose hash a request will use.
+    /// @notice The block whose hash a request uses (0 once its value is fixed, or if unknown).
     function targetBlockOf(uint256 requestId) external view returns (uint256) {
-        return _requests[requestId].targetBlock;
+        uint256 word = _requests[requestId];
+        return word & FIXED != 0 ? 0 : word;
     }
 }

@@ -6,146 +6,137 @@ import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol
 import {Ownable, Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
 import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
 import {IStaking} from "./interfaces/IStaking.sol";
-import {SumTree} from "./libraries/SumTree.sol";
+import {StakingLedger} from "./StakingLedger.sol";
+import {SnapshotSumTree} from "./libraries/SnapshotSumTree.sol";
+import {LedgerPacking} from "./libraries/LedgerPacking.sol";
 
 /// @title Staking
-/// @notice One share-accounted pool per auditor, plus the per-tier sortition trees and reputations.
-/// @dev Self-stake and delegations buy shares of the auditor's pool. Rewards and slashes change the
-/// pool's assets, so every share holder gains or loses pro rata. Shares price with a virtual share
-/// and a virtual asset (+1 each) so a drained pool can neither be inflated nor redeem more than it holds.
-/// Sortition weight of an eligible auditor = assets * (reputation + rFloor) / 1e18 / WEIGHT_UNIT:
-/// stake counts most, reputation scales it between rFloor and 1 + rFloor, and WEIGHT_UNIT (1e12 wei)
-/// keeps tree sums inside 64 bits. Eligible = registered, not deregistered, assets >= minStake[tier].
-/// Stake that backs open seats is locked (P per seat) and cannot be withdrawn until settlement.
-/// Pausing stops new stake only: withdrawals and settlements always work.
-contract Staking is IStaking, Ownable2Step, Pausable {
+/// @notice One share-accounted pool per auditor with a FIFO ledger that makes delegation pro rata, plus
+/// the per-tier sortition trees whose epoch snapshots the draws read (docs/protocol-v2.md, 1, 3, 4).
+/// @dev Self-stake and delegations buy shares of the auditor's pool. A session's result falls exactly on
+/// the shares that backed the auditor when it was drawn: deposits and withdrawal requests made while the
+/// ledger holds entries wait in FLOW entries behind the sessions drawn before them (see StakingLedger).
+/// Sortition weight = backing * (reputation + floor) / 1e18 / WEIGHT_UNIT for a registered auditor at or
+/// above its tier's minimum stake, written to the tree at every change. The constructor checks that the
+/// whole token supply at the highest weight fits a tree lane, so no stake can overflow a tree sum.
+/// Pausing stops new stake only: withdrawals, claims, draws and results always work.
+contract Staking is StakingLedger, Ownable2Step, Pausable {
     using SafeERC20 for IERC20;
-    using SumTree for SumTree.Tree;
 
-    uint256 private constant WAD = 1e18;
-    uint256 private constant BPS = 10_000;
-    /// @notice Wei of stake per unit of sortition weight.
-    uint256 public constant WEIGHT_UNIT = 1e12;
     /// @notice Hard bounds on owner parameters.
     uint256 public constant MAX_COOLDOWN = 30 days;
     uint256 public constant MAX_COMMISSION_DELAY = 30 days;
     uint256 public constant MAX_COMMISSION_BPS = 5_000;
     uint256 public constant MAX_MIN_STAKE = 1e9 * 1e18;
-
-    /// @notice Owner-set parameters.
-    struct StakingParams {
-        uint96[3] minStake;
-        uint32 cooldown;
-        uint32 commissionDelay;
-        uint64 initialReputation;
-        uint64 reputationFloor;
-        uint16 maxCommissionBps;
-    }
-
-    /// @notice A pool's hot state, packed in one slot (touched by every settlement).
-    struct Pool {
-        uint96 assets;
-        uint96 locked;
-        uint64 reputation;
-    }
-
-    /// @notice A pool's cold state.
-    struct PoolInfo {
-        uint128 totalShares;
-        uint16 commissionBps;
-        uint16 pendingCommissionBps;
-        uint40 commissionEffectiveAt;
-        uint8 tier;
-        bool registered;
-        bool known;
-        uint32 leafPlusOne;
-    }
-
-    /// @notice A withdrawal waiting for its cooldown.
-    struct Withdrawal {
-        address owner;
-        uint96 amount;
-        address auditor;
-        uint40 readyAt;
-        bool claimed;
-    }
+    uint256 public constant MAX_EPOCH_BLOCKS = 1e6;
 
     /// @notice The protocol token.
     IERC20 public immutable token;
     /// @notice The auditor registry (set once by `wire`).
     address public registry;
-    /// @notice The session contract (set once by `wire`).
-    address public sessions;
+    /// @notice The module allowed to lock seats (set once by `wire`).
+    address public drawModule;
+    /// @notice The module allowed to deliver results (set once by `wire`).
+    address public settlementModule;
     /// @notice Receives slashed stake.
     address public treasury;
 
-    StakingParams private _params;
-    mapping(address => Pool) private _pools;
-    mapping(address => PoolInfo) private _info;
-    mapping(address => mapping(address => uint256)) private _shares;
-    Withdrawal[] private _withdrawals;
-    SumTree.Tree[3] private _trees;
-    /// @notice Tokens waiting in withdrawal requests (left the pools, not yet claimed).
-    uint256 public pendingWithdrawals;
-    /// @notice Sum of all pools' assets.
-    uint256 public totalPooled;
+    /// @notice A pool's accounting: assets of its shares, pending deposits, shares (all / queued for
+    /// withdrawal), backing, locked stake, reputation (WAD) and share generation.
+    struct PoolView {
+        uint256 assets;
+        uint256 pendingDeposits;
+        uint256 totalShares;
+        uint256 exitingShares;
+        uint256 backing;
+        uint256 locked;
+        uint256 reputation;
+        uint256 generation;
+    }
 
     error ZeroAddress();
     error ZeroAmount();
     error AlreadyWired();
     error NotRegistry();
-    error NotSessions();
+    error NotDrawModule();
+    error NotSettlementModule();
     error NotRegistered(address auditor);
     error InvalidTier(uint256 tier);
     error InvalidParams();
+    error InvalidEpochBlocks(uint256 epochBlocks);
+    error SupplyTooLarge(uint256 supply);
     error InsufficientShares(uint256 requested, uint256 held);
-    error StakeLocked(uint256 requested, uint256 free);
+    error DepositPending(address auditor, uint256 flow);
     error CommissionTooHigh(uint256 bps, uint256 maxBps);
     error UnknownWithdrawal(uint256 id);
     error NotWithdrawalOwner(uint256 id);
+    error WithdrawalPending(uint256 id, uint256 flow);
     error WithdrawalNotReady(uint256 id, uint256 readyAt);
     error AlreadyClaimed(uint256 id);
-    error AmountOverflow();
+    error EntryNotPending(address auditor, uint256 entry);
+    error EntryMismatch(address auditor, uint256 entry);
 
-    event Wired(address registry, address sessions);
+    event Wired(address registry, address drawModule, address settlementModule);
     event TreasuryChanged(address treasury);
     event ParamsChanged(StakingParams params);
     event AuditorActivated(address indexed auditor, uint8 tier, uint256 reputation);
     event AuditorDeactivated(address indexed auditor);
-    event Staked(address indexed auditor, address indexed staker, uint256 amount, uint256 shares);
+    /// @notice A deposit: minted now (`shares`, flow 0) or queued in FLOW entry `flow` (shares 0).
+    event Staked(
+        address indexed auditor, address indexed holder, uint256 amount, uint256 shares, uint256 flow
+    );
+    /// @notice A withdrawal request: redeemed now (`amount`, flow 0) or queued in FLOW entry `flow`.
     event WithdrawalRequested(
         uint256 indexed id,
         address indexed auditor,
         address indexed owner,
         uint256 shares,
         uint256 amount,
+        uint256 flow,
         uint256 readyAt
     );
     event WithdrawalClaimed(uint256 indexed id, address indexed owner, uint256 amount);
     event CommissionChangeScheduled(address indexed auditor, uint256 bps, uint256 effectiveAt);
-    event StakeLockedForSeat(address indexed auditor, uint256 amount, uint256 lockedTotal);
-    /// @dev Reward, reputation and unlock are in AuditSessions.AuditorSettled; this adds what only
-    /// the pool knows: the commission paid out and the slash actually taken (capped by assets).
-    event SettlementApplied(address indexed auditor, uint256 commission, uint256 slashed);
+    /// @notice A SESSION entry was pushed at an auditor's first seat under `key`.
+    event SessionEntryOpened(
+        address indexed auditor, uint256 indexed key, uint256 entry, uint256 commissionBps, uint256 reputation
+    );
+    /// @notice One more seat's stake is locked under entry `entry`.
+    event SeatLocked(address indexed auditor, uint256 indexed entry, uint256 amount, uint256 lockedTotal);
+    /// @notice A result arrived: commission paid now, the rest applied in ledger order (`early`: stored).
+    event SessionResolved(
+        address indexed auditor,
+        uint256 indexed key,
+        uint256 entry,
+        uint256 reward,
+        uint256 commission,
+        uint256 slash,
+        bool early
+    );
 
     modifier onlyRegistry() {
         if (msg.sender != registry) revert NotRegistry();
         _;
     }
 
-    modifier onlySessions() {
-        if (msg.sender != sessions) revert NotSessions();
-        _;
-    }
-
-    /// @param token_ The protocol token.
+    /// @param token_ The protocol token (its whole supply must fit a tree lane at the highest weight).
     /// @param owner_ Parameter owner.
     /// @param treasury_ Receives slashed stake.
+    /// @param epochBlocks_ Blocks per snapshot epoch (1 .. MAX_EPOCH_BLOCKS).
     /// @param params_ Initial parameters (checked against the hard bounds).
-    constructor(IERC20 token_, address owner_, address treasury_, StakingParams memory params_)
-        Ownable(owner_)
-    {
-        if (address(token_) == address(0) || treasury_ == address(0)) revert ZeroAddress();
+    constructor(
+        IERC20 token_,
+        address owner_,
+        address treasury_,
+        uint256 epochBlocks_,
+        StakingParams memory params_
+    ) StakingLedger(epochBlocks_) Ownable(owner_) {
+        if (address(token_) == address(0) || treasury_ == address(0)) {
+            revert ZeroAddress();
+        }
+        if (epochBlocks_ == 0 || epochBlocks_ > MAX_EPOCH_BLOCKS) revert InvalidEpochBlocks(epochBlocks_);
+        uint256 supply = token_.totalSupply();
+        if (supply * 2 / WEIGHT_UNIT > SnapshotSumTree.LANE_MAX) revert SupplyTooLarge(supply);
         token = token_;
         treasury = treasury_;
         _setParams(params_);
@@ -153,13 +144,16 @@ contract Staking is IStaking, Ownable2Step, Pausable {
 
     // ------------------------------------------------------------------ owner
 
-    /// @notice Connect the registry and the session contract (once).
-    function wire(address registry_, address sessions_) external onlyOwner {
+    /// @notice Connect the registry and the session modules (once).
+    function wire(address registry_, address drawModule_, address settlementModule_) external onlyOwner {
         if (registry != address(0)) revert AlreadyWired();
-        if (registry_ == address(0) || sessions_ == address(0)) revert ZeroAddress();
+        if (registry_ == address(0) || drawModule_ == address(0) || settlementModule_ == address(0)) {
+            revert ZeroAddress();
+        }
         registry = registry_;
-        sessions = sessions_;
-        emit Wired(registry_, sessions_);
+        drawModule = drawModule_;
+        settlementModule = settlementModule_;
+        emit Wired(registry_, drawModule_, settlementModule_);
     }
 
     /// @notice Change where slashed stake goes.
@@ -169,12 +163,13 @@ contract Staking is IStaking, Ownable2Step, Pausable {
         emit TreasuryChanged(treasury_);
     }
 
-    /// @notice Change the parameters within their hard bounds.
+    /// @notice Change the parameters within their hard bounds (weights follow at each pool's next change
+    /// or `poke`).
     function setParams(StakingParams calldata params_) external onlyOwner {
         _setParams(params_);
     }
 
-    /// @notice Stop new stake in an emergency (withdrawals and settlement keep working).
+    /// @notice Stop new stake in an emergency (everything else keeps working).
     function pause() external onlyOwner {
         _pause();
     }
@@ -202,16 +197,18 @@ contract Staking is IStaking, Ownable2Step, Pausable {
     function onRegister(address auditor, uint8 tier) external onlyRegistry {
         if (tier > 2) revert InvalidTier(tier);
         PoolInfo storage info = _info[auditor];
-        if (info.known && info.tier != tier) {
-            if (info.leafPlusOne != 0) _trees[info.tier].setAt(info.leafPlusOne - 1, 0);
-            info.leafPlusOne = uint32(_trees[tier].positionOf(auditor));
+        if (!info.known) {
+            info.known = true;
+            info.head = 1;
+            info.tail = 1;
+            _pools[auditor].reputation = _params.initialReputation;
+        } else if (info.tier != tier) {
+            if (info.leafPlusOne != 0) _sortition.setWeight(info.tier, auditor, info.leafPlusOne, 0);
+            (bool exists, uint256 leaf) = _sortition.leafOf(tier, auditor);
+            info.leafPlusOne = exists ? uint32(leaf + 1) : 0;
         }
         info.tier = tier;
         info.registered = true;
-        if (!info.known) {
-            info.known = true;
-            _pools[auditor].reputation = _params.initialReputation;
-        }
         emit AuditorActivated(auditor, tier, _pools[auditor].reputation);
         _refresh(auditor);
     }
@@ -225,72 +222,120 @@ contract Staking is IStaking, Ownable2Step, Pausable {
 
     // ---------------------------------------------------------------- stakers
 
-    /// @notice Buy shares of `auditor`'s pool with `amount` tokens (self-stake or delegation).
-    /// @return shares Shares minted to the caller.
-    function stake(address auditor, uint256 amount) external whenNotPaused returns (uint256 shares) {
+    /// @notice Stake `amount` tokens in `auditor`'s pool (self-stake or delegation).
+    /// @dev With an empty ledger (after a bounded side drain) shares are minted at once. Otherwise the
+    /// deposit joins the FLOW entry at the tail: it backs the auditor from now on and becomes shares
+    /// when the entry is applied, at the price left by every session drawn before it. A holder has at
+    /// most one pending deposit per pool (`DepositPending` until it applies; `drain` helps).
+    /// @return shares Shares minted now (0 when queued).
+    /// @return flow The FLOW entry the deposit waits in (0 when minted now).
+    function stake(address auditor, uint256 amount)
+        external
+        whenNotPaused
+        returns (uint256 shares, uint256 flow)
+    {
         if (amount == 0) revert ZeroAmount();
-        PoolInfo storage info = _info[auditor];
-        if (!info.registered) revert NotRegistered(auditor);
-        Pool storage pool = _pools[auditor];
-        shares = amount * (uint256(info.totalShares) + 1) / (uint256(pool.assets) + 1);
-        if (shares == 0) revert ZeroAmount();
-        uint256 newAssets = uint256(pool.assets) + amount;
-        uint256 newShares = uint256(info.totalShares) + shares;
-        if (newAssets > type(uint96).max || newShares > type(uint128).max) revert AmountOverflow();
-        pool.assets = uint96(newAssets);
-        info.totalShares = uint128(newShares);
-        _shares[auditor][msg.sender] += shares;
-        totalPooled += amount;
-        emit Staked(auditor, msg.sender, amount, shares);
+        if (!_info[auditor].registered) revert NotRegistered(auditor);
+        Globals memory g = _loadGlobals();
+        Work memory w = _load(auditor);
+        _drain(w, g, SIDE_DRAIN);
+        _syncPosition(auditor, msg.sender, w.generation);
+        Position storage p = _positions[auditor][msg.sender];
+        if (w.head == w.tail) {
+            shares = amount * (w.totalShares + 1) / (w.assets + 1);
+            if (shares == 0) revert ZeroAmount();
+            w.assets += amount;
+            w.totalShares += shares;
+            if (w.totalShares > type(uint128).max) revert AmountOverflow();
+            p.shares += uint128(shares);
+        } else {
+            flow = _tailFlow(w);
+            uint256 pendingFlow = p.depositFlow;
+            if (p.depositAmount != 0 && pendingFlow != flow) revert DepositPending(auditor, pendingFlow);
+            Flow storage f = _flows[auditor][flow];
+            uint256 total = f.deposits + amount;
+            if (total > type(uint96).max) revert AmountOverflow();
+            f.deposits = uint96(total);
+            p.depositFlow = uint32(flow);
+            p.depositAmount += uint96(amount);
+            w.pendingDeposits += amount;
+            g.pendingDeposits += amount;
+        }
+        emit Staked(auditor, msg.sender, amount, shares, flow);
+        _store(w, g);
+        _settleGlobals(g);
         token.safeTransferFrom(msg.sender, address(this), amount);
-        _refresh(auditor);
     }
 
-    /// @notice Redeem `shareAmount` of the caller's shares in `auditor`'s pool; claimable after the cooldown.
+    /// @notice Redeem `shareAmount` of the caller's shares in `auditor`'s pool.
+    /// @dev With an empty ledger the shares are redeemed at once and the cooldown starts now. Otherwise
+    /// they join the FLOW entry at the tail: they stop backing new draws at once, still bear the result
+    /// of every session drawn before, and are redeemed when the entry is applied (cooldown from then).
     /// @return id The withdrawal id to claim with.
     function requestWithdrawal(address auditor, uint256 shareAmount) external returns (uint256 id) {
         if (shareAmount == 0) revert ZeroAmount();
-        uint256 held = _shares[auditor][msg.sender];
+        Globals memory g = _loadGlobals();
+        Work memory w = _load(auditor);
+        _drain(w, g, SIDE_DRAIN);
+        uint256 held = _syncPosition(auditor, msg.sender, w.generation);
         if (shareAmount > held) revert InsufficientShares(shareAmount, held);
-        Pool storage pool = _pools[auditor];
-        PoolInfo storage info = _info[auditor];
-        uint256 amount = _toAssets(shareAmount, pool.assets, info.totalShares);
-        uint256 free = uint256(pool.assets) - pool.locked;
-        if (amount > free) revert StakeLocked(amount, free);
-        _shares[auditor][msg.sender] = held - shareAmount;
-        info.totalShares -= uint128(shareAmount);
-        pool.assets -= uint96(amount);
-        totalPooled -= amount;
-        pendingWithdrawals += amount;
-        uint256 readyAt = block.timestamp + _params.cooldown;
+        _positions[auditor][msg.sender].shares = uint128(held - shareAmount);
         id = _withdrawals.length;
+        uint256 amount = 0;
+        uint256 flow = 0;
+        uint256 readyAt = 0;
+        if (w.head == w.tail) {
+            amount = shareAmount * (w.assets + 1) / (w.totalShares + 1);
+            w.assets -= amount;
+            w.totalShares -= shareAmount;
+            g.withdrawals += amount;
+            readyAt = block.timestamp + _params.cooldown;
+        } else {
+            flow = _tailFlow(w);
+            Flow storage f = _flows[auditor][flow];
+            uint256 ws = f.withdrawShares;
+            // Shares of an older generation in this entry are void (their records pay 0).
+            if (ws != 0 && f.withdrawGeneration != w.generation) ws = 0;
+            f.withdrawShares = uint128(ws + shareAmount);
+            f.withdrawGeneration = uint32(w.generation);
+            w.exitingShares += shareAmount;
+        }
         _withdrawals.push(
             Withdrawal({
                 owner: msg.sender,
-                amount: uint96(amount),
-                auditor: auditor,
                 readyAt: uint40(readyAt),
-                claimed: false
+                claimed: false,
+                auditor: auditor,
+                flow: uint32(flow),
+                generation: uint32(w.generation),
+                shares: uint128(shareAmount),
+                amount: uint96(amount)
             })
         );
-        emit WithdrawalRequested(id, auditor, msg.sender, shareAmount, amount, readyAt);
-        _refresh(auditor);
+        emit WithdrawalRequested(id, auditor, msg.sender, shareAmount, amount, flow, readyAt);
+        _store(w, g);
+        _settleGlobals(g);
     }
 
-    /// @notice Collect a withdrawal once its cooldown is over (works while paused).
+    /// @notice Collect a withdrawal once it is redeemed and its cooldown is over.
     function claimWithdrawal(uint256 id) external {
         if (id >= _withdrawals.length) revert UnknownWithdrawal(id);
-        Withdrawal storage w = _withdrawals[id];
-        if (w.owner != msg.sender) revert NotWithdrawalOwner(id);
-        if (w.claimed) revert AlreadyClaimed(id);
-        if (block.timestamp < w.readyAt) revert WithdrawalNotReady(id, w.readyAt);
-        w.claimed = true;
-        pendingWithdrawals -= w.amount;
-        emit WithdrawalClaimed(id, msg.sender, w.amount);
-        token.safeTransfer(msg.sender, w.amount);
+        Withdrawal storage wd = _withdrawals[id];
+        if (wd.owner != msg.sender) revert NotWithdrawalOwner(id);
+        if (wd.claimed) revert AlreadyClaimed(id);
+        (uint256 amount, uint256 readyAt) = _withdrawalTerms(wd);
+        if (readyAt == 0) revert WithdrawalPending(id, wd.flow);
+        if (block.timestamp < readyAt) revert WithdrawalNotReady(id, readyAt);
+        wd.claimed = true;
+        wd.amount = uint96(amount);
+        wd.readyAt = uint40(readyAt);
+        withdrawalReserve -= uint128(amount);
+        emit WithdrawalClaimed(id, msg.sender, amount);
+        if (amount != 0) token.safeTransfer(msg.sender, amount);
     }
 
-    /// @notice Schedule the caller's commission on rewards; takes effect after the commission delay.
+    /// @notice Schedule the caller's commission on rewards; it takes effect after the commission delay
+    /// and applies to sessions whose first seat is locked from then on.
     function setCommission(uint256 bps) external {
         PoolInfo storage info = _info[msg.sender];
         if (!info.known) revert NotRegistered(msg.sender);
@@ -304,92 +349,156 @@ contract Staking is IStaking, Ownable2Step, Pausable {
         emit CommissionChangeScheduled(msg.sender, bps, effectiveAt);
     }
 
-    /// @notice Recompute `auditor`'s sortition weight (e.g. after a minimum-stake change).
+    /// @inheritdoc IStaking
+    function drain(address auditor, uint256 maxEntries) external returns (uint256 applied) {
+        Globals memory g = _loadGlobals();
+        Work memory w = _load(auditor);
+        applied = _drain(w, g, maxEntries);
+        _store(w, g);
+        _settleGlobals(g);
+    }
+
+    /// @notice Recompute `auditor`'s backing and weight (e.g. after a parameter change).
     function poke(address auditor) external {
         _refresh(auditor);
     }
 
-    // --------------------------------------------------------------- sessions
-
-    /// @inheritdoc IStaking
-    function sample(uint8 tier, uint256 randomWord) external view returns (address) {
-        SumTree.Tree storage tree = _trees[tier];
-        uint256 t = tree.total();
-        if (t == 0) return address(0);
-        return tree.sample(randomWord % t);
+    function _refresh(address auditor) private {
+        Globals memory g = _loadGlobals();
+        _store(_load(auditor), g);
+        _settleGlobals(g);
     }
 
-    /// @inheritdoc IStaking
-    function lock(address auditor, uint8 tier, uint256 amount) external onlySessions returns (bool) {
-        PoolInfo storage info = _info[auditor];
-        Pool storage pool = _pools[auditor];
-        if (!info.registered || info.tier != tier || pool.assets < _params.minStake[tier]) return false;
-        uint256 newLocked = uint256(pool.locked) + amount;
-        if (newLocked > pool.assets) return false;
-        pool.locked = uint96(newLocked);
-        emit StakeLockedForSeat(auditor, amount, newLocked);
-        return true;
+    /// @dev Write the totals back and send what the pools lost to the treasury.
+    function _settleGlobals(Globals memory g) private {
+        _storeGlobals(g);
+        if (g.toTreasury != 0) token.safeTransfer(treasury, g.toTreasury);
     }
 
-    /// @inheritdoc IStaking
-    function reputationsOf(address[] calldata auditors) external view returns (uint256[] memory reps) {
-        reps = new uint256[](auditors.length);
-        for (uint256 i = 0; i < auditors.length; ++i) {
-            reps[i] = _pools[auditors[i]].reputation;
-        }
-    }
+    // ------------------------------------------------------------- draw module
 
     /// @inheritdoc IStaking
-    function applySettlements(SettlementDelta[] calldata deltas) external onlySessions {
-        uint256 slashedTotal = 0;
-        uint256 pooledIn = 0;
-        uint256 floor = _params.reputationFloor;
-        for (uint256 i = 0; i < deltas.length; ++i) {
-            (uint256 slashed, uint256 toPool) = _applyOne(deltas[i], floor);
-            slashedTotal += slashed;
-            pooledIn += toPool;
-        }
-        totalPooled = totalPooled + pooledIn - slashedTotal;
-        if (slashedTotal != 0) token.safeTransfer(treasury, slashedTotal);
-    }
-
-    /// @dev One auditor: slash (capped by assets), unlock, reward net of commission, reputation,
-    /// and the new sortition weight, with the pool's hot slot written once.
-    function _applyOne(SettlementDelta calldata d, uint256 floor)
-        private
-        returns (uint256 slashed, uint256 toPool)
+    function lockSeat(address auditor, uint8 tier, uint256 key, uint256 amount, uint256 entry)
+        external
+        returns (bool ok, uint64 reputation, uint256 entryIndex)
     {
-        address auditor = d.auditor;
-        uint256 reward = d.reward;
-        uint64 reputation = d.reputation;
-        Pool storage pool = _pools[auditor];
+        if (msg.sender != drawModule) revert NotDrawModule();
+        Pool memory pool = _pools[auditor];
         PoolInfo storage info = _info[auditor];
-        uint256 assets = pool.assets;
-        uint256 locked = pool.locked;
-        uint256 commission;
-        // All operands are uint96 amounts or bps/WAD factors: no product or sum nears 2^256,
-        // and slashed <= assets, commission <= reward, unlock is capped at locked.
-        unchecked {
-            slashed = d.slash > assets ? assets : d.slash;
-            commission = reward == 0 ? 0 : reward * _commissionOf(info) / BPS;
-            toPool = reward - commission;
-            locked = d.unlock > locked ? 0 : locked - d.unlock;
-            assets = assets - slashed + toPool;
+        if (!info.registered || info.tier != tier || pool.backing < _params.minStake[tier]) {
+            return (false, 0, 0);
         }
-        if (assets > type(uint96).max) revert AmountOverflow();
-        if (locked > assets) locked = assets;
-        _pools[auditor] = Pool({assets: uint96(assets), locked: uint96(locked), reputation: reputation});
-        emit SettlementApplied(auditor, commission, slashed);
+        uint256 lockedTotal = uint256(pool.locked) + amount;
+        if (lockedTotal > pool.backing) return (false, 0, 0);
+        if (entry == 0) {
+            entryIndex = info.tail;
+            if (entryIndex - info.head >= LEDGER_CAPACITY) return (false, 0, 0);
+            reputation = pool.reputation;
+            _openEntry(auditor, info, key, entryIndex, amount, reputation);
+        } else {
+            reputation = _extendEntry(auditor, info, key, entry, amount);
+            entryIndex = entry;
+        }
+        _pools[auditor].locked = uint96(lockedTotal);
+        emit SeatLocked(auditor, entryIndex, amount, lockedTotal);
+        ok = true;
+    }
+
+    /// @dev Push the SESSION entry of `key` at the tail, recording the commission and reputation.
+    function _openEntry(
+        address auditor,
+        PoolInfo storage info,
+        uint256 key,
+        uint256 tail,
+        uint256 amount,
+        uint256 reputation
+    ) private {
+        uint256 bps = _commissionOf(info);
+        _ring[auditor][tail % LEDGER_CAPACITY] =
+            LedgerPacking.packOpen(bps, reputation, amount, LedgerPacking.keyTag(key));
+        info.tail = uint32(tail + 1);
+        emit SessionEntryOpened(auditor, key, tail, bps, reputation);
+    }
+
+    /// @dev Add `amount` to the locked stake of the open SESSION entry `entry` of `key`.
+    function _extendEntry(address auditor, PoolInfo storage info, uint256 key, uint256 entry, uint256 amount)
+        private
+        returns (uint64 reputation)
+    {
+        if (entry < info.head || entry >= info.tail) revert EntryNotPending(auditor, entry);
+        uint256 slot = entry % LEDGER_CAPACITY;
+        uint256 word = _ring[auditor][slot];
+        (, uint256 rep, uint256 locked, uint256 tag) = LedgerPacking.openFields(word);
+        if (
+            LedgerPacking.kind(word) != LedgerPacking.KIND_SESSION || LedgerPacking.isResolved(word)
+                || tag != LedgerPacking.keyTag(key)
+        ) revert EntryMismatch(auditor, entry);
+        _ring[auditor][slot] = LedgerPacking.withLocked(word, locked + amount);
+        reputation = uint64(rep);
+    }
+
+    // ------------------------------------------------------- settlement module
+
+    /// @inheritdoc IStaking
+    function resolve(uint256 key, SessionResult[] calldata results) external {
+        if (msg.sender != settlementModule) revert NotSettlementModule();
+        uint256 n = results.length;
+        uint256 rewards = 0;
+        for (uint256 i = 0; i < n; ++i) {
+            rewards += results[i].reward;
+        }
+        if (rewards != 0) token.safeTransferFrom(msg.sender, address(this), rewards);
+        uint256 tag = LedgerPacking.keyTag(key);
+        Globals memory g = _loadGlobals();
+        for (uint256 i = 0; i < n; ++i) {
+            _resolveOne(key, tag, results[i], g);
+        }
+        _settleGlobals(g);
+    }
+
+    function _resolveOne(uint256 key, uint256 tag, SessionResult calldata r, Globals memory g) private {
+        address auditor = r.auditor;
+        uint256 entry = r.entry;
+        Work memory w = _load(auditor);
+        (uint256 bps, uint256 locked) = _pendingSession(w, entry, tag);
+        uint256 commission = uint256(r.reward) * bps / BPS;
+        uint256 net = r.reward - commission;
+        bool early = entry != w.head;
+        if (early) {
+            uint256 slot = entry % LEDGER_CAPACITY;
+            _ring[auditor][slot] = LedgerPacking.packResolved(bps, locked, r.repMul, r.repAdd);
+            _results[auditor][slot] = LedgerPacking.packResult(net, r.slash);
+            g.storedRewards += net;
+        } else {
+            _applySession(
+                w,
+                g,
+                entry,
+                Effect({locked: locked, netReward: net, slash: r.slash, repMul: r.repMul, repAdd: r.repAdd})
+            );
+            w.head = entry + 1;
+        }
+        emit SessionResolved(auditor, key, entry, r.reward, commission, r.slash, early);
+        _drain(w, g, SIDE_DRAIN);
+        _store(w, g);
         if (commission != 0) token.safeTransfer(auditor, commission);
-        if (info.known) {
-            uint256 w = 0;
-            if (info.registered && assets >= _params.minStake[info.tier]) {
-                unchecked {
-                    w = assets * (uint256(reputation) + floor) / WAD / WEIGHT_UNIT;
-                }
-            }
-            _setWeight(auditor, info, w);
-        }
+    }
+
+    /// @dev The commission and locked stake of `entry`, which must be a pending, unresolved SESSION
+    /// entry whose key has tag `tag`.
+    function _pendingSession(Work memory w, uint256 entry, uint256 tag)
+        private
+        view
+        returns (uint256 bps, uint256 locked)
+    {
+        if (entry < w.head || entry >= w.tail) revert EntryNotPending(w.auditor, entry);
+        uint256 word = _ring[w.auditor][entry % LEDGER_CAPACITY];
+        uint256 entryTag;
+        (bps,, locked, entryTag) = LedgerPacking.openFields(word);
+        if (
+            LedgerPacking.kind(word) != LedgerPacking.KIND_SESSION || LedgerPacking.isResolved(word)
+                || entryTag != tag
+        ) revert EntryMismatch(w.auditor, entry);
     }
 
     // ------------------------------------------------------------------ views
@@ -399,63 +508,93 @@ contract Staking is IStaking, Ownable2Step, Pausable {
         return _params;
     }
 
-    /// @notice A pool: assets, locked assets, total shares, reputation, effective commission, tier, registered.
-    function poolOf(address auditor)
+    /// @notice A pool's accounting (see `PoolView`).
+    function poolOf(address auditor) external view returns (PoolView memory v) {
+        PoolBook memory b = _books[auditor];
+        Pool memory p = _pools[auditor];
+        v.assets = b.assets;
+        v.pendingDeposits = b.pendingDeposits;
+        v.totalShares = b.totalShares;
+        v.exitingShares = b.exitingShares;
+        v.backing = p.backing;
+        v.locked = p.locked;
+        v.reputation = p.reputation;
+        v.generation = _info[auditor].generation;
+    }
+
+    /// @notice Registration and commission of `auditor`: tier, registered, commission in force (bps).
+    function auditorOf(address auditor)
         external
         view
-        returns (
-            uint256 assets,
-            uint256 locked,
-            uint256 totalShares,
-            uint256 reputation,
-            uint256 commissionBps,
-            uint8 tier,
-            bool registered
-        )
+        returns (uint8 tier, bool registered, uint256 commissionBps)
     {
-        Pool memory pool = _pools[auditor];
         PoolInfo storage info = _info[auditor];
-        return (
-            pool.assets,
-            pool.locked,
-            info.totalShares,
-            pool.reputation,
-            _commissionOf(info),
-            info.tier,
-            info.registered
-        );
+        return (info.tier, info.registered, _commissionOf(info));
     }
 
-    /// @notice Shares of `holder` in `auditor`'s pool.
-    function sharesOf(address auditor, address holder) external view returns (uint256) {
-        return _shares[auditor][holder];
+    /// @notice The ledger bounds of `auditor`: entries [head, tail) are pending.
+    function ledgerOf(address auditor) external view returns (uint256 head, uint256 tail) {
+        PoolInfo storage info = _info[auditor];
+        return (info.head, info.tail);
     }
 
-    /// @notice Tokens `shareAmount` shares of `auditor`'s pool redeem for now.
+    /// @notice The raw word of pending ledger entry `entry` (see LedgerPacking; 0 if not pending).
+    function entryWordOf(address auditor, uint256 entry)
+        external
+        view
+        returns (uint256 word, uint256 result)
+    {
+        PoolInfo storage info = _info[auditor];
+        if (entry < info.head || entry >= info.tail) return (0, 0);
+        uint256 slot = entry % LEDGER_CAPACITY;
+        return (_ring[auditor][slot], _results[auditor][slot]);
+    }
+
+    /// @notice A FLOW entry of `auditor`'s ledger (pending or applied).
+    function flowOf(address auditor, uint256 entry) external view returns (Flow memory) {
+        return _flows[auditor][entry];
+    }
+
+    /// @notice Shares `holder` has in `auditor`'s pool now, and its pending deposit (amount, FLOW entry).
+    function positionOf(address auditor, address holder)
+        external
+        view
+        returns (uint256 shares, uint256 depositAmount, uint256 depositFlow)
+    {
+        return _viewPosition(auditor, holder);
+    }
+
+    /// @notice Shares of `holder` in `auditor`'s pool (its applied deposits included).
+    function sharesOf(address auditor, address holder) external view returns (uint256 shares) {
+        (shares,,) = _viewPosition(auditor, holder);
+    }
+
+    /// @notice Tokens `shareAmount` shares of `auditor`'s pool would redeem for at the current price.
     function previewRedeem(address auditor, uint256 shareAmount) external view returns (uint256) {
-        return _toAssets(shareAmount, _pools[auditor].assets, _info[auditor].totalShares);
+        PoolBook memory b = _books[auditor];
+        return shareAmount * (uint256(b.assets) + 1) / (uint256(b.totalShares) + 1);
     }
 
-    /// @notice Reputation (WAD) of `auditor`.
+    /// @notice Reputation (WAD) of `auditor` after every applied session.
     function reputationOf(address auditor) external view returns (uint256) {
         return _pools[auditor].reputation;
     }
 
-    /// @notice Sortition weight of `auditor` in its tier's tree.
+    /// @notice Current sortition weight of `auditor` in its tier's tree.
     function weightOf(address auditor) external view returns (uint256) {
-        return _trees[_info[auditor].tier].weightOf(auditor);
+        return _sortition.weightOf(_info[auditor].tier, auditor);
     }
 
-    /// @notice Total sortition weight of `tier`.
-    function totalWeight(uint8 tier) external view returns (uint256) {
-        if (tier > 2) revert InvalidTier(tier);
-        return _trees[tier].total();
-    }
-
-    /// @notice A withdrawal request.
-    function withdrawalOf(uint256 id) external view returns (Withdrawal memory) {
+    /// @notice A withdrawal record with what it pays and when (amount 0 and readyAt 0 while queued).
+    function withdrawalOf(uint256 id)
+        external
+        view
+        returns (Withdrawal memory record, uint256 amount, uint256 readyAt)
+    {
         if (id >= _withdrawals.length) revert UnknownWithdrawal(id);
-        return _withdrawals[id];
+        Withdrawal storage wd = _withdrawals[id];
+        (amount, readyAt) = _withdrawalTerms(wd);
+        record = wd;
     }
 
     /// @notice Number of withdrawal requests ever made.
@@ -463,44 +602,9 @@ contract Staking is IStaking, Ownable2Step, Pausable {
         return _withdrawals.length;
     }
 
-    // -------------------------------------------------------------- internals
-
-    function _toAssets(uint256 shareAmount, uint256 assets, uint256 totalShares)
-        private
-        pure
-        returns (uint256)
-    {
-        return shareAmount * (assets + 1) / (totalShares + 1);
-    }
-
     function _commissionOf(PoolInfo storage info) private view returns (uint256) {
         uint256 at = info.commissionEffectiveAt;
         if (at != 0 && block.timestamp >= at) return info.pendingCommissionBps;
         return info.commissionBps;
-    }
-
-    function _weight(address auditor, PoolInfo storage info) private view returns (uint256) {
-        Pool memory pool = _pools[auditor];
-        if (!info.registered || pool.assets < _params.minStake[info.tier]) return 0;
-        return uint256(pool.assets) * (uint256(pool.reputation) + _params.reputationFloor) / WAD / WEIGHT_UNIT;
-    }
-
-    /// @dev Weight is derived from assets, reputation and registration, whose changes all emit
-    /// events, so the tree update itself emits none.
-    function _refresh(address auditor) private {
-        PoolInfo storage info = _info[auditor];
-        if (!info.known) return;
-        _setWeight(auditor, info, _weight(auditor, info));
-    }
-
-    /// @dev The leaf position is cached in PoolInfo (read anyway) to skip the tree's member lookup.
-    function _setWeight(address auditor, PoolInfo storage info, uint256 w) private {
-        uint256 leaf = info.leafPlusOne;
-        if (leaf != 0) {
-            _trees[info.tier].setAt(leaf - 1, w);
-        } else {
-            leaf = _trees[info.tier].set(auditor, w);
-            if (leaf != 0) info.leafPlusOne = uint32(leaf);
-        }
     }
 }

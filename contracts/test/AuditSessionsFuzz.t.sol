@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {ProtocolFixture} from "./utils/ProtocolFixture.sol";
-import {AuditSessions} from "../src/AuditSessions.sol";
+import {DoubleFixture} from "./utils/DoubleFixture.sol";
+import {IAuditSessions} from "../src/interfaces/IAuditSessions.sol";
+import {IVotingModule} from "../src/interfaces/IVotingModule.sol";
+import {IStaking} from "../src/interfaces/IStaking.sol";
+import {SeatWord} from "../src/libraries/SeatWord.sol";
+import {Verdicts} from "../src/libraries/Verdicts.sol";
 
-contract AuditSessionsFuzzTest is ProtocolFixture {
+/// @notice Fuzzed sessions against straightforward reference computations.
+contract AuditSessionsFuzzTest is DoubleFixture {
     uint256 internal constant FEE = 2000e18;
 
     function setUp() public {
@@ -12,11 +17,13 @@ contract AuditSessionsFuzzTest is ProtocolFixture {
         _addAuditors(1, 7, STAKE);
         _addAuditors(2, 5, STAKE);
         _addAuditors(0, 3, STAKE);
+        _nextEpoch();
     }
 
-    /// @dev The commitment hash separates auditors, sessions, chains, contracts and verdict sets.
-    function testFuzz_commitmentHashBinding(
+    /// @dev The commitment hash separates chains, modules, sessions, rounds, auditors and verdicts.
+    function testFuzz_commitmentBinding(
         uint256 sid,
+        uint8 round,
         address a,
         address b,
         uint256 v1,
@@ -24,73 +31,54 @@ contract AuditSessionsFuzzTest is ProtocolFixture {
         bytes32 salt,
         uint64 chain
     ) public {
-        bytes32 c = sessions.computeCommitment(sid, a, v1, salt);
+        bytes32 c = voting.computeCommitment(sid, round, a, v1, salt);
         assertEq(
             c,
-            keccak256(abi.encode(block.chainid, address(sessions), sid, a, v1, salt)),
+            keccak256(abi.encode(block.chainid, address(voting), sid, uint256(round), a, v1, salt)),
             "documented preimage"
         );
-        if (b != a) assertTrue(sessions.computeCommitment(sid, b, v1, salt) != c, "other auditor");
-        if (v2 != v1) assertTrue(sessions.computeCommitment(sid, a, v2, salt) != c, "other verdicts");
-        assertTrue(sessions.computeCommitment(sid ^ 1, a, v1, salt) != c, "other session");
+        if (b != a) assertTrue(voting.computeCommitment(sid, round, b, v1, salt) != c, "other auditor");
+        if (v2 != v1) assertTrue(voting.computeCommitment(sid, round, a, v2, salt) != c, "other verdicts");
+        assertTrue(voting.computeCommitment(sid ^ 1, round, a, v1, salt) != c, "other session");
+        assertTrue(voting.computeCommitment(sid, uint256(round) + 1, a, v1, salt) != c, "other round");
         vm.assume(chain != block.chainid && chain != 0);
         vm.chainId(chain);
-        assertTrue(sessions.computeCommitment(sid, a, v1, salt) != c, "other chain");
+        assertTrue(voting.computeCommitment(sid, round, a, v1, salt) != c, "other chain");
     }
 
-    /// @dev On a live session, an auditor's commitment never opens for another auditor, another
-    /// verdict set, another session or another chain.
-    /// forge-config: default.fuzz.runs = 32
-    function testFuzz_commitmentNeverVerifiesElsewhere(uint256 v2, bytes32 salt, uint64 chain) public {
-        uint256 sid1 = _open(_uniform(4, 1), FEE);
-        uint256 sid2 = _open(_uniform(4, 1), FEE);
-        _drawAll(sid1);
-        _drawAll(sid2);
-        _publish(sid1);
-        _publish(sid2);
-        address[] memory list = sessions.auditorsOf(sid1);
-        address a = list[0];
-        address b = list[1];
-        uint256 count = sessions.seatsOf(sid1, a).length;
-        uint256 v1 = uint256(salt) & ((uint256(1) << count) - 1);
-        v2 = v2 & ((uint256(1) << count) - 1);
-        vm.assume(v2 != v1);
-        bytes32 c = sessions.computeCommitment(sid1, a, v1, salt);
-        vm.prank(a);
-        sessions.commit(sid1, c);
-        vm.prank(b);
-        sessions.commit(sid1, c); // b copies a's commitment
-        if (sessions.seatsOf(sid2, a).length > 0) {
-            vm.prank(a);
-            sessions.commit(sid2, c); // and a replays it in another session
+    /// @dev Seat words round-trip their fields.
+    function testFuzz_seatWordPacking(uint16 index, uint64 reputation, uint32 entry, uint256 segments)
+        public
+        pure
+    {
+        uint256 w = SeatWord.create(index, reputation, entry);
+        uint256 expectedBits = 0;
+        uint256 count = 0;
+        for (uint256 i = 0; i < 40; ++i) {
+            uint256 seg = uint256(keccak256(abi.encode(segments, i))) % 1024;
+            if (seg < 128 && expectedBits & (uint256(1) << seg) != 0) continue;
+            w = SeatWord.addSeat(w, seg);
+            if (seg < 128) expectedBits |= uint256(1) << seg;
+            ++count;
         }
-        vm.roll(block.number + 21);
-        AuditSessions.RevealItem[] memory items = new AuditSessions.RevealItem[](1);
-        items[0] = AuditSessions.RevealItem({auditor: b, verdicts: v1, salt: salt});
-        vm.expectRevert(abi.encodeWithSelector(AuditSessions.CommitmentMismatch.selector, sid1, b));
-        sessions.revealBatch(sid1, items);
-        items[0] = AuditSessions.RevealItem({auditor: a, verdicts: v2, salt: salt});
-        vm.expectRevert(abi.encodeWithSelector(AuditSessions.CommitmentMismatch.selector, sid1, a));
-        sessions.revealBatch(sid1, items);
-        items[0] = AuditSessions.RevealItem({auditor: a, verdicts: v1, salt: salt});
-        if (sessions.seatsOf(sid2, a).length > 0) {
-            vm.expectRevert(abi.encodeWithSelector(AuditSessions.CommitmentMismatch.selector, sid2, a));
-            sessions.revealBatch(sid2, items);
+        assertEq(SeatWord.index(w), index, "index");
+        assertEq(SeatWord.reputation(w), reputation, "reputation");
+        assertEq(SeatWord.count(w), count, "count");
+        assertEq(SeatWord.window0(w), expectedBits, "window 0");
+        assertEq(SeatWord.entry(w), entry, "ledger entry");
+        if (expectedBits != 0) {
+            uint256 low = 0;
+            while ((expectedBits >> low) & 1 == 0) {
+                ++low;
+            }
+            assertEq(SeatWord.lowest(expectedBits), low, "lowest set bit");
         }
-        vm.assume(chain != block.chainid && chain != 0);
-        uint256 original = block.chainid;
-        vm.chainId(chain);
-        vm.expectRevert(abi.encodeWithSelector(AuditSessions.CommitmentMismatch.selector, sid1, a));
-        sessions.revealBatch(sid1, items);
-        vm.chainId(original);
-        sessions.revealBatch(sid1, items);
-        assertEq(sessions.voteWord(sid1, a) & ((uint256(1) << 64) - 1), v1, "the true opening reveals");
     }
 
-    /// @dev Segment and trace verdicts equal a straightforward recount of the revealed bitmaps.
+    /// @dev Segment and trace verdicts equal a recount of the revealed ballots (abstentions included).
     /// forge-config: default.fuzz.runs = 48
     function testFuzz_tallyMatchesReference(uint256 seed, uint16 tau, uint16 beta) public {
-        AuditSessions.SessionParams memory p = _sessionParams();
+        IAuditSessions.SessionParams memory p = _sessionParams();
         p.tauBps = uint16(bound(tau, 5001, 10_000));
         p.betaBps = uint16(bound(beta, 1, 10_000));
         vm.prank(owner);
@@ -104,44 +92,60 @@ contract AuditSessionsFuzzTest is ProtocolFixture {
         }
         uint256 sid = _open(_tiersWeights(tiers, weights), FEE);
         _drawAll(sid);
-        vm.assume(sessions.statusOf(sid) == AuditSessions.Status.Drawing);
+        vm.assume(sessions.statusOf(sid) == IAuditSessions.Status.Drawing);
         _publish(sid);
-        address[] memory list = sessions.auditorsOf(sid);
-        uint256 revealMask = uint256(keccak256(abi.encode(seed, "reveal")));
-        uint256[] memory bitmaps = new uint256[](list.length);
-        for (uint256 i = 0; i < list.length; ++i) {
-            uint256 count = sessions.seatsOf(sid, list[i]).length;
-            bitmaps[i] = uint256(keccak256(abi.encode(seed, "votes", i))) & ((uint256(1) << count) - 1);
-            bytes32 c = sessions.computeCommitment(sid, list[i], bitmaps[i], bytes32(i));
-            vm.prank(list[i]);
-            sessions.commit(sid, c);
-        }
-        uint256 revealed = 0;
-        for (uint256 i = 0; i < list.length; ++i) {
-            if ((revealMask >> i) & 1 == 1) ++revealed;
-        }
-        AuditSessions.RevealItem[] memory items = new AuditSessions.RevealItem[](revealed);
-        uint256 k = 0;
-        uint256[] memory passVotes = new uint256[](n);
-        uint256[] memory failVotes = new uint256[](n);
-        for (uint256 i = 0; i < list.length; ++i) {
-            if ((revealMask >> i) & 1 == 0) continue;
-            items[k++] = AuditSessions.RevealItem({auditor: list[i], verdicts: bitmaps[i], salt: bytes32(i)});
-            uint256[] memory segs = sessions.seatsOf(sid, list[i]);
-            for (uint256 j = 0; j < segs.length; ++j) {
-                if ((bitmaps[i] >> j) & 1 == 1) ++failVotes[segs[j]];
-                else ++passVotes[segs[j]];
-            }
-        }
-        if (revealed > 0) sessions.revealBatch(sid, items);
+        (uint256[] memory passVotes, uint256[] memory failVotes) = _voteRandomly(sid, n, seed);
         vm.roll(block.number + 21);
         sessions.finalize(sid);
         _checkAgainstReference(sid, p, tiers, weights, passVotes, failVotes);
     }
 
+    function _randomBallot(uint256 seed, uint256 i, uint256 count) internal pure returns (uint256) {
+        uint256 mask = (uint256(1) << count) - 1;
+        uint256 fails = uint256(keccak256(abi.encode(seed, "votes", i))) & mask;
+        uint256 abstains = uint256(keccak256(abi.encode(seed, "abstain", i))) & mask & ~fails;
+        if (uint256(keccak256(abi.encode(seed, "abstainer", i))) % 4 != 0) abstains = 0;
+        return Verdicts.pack(fails, abstains);
+    }
+
+    function _voteRandomly(uint256 sid, uint256 n, uint256 seed)
+        internal
+        returns (uint256[] memory passVotes, uint256[] memory failVotes)
+    {
+        address[] memory list = _auditors(sid);
+        uint256 revealMask = uint256(keccak256(abi.encode(seed, "reveal")));
+        passVotes = new uint256[](n);
+        failVotes = new uint256[](n);
+        IVotingModule.RevealItem[] memory items = new IVotingModule.RevealItem[](list.length);
+        uint256 k = 0;
+        for (uint256 i = 0; i < list.length; ++i) {
+            uint256 ballot = _randomBallot(seed, i, _seats(sid, list[i]).length);
+            bytes32 c = voting.computeCommitment(sid, 0, list[i], ballot, bytes32(i));
+            vm.prank(list[i]);
+            voting.commit(sid, 0, c);
+            if ((revealMask >> i) & 1 == 0) continue;
+            items[k++] = IVotingModule.RevealItem({auditor: list[i], verdicts: ballot, salt: bytes32(i)});
+            uint256[] memory segs = _seats(sid, list[i]);
+            for (uint256 j = 0; j < segs.length; ++j) {
+                if (Verdicts.abstains(ballot, j)) continue;
+                if (Verdicts.fails(ballot, j)) ++failVotes[segs[j]];
+                else ++passVotes[segs[j]];
+            }
+        }
+        assembly ("memory-safe") {
+            mstore(items, k)
+        }
+        if (k > 0 && sessions.statusOf(sid) == IAuditSessions.Status.Reveal) {
+            voting.revealBatch(sid, 0, items);
+        } else if (k > 0) {
+            vm.roll(block.number + 21);
+            voting.revealBatch(sid, 0, items);
+        }
+    }
+
     function _checkAgainstReference(
         uint256 sid,
-        AuditSessions.SessionParams memory p,
+        IAuditSessions.SessionParams memory p,
         uint8[] memory tiers,
         uint16[] memory weights,
         uint256[] memory passVotes,
@@ -161,10 +165,41 @@ contract AuditSessionsFuzzTest is ProtocolFixture {
             total += weights[i];
             if (expected == 1) w += weights[i];
         }
-        AuditSessions.Session memory s = sessions.sessionOf(sid);
-        assertEq(s.passWeight, w, "W");
-        assertEq(s.totalWeight, total, "sum w");
+        IAuditSessions.Session memory s = sessions.sessionOf(sid);
         assertEq(s.scoreBps, w * 10_000 / total, "score");
         assertTrue(s.passed == (w * 10_000 >= uint256(p.betaBps) * total), "trace verdict");
+    }
+
+    /// @dev Whatever the ballots, settlement conserves tokens: rewards paid + pool swept = pool, and
+    /// every auditor's unlock equals its locks.
+    /// forge-config: default.fuzz.runs = 32
+    function testFuzz_settlementConservesThePool(uint256 seed) public {
+        uint256 n = bound(seed, 1, 10);
+        uint256 sid = _open(_uniform(n, 1), FEE);
+        _drawAll(sid);
+        _publish(sid);
+        _voteRandomly(sid, n, seed);
+        vm.roll(block.number + 41);
+        sessions.advance(sid);
+        vm.roll(block.number + RANDOMNESS_DELAY + 1);
+        uint256 pool = sessions.sessionOf(sid).pool;
+        uint256 treasuryBefore = token.balanceOf(address(treasury));
+        address[] memory list = _auditors(sid);
+        settlement.settleBatch(sid, 0, list);
+        uint256 rewards = 0;
+        uint256 slashes = 0;
+        for (uint256 i = 0; i < list.length; ++i) {
+            IStaking.SessionResult memory r = staking.resultOf(_key(sid), list[i]);
+            rewards += r.reward;
+            slashes += r.slash;
+            assertEq(staking.lockedFor(_key(sid), list[i]), _seats(sid, list[i]).length * 8e18, "P per seat");
+            assertEq(_locked(list[i]), 0, "unlocked");
+            assertLe(r.repMul, WAD, "repMul <= 1");
+            assertLe(r.repAdd + r.repMul, WAD, "reputation stays in [0, 1]");
+        }
+        assertEq(
+            token.balanceOf(address(treasury)) - treasuryBefore, pool - rewards + slashes, "conservation"
+        );
+        assertEq(token.balanceOf(address(sessions)), 0, "pool emptied");
     }
 }

@@ -59,6 +59,21 @@ contract LookaheadRandomnessTest is TestBase {
         rnd.fulfil(id);
     }
 
+    /// @dev A lookahead request ends Fulfilled or Expired (nobody fixed it in time), never Failed, and
+    /// Expired is final; a fixed value keeps its top bit set and frees the target slot.
+    function test_expiredNotFailedAndFinal() public {
+        uint256 id = rnd.request();
+        vm.roll(1003 + 257);
+        assertEq(uint256(rnd.status(id)), uint256(IRandomness.RequestStatus.Expired), "expired");
+        vm.roll(1003 + 100_000);
+        assertEq(uint256(rnd.status(id)), uint256(IRandomness.RequestStatus.Expired), "still expired");
+        uint256 other = rnd.request();
+        vm.roll(block.number + 4);
+        bytes32 v = rnd.fulfil(other);
+        assertTrue(uint256(v) >> 255 == 1, "top bit marks a fixed value");
+        assertEq(rnd.targetBlockOf(other), 0, "no target once fixed");
+    }
+
     function test_distinctRequestsDistinctValues() public {
         uint256 a = rnd.request();
         uint256 b = rnd.request();

@@ -2,18 +2,35 @@
 pragma solidity 0.8.28;
 
 import {TestBase} from "./utils/TestBase.sol";
-import {ProtocolFixture} from "./utils/ProtocolFixture.sol";
-import {AuditSessions} from "../src/AuditSessions.sol";
+import {StakingFixture} from "./utils/StakingFixture.sol";
+import {IAuditSessions} from "../src/interfaces/IAuditSessions.sol";
+import {IVotingModule} from "../src/interfaces/IVotingModule.sol";
+import {Staking} from "../src/Staking.sol";
+import {Verdicts} from "../src/libraries/Verdicts.sol";
+import {SegmentWord} from "../src/libraries/SegmentWord.sol";
 
-/// @notice Random protocol traffic for the invariant fuzzer: staking, delegation, withdrawals,
-/// sessions through every phase (including abandoned ones), votes and settlements.
-contract ProtocolHandler is ProtocolFixture {
-    address[] public delegators;
+/// @notice Adversarial protocol traffic for the invariant fuzzer, against the real Staking: sessions
+/// through every phase and every way of ending, stake changes while sessions draw, withdrawals while
+/// sessions are open, late stakers, relayed batches with front-run items, settlement in any order,
+/// drains at any moment.
+contract ProtocolHandler is StakingFixture {
+    uint256 internal constant MAX_SESSIONS = 6;
+
+    /// @dev A deposit made into an auditor's pool by its dedicated late staker.
+    struct LateDeposit {
+        uint256 amount;
+        uint256 flow;
+        uint256 tailAfter;
+        bool active;
+    }
+
     uint256[] public sessionIds;
+    address[] public delegators;
     uint256[] public withdrawalIds;
-    mapping(uint256 => mapping(address => uint256)) public openingOf;
-    uint256 public calls;
-    uint256 public ghostReveals;
+    mapping(address => address) public lateStakerOf;
+    mapping(address => LateDeposit) internal _late;
+    mapping(uint256 => mapping(address => uint256)) public ballotOf;
+    mapping(uint256 => mapping(address => bool)) public hasBallot;
     uint256 public ghostFinalized;
     uint256 public ghostSettled;
 
@@ -21,14 +38,22 @@ contract ProtocolHandler is ProtocolFixture {
         _deploy();
         _addAuditors(1, 6, STAKE);
         _addAuditors(2, 4, STAKE);
-        _addAuditors(0, 2, STAKE);
+        _addAuditors(0, 3, STAKE);
         for (uint256 i = 0; i < 3; ++i) {
             address d = address(uint160(0xD000 + i));
             delegators.push(d);
-            token.transfer(d, 10_000e18);
+            token.transfer(d, 20_000e18);
             vm.prank(d);
             token.approve(address(staking), type(uint256).max);
         }
+        for (uint256 i = 0; i < auditorAddrs.length; ++i) {
+            address l = address(uint160(0x1A7E0000 + i));
+            lateStakerOf[auditorAddrs[i]] = l;
+            token.transfer(l, 10_000e18);
+            vm.prank(l);
+            token.approve(address(staking), type(uint256).max);
+        }
+        _nextEpoch();
     }
 
     // ------------------------------------------------------------ accessors
@@ -49,48 +74,55 @@ contract ProtocolHandler is ProtocolFixture {
         return provider;
     }
 
-    function contracts() external view returns (address, address, address, address) {
-        return (address(token), address(staking), address(sessions), address(treasury));
+    function lateDeposit(address auditor) external view returns (LateDeposit memory) {
+        return _late[auditor];
     }
 
-    // -------------------------------------------------------------- actions
-
-    function delegate(uint256 who, uint256 to, uint256 amount) external {
-        ++calls;
-        address d = delegators[who % delegators.length];
-        address a = auditorAddrs[to % auditorAddrs.length];
-        amount = bound(amount, 1e18, 2000e18);
-        if (token.balanceOf(d) < amount || !registry.isRegistered(a)) return;
-        vm.prank(d);
-        staking.stake(a, amount);
+    function contracts()
+        external
+        view
+        returns (address, address, address, address, address, address, address)
+    {
+        return (
+            address(token),
+            address(staking),
+            address(sessions),
+            address(treasury),
+            address(drawModule),
+            address(voting),
+            address(settlement)
+        );
     }
 
-    function withdraw(uint256 who, uint256 from, uint256 fraction) external {
-        ++calls;
-        bool isAuditor = who % 2 == 0;
-        address a = auditorAddrs[from % auditorAddrs.length];
-        address holder = isAuditor ? a : delegators[who % delegators.length];
-        uint256 shares = staking.sharesOf(a, holder) * bound(fraction, 1, 100) / 100;
-        if (shares == 0) return;
-        (uint256 assets, uint256 locked,,,,,) = staking.poolOf(a);
-        if (staking.previewRedeem(a, shares) > assets - locked) return;
-        vm.prank(holder);
-        withdrawalIds.push(staking.requestWithdrawal(a, shares));
+    function auditorsOf(uint256 sid) external view returns (address[] memory) {
+        return _auditors(sid);
     }
 
-    function claim(uint256 which) external {
-        ++calls;
-        if (withdrawalIds.length == 0) return;
-        uint256 id = withdrawalIds[which % withdrawalIds.length];
-        vm.warp(block.timestamp + 1 days);
-        if (staking.withdrawalOf(id).claimed) return;
-        vm.prank(staking.withdrawalOf(id).owner);
-        staking.claimWithdrawal(id);
+    function seatsOf(uint256 sid, address a) external view returns (uint256[] memory) {
+        return _seats(sid, a);
     }
+
+    function seatWordOf(uint256 sid, address a) external view returns (uint256) {
+        return _seatWord(sid, a);
+    }
+
+    function _pick(uint256 seed) internal view returns (uint256) {
+        if (sessionIds.length == 0) return 0;
+        return sessionIds[seed % sessionIds.length];
+    }
+
+    function _ballotFor(uint256 sid, address a, uint256 seed) internal view returns (uint256) {
+        uint256 count = _seats(sid, a).length;
+        uint256 mask = (uint256(1) << count) - 1;
+        uint256 fails = seed & mask;
+        uint256 abstains = seed % 5 == 0 ? (seed >> 64) & mask & ~fails : 0;
+        return Verdicts.pack(fails, abstains);
+    }
+
+    // ------------------------------------------------------- session actions
 
     function open(uint256 nSeed, uint256 tierSeed) external {
-        ++calls;
-        if (sessionIds.length >= 4) return;
+        if (sessionIds.length >= MAX_SESSIONS) return;
         uint256 n = bound(nSeed, 1, 6);
         uint8[] memory tiers = new uint8[](n);
         uint16[] memory weights = new uint16[](n);
@@ -101,71 +133,18 @@ contract ProtocolHandler is ProtocolFixture {
         sessionIds.push(_open(_tiersWeights(tiers, weights), 500e18));
     }
 
-    function _pickSession(uint256 seed) internal view returns (uint256) {
-        if (sessionIds.length == 0) return 0;
-        return sessionIds[seed % sessionIds.length];
-    }
-
     function drawSome(uint256 which, uint256 maxSeats) external {
-        ++calls;
-        uint256 sid = _pickSession(which);
+        uint256 sid = _pick(which);
         if (sid == 0) return;
         vm.roll(block.number + RANDOMNESS_DELAY + 1);
-        AuditSessions.Session memory s = sessions.sessionOf(sid);
-        if (
-            s.status != AuditSessions.Status.Created
-                && !(s.status == AuditSessions.Status.Drawing && s.drawnSeats < s.totalSeats)
-        ) return;
         try sessions.draw(sid, bound(maxSeats, 1, 20)) {} catch {}
     }
 
-    function publish(uint256 which) external {
-        ++calls;
-        uint256 sid = _pickSession(which);
-        if (sid == 0) return;
-        vm.prank(provider);
-        try sessions.publishKeys(sid, "manifest") {} catch {}
-    }
-
-    function commitOne(uint256 which, uint256 who, uint256 votes) external {
-        ++calls;
-        uint256 sid = _pickSession(which);
-        if (sid == 0) return;
-        address[] memory list = sessions.auditorsOf(sid);
-        if (list.length == 0) return;
-        address a = list[who % list.length];
-        uint256 count = sessions.seatsOf(sid, a).length;
-        uint256 verdicts = votes & ((uint256(1) << count) - 1);
-        bytes32 c = sessions.computeCommitment(sid, a, verdicts, bytes32(votes));
-        vm.prank(a);
-        try sessions.commit(sid, c) {
-            openingOf[sid][a] = votes;
-        } catch {}
-    }
-
-    function revealOne(uint256 which, uint256 who) external {
-        ++calls;
-        uint256 sid = _pickSession(which);
-        if (sid == 0) return;
-        address[] memory list = sessions.auditorsOf(sid);
-        if (list.length == 0) return;
-        address a = list[who % list.length];
-        uint256 votes = openingOf[sid][a];
-        uint256 count = sessions.seatsOf(sid, a).length;
-        AuditSessions.RevealItem[] memory items = new AuditSessions.RevealItem[](1);
-        items[0] = AuditSessions.RevealItem({
-            auditor: a, verdicts: votes & ((uint256(1) << count) - 1), salt: bytes32(votes)
-        });
-        try sessions.revealBatch(sid, items) {
-            ++ghostReveals;
-        } catch {}
-    }
-
-    /// @dev Push one session through up to `steps` phases from wherever it is, with random
-    /// subsets of auditors committing, revealing (honestly or not) and being settled.
+    /// @dev Push one session through up to `steps` phases from wherever it is, with random subsets of
+    /// auditors committing (direct or relayed), revealing (honestly, abstaining or not at all) and
+    /// being settled, and sometimes a provider that withholds its keys.
     function drive(uint256 which, uint256 steps, uint256 mask) external {
-        ++calls;
-        uint256 sid = _pickSession(which);
+        uint256 sid = _pick(which);
         if (sid == 0) return;
         steps = bound(steps, 1, 6);
         for (uint256 i = 0; i < steps; ++i) {
@@ -175,86 +154,217 @@ contract ProtocolHandler is ProtocolFixture {
     }
 
     function _step(uint256 sid, uint256 mask) internal returns (bool) {
-        AuditSessions.Status st = sessions.statusOf(sid);
-        if (st == AuditSessions.Status.Created || _drawing(sid)) {
+        IAuditSessions.Status st = sessions.statusOf(sid);
+        if (st == IAuditSessions.Status.Created || _drawing(sid)) {
             vm.roll(block.number + RANDOMNESS_DELAY + 1);
             try sessions.draw(sid, 40) {}
             catch {
                 return false;
             }
-        } else if (st == AuditSessions.Status.Drawing) {
-            _publish(sid);
-        } else if (st == AuditSessions.Status.KeysPublished || st == AuditSessions.Status.Commit) {
-            address[] memory list = sessions.auditorsOf(sid);
-            for (uint256 j = 0; j < list.length; ++j) {
-                if ((mask >> j) & 3 == 0) continue; // about a quarter stay silent
-                uint256 votes = uint256(keccak256(abi.encode(mask, j)));
-                uint256 count = sessions.seatsOf(sid, list[j]).length;
-                bytes32 c = sessions.computeCommitment(
-                    sid, list[j], votes & ((uint256(1) << count) - 1), bytes32(votes)
-                );
-                vm.prank(list[j]);
-                sessions.commit(sid, c);
-                openingOf[sid][list[j]] = votes;
+        } else if (st == IAuditSessions.Status.Drawing) {
+            if (mask % 8 == 0) {
+                vm.roll(block.number + 25); // withhold the keys
+            } else {
+                vm.prank(provider);
+                try sessions.publishKeys(sid, "manifest") {} catch {}
             }
+            sessions.advance(sid);
+        } else if (st == IAuditSessions.Status.KeysPublished || st == IAuditSessions.Status.Commit) {
+            _commitSome(sid, mask);
             vm.roll(block.number + 21);
             sessions.advance(sid);
-        } else if (st == AuditSessions.Status.Reveal) {
-            address[] memory list = sessions.auditorsOf(sid);
-            for (uint256 j = 0; j < list.length; ++j) {
-                uint256 w = sessions.voteWord(sid, list[j]);
-                if ((w >> 200) & 3 != 1 || (mask >> (j + 64)) & 7 == 0) continue;
-                uint256 votes = openingOf[sid][list[j]];
-                AuditSessions.RevealItem[] memory items = new AuditSessions.RevealItem[](1);
-                items[0] = AuditSessions.RevealItem({
-                    auditor: list[j],
-                    verdicts: votes & ((uint256(1) << ((w >> 192) & 0xff)) - 1),
-                    salt: bytes32(votes)
-                });
-                sessions.revealBatch(sid, items);
-                ++ghostReveals;
-            }
+        } else if (st == IAuditSessions.Status.Reveal) {
+            _revealSome(sid, mask);
             vm.roll(block.number + 41);
-            if (sessions.advance(sid) == AuditSessions.Status.Finalized) ++ghostFinalized;
+            if (sessions.advance(sid) == IAuditSessions.Status.Finalized) ++ghostFinalized;
         } else {
-            address[] memory list = sessions.auditorsOf(sid);
-            for (uint256 j = 0; j < list.length; ++j) {
-                if ((sessions.voteWord(sid, list[j]) >> 200) & 4 != 0 || (mask >> (j + 128)) & 1 == 0) {
-                    continue;
-                }
-                address[] memory one = new address[](1);
-                one[0] = list[j];
-                sessions.settleBatch(sid, one);
-                ++ghostSettled;
-            }
+            vm.roll(block.number + RANDOMNESS_DELAY + 1);
+            _settleSubset(sid, mask);
             return false;
         }
         return true;
     }
 
+    function _commitSome(uint256 sid, uint256 mask) internal {
+        address[] memory list = _auditors(sid);
+        IVotingModule.SignedCommit[] memory items = new IVotingModule.SignedCommit[](list.length);
+        uint256 k = 0;
+        for (uint256 j = 0; j < list.length; ++j) {
+            if ((mask >> (2 * j)) & 3 == 0) continue; // about a quarter stay silent
+            uint256 seed = uint256(keccak256(abi.encode(mask, j)));
+            bytes32 c =
+                voting.computeCommitment(sid, 0, list[j], _ballotFor(sid, list[j], seed), bytes32(seed));
+            ballotOf[sid][list[j]] = seed;
+            hasBallot[sid][list[j]] = true;
+            if ((mask >> (2 * j)) & 3 == 1) {
+                vm.prank(list[j]);
+                try voting.commit(sid, 0, c) {} catch {}
+            } else {
+                items[k++] = _signCommit(sid, list[j], c);
+            }
+        }
+        assembly ("memory-safe") {
+            mstore(items, k)
+        }
+        if (k != 0) try voting.commitBatch(sid, 0, items) {} catch {}
+    }
+
+    function _revealSome(uint256 sid, uint256 mask) internal {
+        address[] memory list = _auditors(sid);
+        IVotingModule.RevealItem[] memory items = new IVotingModule.RevealItem[](list.length);
+        uint256 k = 0;
+        for (uint256 j = 0; j < list.length; ++j) {
+            if (!hasBallot[sid][list[j]] || (mask >> (j + 64)) & 7 == 0) continue;
+            uint256 seed = ballotOf[sid][list[j]];
+            items[k++] = IVotingModule.RevealItem({
+                auditor: list[j], verdicts: _ballotFor(sid, list[j], seed), salt: bytes32(seed)
+            });
+        }
+        assembly ("memory-safe") {
+            mstore(items, k)
+        }
+        if (k != 0) try voting.revealBatch(sid, 0, items) {} catch {}
+    }
+
+    function _settleSubset(uint256 sid, uint256 mask) internal {
+        address[] memory list = _auditors(sid);
+        address[] memory batch = new address[](list.length + 1);
+        uint256 k = 0;
+        for (uint256 j = 0; j < list.length; ++j) {
+            if ((mask >> (j + 128)) & 1 == 1) batch[k++] = list[list.length - 1 - j];
+        }
+        if (mask % 5 == 0) batch[k++] = provider; // a stranger in the batch
+        if (k == 0) return;
+        assembly ("memory-safe") {
+            mstore(batch, k)
+        }
+        try settlement.settleBatch(sid, 0, batch) returns (uint256 applied) {
+            ghostSettled += applied;
+        } catch {}
+    }
+
+    /// @dev A relayed batch of every auditor's signed commit, one item of which was copied and landed
+    /// first by someone else.
+    function commitBatchFrontRun(uint256 which, uint256 copied, uint256 votes) external {
+        uint256 sid = _pick(which);
+        if (sid == 0) return;
+        IAuditSessions.Status st = sessions.statusOf(sid);
+        if (st != IAuditSessions.Status.KeysPublished && st != IAuditSessions.Status.Commit) return;
+        address[] memory list = _auditors(sid);
+        IVotingModule.SignedCommit[] memory items = new IVotingModule.SignedCommit[](list.length);
+        for (uint256 i = 0; i < list.length; ++i) {
+            uint256 seed = uint256(keccak256(abi.encode(votes, i)));
+            bytes32 c =
+                voting.computeCommitment(sid, 0, list[i], _ballotFor(sid, list[i], seed), bytes32(seed));
+            items[i] = _signCommit(sid, list[i], c);
+        }
+        IVotingModule.SignedCommit[] memory one = new IVotingModule.SignedCommit[](1);
+        one[0] = items[copied % list.length];
+        vm.prank(address(0xBAD));
+        try voting.commitBatch(sid, 0, one) {} catch {}
+        try voting.commitBatch(sid, 0, items) {
+            for (uint256 i = 0; i < list.length; ++i) {
+                ballotOf[sid][list[i]] = uint256(keccak256(abi.encode(votes, i)));
+                hasBallot[sid][list[i]] = true;
+            }
+        } catch {}
+    }
+
+    /// @dev Reveal a random subset in one batch, after an attacker landed a copy of one item.
+    function revealBatchFrontRun(uint256 which, uint256 mask, uint256 copied) external {
+        uint256 sid = _pick(which);
+        if (sid == 0 || sessions.statusOf(sid) != IAuditSessions.Status.Reveal) return;
+        address[] memory list = _auditors(sid);
+        IVotingModule.RevealItem[] memory items = new IVotingModule.RevealItem[](list.length);
+        uint256 k = 0;
+        for (uint256 i = 0; i < list.length; ++i) {
+            if ((mask >> i) & 1 == 0 || !hasBallot[sid][list[i]]) continue;
+            uint256 seed = ballotOf[sid][list[i]];
+            items[k++] = IVotingModule.RevealItem({
+                auditor: list[i], verdicts: _ballotFor(sid, list[i], seed), salt: bytes32(seed)
+            });
+        }
+        if (k == 0) return;
+        assembly ("memory-safe") {
+            mstore(items, k)
+        }
+        vm.prank(address(0xBAD));
+        try voting.reveal(sid, 0, items[copied % k]) {} catch {}
+        try voting.revealBatch(sid, 0, items) {} catch {}
+    }
+
+    function settleSome(uint256 which, uint256 seed) external {
+        uint256 sid = _pick(which);
+        if (sid == 0) return;
+        _settleSubset(sid, uint256(keccak256(abi.encode(seed))));
+    }
+
     function passTime(uint256 blocks) external {
-        ++calls;
-        vm.roll(block.number + bound(blocks, 1, 30));
+        vm.roll(block.number + bound(blocks, 1, 40));
+        vm.warp(block.timestamp + bound(blocks, 1, 40) * 12);
     }
 
     function advanceOne(uint256 which) external {
-        ++calls;
-        uint256 sid = _pickSession(which);
+        uint256 sid = _pick(which);
         if (sid == 0) return;
-        if (sessions.advance(sid) == AuditSessions.Status.Finalized) ++ghostFinalized;
+        if (sessions.advance(sid) == IAuditSessions.Status.Finalized) ++ghostFinalized;
     }
 
-    function settleOne(uint256 which, uint256 who) external {
-        ++calls;
-        uint256 sid = _pickSession(which);
-        if (sid == 0) return;
-        address[] memory list = sessions.auditorsOf(sid);
-        if (list.length == 0) return;
-        address[] memory one = new address[](1);
-        one[0] = list[who % list.length];
-        try sessions.settleBatch(sid, one) {
-            ++ghostSettled;
+    // ------------------------------------------------------- staking actions
+
+    /// @dev Delegations at any moment, including between paginated draws.
+    function delegate(uint256 who, uint256 to, uint256 amount) external {
+        address d = delegators[who % delegators.length];
+        address a = auditorAddrs[to % auditorAddrs.length];
+        amount = bound(amount, 1e18, 2000e18);
+        if (token.balanceOf(d) < amount) return;
+        vm.prank(d);
+        try staking.stake(a, amount) {} catch {}
+    }
+
+    /// @dev Withdrawal requests at any moment, including while the pool backs seats of open sessions.
+    function withdraw(uint256 who, uint256 from, uint256 fraction) external {
+        address a = auditorAddrs[from % auditorAddrs.length];
+        address holder = who % 2 == 0 ? a : delegators[who % delegators.length];
+        uint256 shares = staking.sharesOf(a, holder) * bound(fraction, 1, 100) / 100;
+        if (shares == 0) return;
+        vm.prank(holder);
+        try staking.requestWithdrawal(a, shares) returns (uint256 id) {
+            withdrawalIds.push(id);
         } catch {}
+    }
+
+    function claim(uint256 which) external {
+        if (withdrawalIds.length == 0) return;
+        uint256 id = withdrawalIds[which % withdrawalIds.length];
+        vm.warp(block.timestamp + 1 days);
+        (Staking.Withdrawal memory w,,) = staking.withdrawalOf(id);
+        vm.prank(w.owner);
+        try staking.claimWithdrawal(id) {} catch {}
+    }
+
+    /// @dev A late staker deposits into a pool behind whatever sessions it backs now.
+    function lateStake(uint256 to, uint256 amount) external {
+        address a = auditorAddrs[to % auditorAddrs.length];
+        if (_late[a].active) return;
+        address l = lateStakerOf[a];
+        amount = bound(amount, 1e18, 1000e18);
+        if (token.balanceOf(l) < amount) return;
+        vm.prank(l);
+        try staking.stake(a, amount) returns (uint256, uint256 flow) {
+            (, uint256 tail) = staking.ledgerOf(a);
+            _late[a] = LateDeposit({amount: amount, flow: flow, tailAfter: tail, active: true});
+        } catch {}
+    }
+
+    function drainAny(uint256 who) external {
+        staking.drain(auditorAddrs[who % auditorAddrs.length], 8);
+    }
+
+    function commission(uint256 who, uint256 bps) external {
+        address a = auditorAddrs[who % auditorAddrs.length];
+        vm.prank(a);
+        staking.setCommission(bound(bps, 0, 2000));
     }
 }
 
@@ -270,127 +380,237 @@ contract ProtocolInvariantsTest is TestBase {
         targets[0] = address(handler);
     }
 
-    function _holders() internal view returns (address[] memory all) {
-        address[] memory auditors = handler.auditorList();
-        address[] memory delegators = handler.delegatorList();
-        (, address staking, address sessions, address treasury) = handler.contracts();
-        all = new address[](auditors.length + delegators.length + 5);
-        uint256 k = 0;
-        for (uint256 i = 0; i < auditors.length; ++i) {
-            all[k++] = auditors[i];
-        }
-        for (uint256 i = 0; i < delegators.length; ++i) {
-            all[k++] = delegators[i];
-        }
-        all[k++] = handler.providerAddr();
-        all[k++] = address(handler);
-        all[k++] = staking;
-        all[k++] = sessions;
-        all[k++] = treasury;
+    function _c()
+        internal
+        view
+        returns (
+            TokenView t,
+            Staking st,
+            address core,
+            address treasury,
+            address draw,
+            address vote,
+            address settle
+        )
+    {
+        address tokenAddr;
+        address stakingAddr;
+        (tokenAddr, stakingAddr, core, treasury, draw, vote, settle) = handler.contracts();
+        return (TokenView(tokenAddr), Staking(stakingAddr), core, treasury, draw, vote, settle);
     }
 
-    /// @dev Every token is somewhere known: wallets, pools (Staking), audit pools (AuditSessions)
-    /// or the treasury; and each contract holds exactly what its books say.
+    /// @dev Every token is somewhere known, and each contract holds exactly what its books say: the
+    /// core the open pools, the modules nothing, Staking its pools, deposits, results and reserve.
+    /// forge-config: default.invariant.runs = 100
+    /// forge-config: default.invariant.depth = 100
     function invariant_tokenConservation() public view {
-        (address tokenAddr, address stakingAddr, address sessionsAddr,) = handler.contracts();
-        ProtocolFixtureView v = ProtocolFixtureView(tokenAddr);
-        address[] memory all = _holders();
-        uint256 sum = 0;
-        for (uint256 i = 0; i < all.length; ++i) {
-            sum += v.balanceOf(all[i]);
-        }
-        assertEq(sum, v.totalSupply(), "balances + pools + treasury == supply");
-        StakingView st = StakingView(stakingAddr);
-        assertEq(v.balanceOf(stakingAddr), st.totalPooled() + st.pendingWithdrawals(), "staking books");
+        (
+            TokenView t,
+            Staking st,
+            address core,
+            address treasury,
+            address draw,
+            address vote,
+            address settle
+        ) = _c();
+        uint256 sum = t.balanceOf(handler.providerAddr()) + t.balanceOf(address(handler))
+            + t.balanceOf(address(st)) + t.balanceOf(core) + t.balanceOf(treasury) + t.balanceOf(draw)
+            + t.balanceOf(vote) + t.balanceOf(settle) + _people(t);
+        assertEq(sum, t.totalSupply(), "balances + pools + treasury == supply");
+        uint256 books = st.totalPooled() + st.pendingDeposits() + st.storedRewards() + st.withdrawalReserve();
+        assertEq(t.balanceOf(address(st)), books, "Staking holds its books");
         uint256[] memory sids = handler.sessionList();
         uint256 pools = 0;
         for (uint256 i = 0; i < sids.length; ++i) {
-            pools += AuditSessions(sessionsAddr).sessionOf(sids[i]).pool;
+            pools += IAuditSessions(core).sessionOf(sids[i]).pool;
         }
-        assertEq(v.balanceOf(sessionsAddr), pools, "session books");
+        assertEq(t.balanceOf(core), pools, "core holds the open pools");
+        assertEq(t.balanceOf(draw) + t.balanceOf(vote) + t.balanceOf(settle), 0, "modules hold nothing");
     }
 
-    /// @dev A seat is counted at most once: per segment, votes never exceed k_t, and the votes
-    /// on record equal the seats of the auditors who revealed.
+    function _people(TokenView t) internal view returns (uint256 sum) {
+        address[] memory auditors = handler.auditorList();
+        address[] memory delegators = handler.delegatorList();
+        for (uint256 i = 0; i < auditors.length; ++i) {
+            sum += t.balanceOf(auditors[i]) + t.balanceOf(handler.lateStakerOf(auditors[i]));
+        }
+        for (uint256 i = 0; i < delegators.length; ++i) {
+            sum += t.balanceOf(delegators[i]);
+        }
+    }
+
+    /// @dev A seat is counted at most once: per segment, votes never exceed k_t, and the votes on record
+    /// equal the non-abstaining seats of the auditors that revealed.
+    /// forge-config: default.invariant.runs = 100
+    /// forge-config: default.invariant.depth = 100
     function invariant_noDoubleVotes() public view {
-        (,, address sessionsAddr,) = handler.contracts();
-        AuditSessions sessions = AuditSessions(sessionsAddr);
+        (,, address core,,,,) = _c();
+        IAuditSessions sessions = IAuditSessions(core);
         uint256[] memory sids = handler.sessionList();
         for (uint256 i = 0; i < sids.length; ++i) {
-            AuditSessions.Session memory s = sessions.sessionOf(sids[i]);
-            AuditSessions.SessionParams memory p = sessions.paramsAt(s.paramsVersion);
-            uint256 votes = 0;
+            IAuditSessions.Session memory s = sessions.sessionOf(sids[i]);
+            IAuditSessions.SessionParams memory p = sessions.paramsAt(s.paramsVersion);
+            (uint256 revealedCount, uint256[] memory expected) = _revealedSeats(sids[i], s.segmentCount);
             for (uint256 g = 0; g < s.segmentCount; ++g) {
-                uint256 seg = sessions.segmentWord(sids[i], g >> 3) >> ((g & 7) * 32);
-                uint256 cast = ((seg >> 6) & 63) + (seg & 63);
-                assertLe(cast, p.seatsPerTier[(seg >> 14) & 3], "votes per segment <= k_t");
-                votes += cast;
+                uint256 lane = SegmentWord.lane(sessions.segmentWord(sids[i], 0, g >> 3), g);
+                uint256 votes = SegmentWord.passVotes(lane) + SegmentWord.failVotes(lane);
+                assertLe(votes, p.seatsPerTier[SegmentWord.tier(lane)], "votes per segment <= k_t");
+                assertEq(votes, expected[g], "votes == revealed, non-abstaining seats");
             }
-            address[] memory list = sessions.auditorsOf(sids[i]);
-            uint256 revealedSeats = 0;
-            uint256 revealedCount = 0;
-            for (uint256 j = 0; j < list.length; ++j) {
-                uint256 w = sessions.voteWord(sids[i], list[j]);
-                if ((w >> 200) & 2 != 0) {
-                    revealedSeats += (w >> 192) & 0xff;
-                    ++revealedCount;
-                }
-            }
-            assertEq(votes, revealedSeats, "votes == revealed seats");
             assertEq(s.revealedCount, revealedCount, "revealed count");
         }
     }
 
-    /// @dev Redeeming every share of a pool never yields more than the pool holds, and the
-    /// holders' shares add up to the pool's total.
-    function invariant_sharesNeverExceedPool() public view {
-        (, address stakingAddr,,) = handler.contracts();
-        StakingView st = StakingView(stakingAddr);
-        address[] memory auditors = handler.auditorList();
-        address[] memory delegators = handler.delegatorList();
-        for (uint256 i = 0; i < auditors.length; ++i) {
-            (uint256 assets, uint256 locked, uint256 totalShares,,,,) = st.poolOf(auditors[i]);
-            assertLe(st.previewRedeem(auditors[i], totalShares), assets, "full redemption <= assets");
-            assertLe(locked, assets, "locked <= assets");
-            uint256 held = st.sharesOf(auditors[i], auditors[i]);
-            for (uint256 j = 0; j < delegators.length; ++j) {
-                held += st.sharesOf(auditors[i], delegators[j]);
+    function _revealedSeats(uint256 sid, uint256 n)
+        internal
+        view
+        returns (uint256 revealedCount, uint256[] memory perSegment)
+    {
+        (,,,,, address vote,) = _c();
+        address[] memory list = handler.auditorsOf(sid);
+        uint256[] memory words = new uint256[](list.length);
+        for (uint256 j = 0; j < list.length; ++j) {
+            words[j] = handler.seatWordOf(sid, list[j]);
+        }
+        perSegment = new uint256[](n);
+        (uint256[] memory ballots, bool[] memory revealed) = IVotingModule(vote).ballotsOf(sid, list, words);
+        for (uint256 j = 0; j < list.length; ++j) {
+            if (!revealed[j]) continue;
+            ++revealedCount;
+            uint256[] memory segs = handler.seatsOf(sid, list[j]);
+            for (uint256 k = 0; k < segs.length; ++k) {
+                if (!Verdicts.abstains(ballots[j], k)) ++perSegment[segs[k]];
             }
-            assertEq(held, totalShares, "shares add up");
         }
     }
 
-    /// @dev Once every deadline has passed, `advance` alone (callable by anyone) brings every session
-    /// to a terminal state: Finalized, Expired, or Cancelled (provider cancel / too few auditors).
-    function invariant_sessionsCanAlwaysTerminate() public {
-        (,, address sessionsAddr,) = handler.contracts();
-        AuditSessions sessions = AuditSessions(sessionsAddr);
+    /// @dev Share solvency, and locks that match the seats: redeeming every share never yields more than
+    /// the pool holds; locked stake never exceeds what backs it, covers every seat of a session not yet
+    /// settled for the auditor, and never exceeds every seat it ever took.
+    /// forge-config: default.invariant.runs = 100
+    /// forge-config: default.invariant.depth = 100
+    function invariant_sharesAndLocks() public view {
+        (, Staking st,,,,, address settle) = _c();
+        address[] memory auditors = handler.auditorList();
+        uint256[] memory sids = handler.sessionList();
+        for (uint256 i = 0; i < auditors.length; ++i) {
+            Staking.PoolView memory p = st.poolOf(auditors[i]);
+            assertLe(st.previewRedeem(auditors[i], p.totalShares), p.assets + 1, "full redemption <= assets");
+            assertLe(p.locked, p.backing + p.pendingDeposits + p.assets, "locks are backed");
+            uint256 unsettled = 0;
+            uint256 all = 0;
+            for (uint256 k = 0; k < sids.length; ++k) {
+                uint256 seats = handler.seatsOf(sids[k], auditors[i]).length * 8e18;
+                all += seats;
+                if (!SettleView(settle).isSettled(sids[k], 0, auditors[i])) unsettled += seats;
+            }
+            assertLe(unsettled, p.locked, "every unsettled seat is locked");
+            assertLe(p.locked, all, "no lock without a seat");
+        }
+    }
+
+    /// @dev A session's rewards and slashes land only on shares that existed at its draw: a late staker
+    /// whose deposit waited behind every session drawn before it, and behind which no session was drawn,
+    /// holds exactly what it deposited once its deposit became shares.
+    /// forge-config: default.invariant.runs = 100
+    /// forge-config: default.invariant.depth = 100
+    function invariant_resultsLandOnDrawTimeSharesOnly() public view {
+        (, Staking st,,,,,) = _c();
+        address[] memory auditors = handler.auditorList();
+        for (uint256 i = 0; i < auditors.length; ++i) {
+            ProtocolHandler.LateDeposit memory d = handler.lateDeposit(auditors[i]);
+            if (!d.active) continue;
+            (, uint256 tail) = st.ledgerOf(auditors[i]);
+            if (tail != d.tailAfter) continue; // a session was drawn behind the deposit: it shares that one
+            address l = handler.lateStakerOf(auditors[i]);
+            (uint256 shares, uint256 pending,) = st.positionOf(auditors[i], l);
+            if (pending != 0) continue; // still waiting behind earlier sessions
+            uint256 value = st.previewRedeem(auditors[i], shares);
+            uint256 diff = value > d.amount ? value - d.amount : d.amount - value;
+            assertLe(diff, 1e9, "untouched by sessions drawn before the deposit");
+        }
+    }
+
+    /// @dev Once every deadline has passed, `advance` alone (callable by anyone) brings every session to
+    /// a terminal state.
+    /// forge-config: default.invariant.runs = 100
+    /// forge-config: default.invariant.depth = 100
+    function invariant_sessionsAlwaysTerminate() public {
+        (,, address core,,,,) = _c();
         uint256[] memory sids = handler.sessionList();
         vm.roll(block.number + 1000);
-        vm.prank(address(0xDEAD));
         for (uint256 i = 0; i < sids.length; ++i) {
             for (uint256 step = 0; step < 3; ++step) {
-                sessions.advance(sids[i]);
+                vm.prank(address(0xDEAD));
+                AdvanceView(core).advance(sids[i]);
             }
-            AuditSessions.Status st = sessions.statusOf(sids[i]);
+            IAuditSessions.Status st = IAuditSessions(core).statusOf(sids[i]);
             assertTrue(
-                st == AuditSessions.Status.Finalized || st == AuditSessions.Status.Expired
-                    || st == AuditSessions.Status.Cancelled,
+                st == IAuditSessions.Status.Finalized || st == IAuditSessions.Status.Expired
+                    || st == IAuditSessions.Status.Cancelled,
                 "terminal"
             );
         }
     }
+
+    /// @dev Settled auditors never exceed drawn ones, every settlement is counted once, and a fully
+    /// settled session has an empty pool.
+    /// forge-config: default.invariant.runs = 100
+    /// forge-config: default.invariant.depth = 100
+    function invariant_settlementBooks() public view {
+        (,, address core,,,,) = _c();
+        uint256[] memory sids = handler.sessionList();
+        uint256 settled = 0;
+        for (uint256 i = 0; i < sids.length; ++i) {
+            IAuditSessions.Session memory s = IAuditSessions(core).sessionOf(sids[i]);
+            assertLe(s.settledCount, s.auditorCount, "settled <= drawn");
+            if (s.auditorCount != 0 && s.settledCount == s.auditorCount) assertEq(s.pool, 0, "pool emptied");
+            settled += s.settledCount;
+        }
+        assertEq(settled, handler.ghostSettled(), "every settlement counted once");
+    }
 }
 
-interface ProtocolFixtureView {
+/// @notice The handler must reach every phase, or the invariants above prove little.
+contract ProtocolHandlerReachTest is TestBase {
+    function test_handlerReachesEveryEnding() public {
+        uint256[9] memory byStatus;
+        uint256 settled = 0;
+        for (uint256 run = 0; run < 6; ++run) {
+            ProtocolHandler h = new ProtocolHandler();
+            for (uint256 i = 0; i < 100; ++i) {
+                uint256 r = uint256(keccak256(abi.encode(run, i)));
+                uint256 f = r % 10;
+                if (f == 0) h.open(r >> 8, r >> 80);
+                else if (f == 1) h.drawSome(r >> 8, r >> 80);
+                else if (f == 2) h.delegate(r >> 8, r >> 80, r >> 160);
+                else if (f == 3) h.withdraw(r >> 8, r >> 80, r >> 160);
+                else if (f == 4) h.lateStake(r >> 8, r >> 80);
+                else if (f == 5) h.passTime(r >> 8);
+                else h.drive(r >> 8, r >> 80, r >> 160);
+            }
+            (,, address core,,,,) = h.contracts();
+            uint256[] memory sids = h.sessionList();
+            for (uint256 i = 0; i < sids.length; ++i) {
+                byStatus[uint256(IAuditSessions(core).statusOf(sids[i]))]++;
+            }
+            settled += h.ghostSettled();
+        }
+        assertTrue(byStatus[uint256(IAuditSessions.Status.Finalized)] > 0, "some sessions finalize");
+        assertTrue(byStatus[uint256(IAuditSessions.Status.Expired)] > 0, "some sessions are abandoned");
+        assertTrue(settled > 0, "auditors get settled");
+    }
+}
+
+interface TokenView {
     function balanceOf(address) external view returns (uint256);
     function totalSupply() external view returns (uint256);
 }
 
-interface StakingView {
-    function totalPooled() external view returns (uint256);
-    function pendingWithdrawals() external view returns (uint256);
-    function poolOf(address) external view returns (uint256, uint256, uint256, uint256, uint256, uint8, bool);
-    function previewRedeem(address, uint256) external view returns (uint256);
-    function sharesOf(address, address) external view returns (uint256);
+interface SettleView {
+    function isSettled(uint256 sessionId, uint256 round, address auditor) external view returns (bool);
+}
+
+interface AdvanceView {
+    function advance(uint256 sessionId) external returns (IAuditSessions.Status);
 }

@@ -34,6 +34,7 @@ def session(fresh_devnet: Deployment) -> tuple[Protocol, int]:
         admin.transfer(me.address, 100 * TOKEN)
         me.register(2, 1 << 2, keccak(text=f"x25519-{acct}"))
         me.stake(me.address, 50 * TOKEN)
+    admin.mine_to_next_epoch()  # protocol v2: the draw samples the snapshot of the opening epoch
     provider = admin.as_signer(client_for(dep, PROVIDER))
     admin.transfer(provider.address, 1_000 * TOKEN)
     cids = [compute_cid(f"segment {i}".encode()) for i in range(2)]

@@ -12,7 +12,9 @@ from trustnode.chain.accounts import dev_account
 from trustnode.chain.deployment import Deployment
 from trustnode.chain.errors import ChainError, ContractRevertError
 from trustnode.chain.protocol import (
+    DEVNET_EPOCH_BLOCKS,
     DEVNET_SESSION_PARAMS,
+    DEVNET_STAKING_PARAMS,
     TOKEN,
     Protocol,
     SessionParams,
@@ -48,16 +50,21 @@ def test_hashes_and_signatures_agree_with_the_contract(devnet: Deployment) -> No
     p = Protocol(client_for(devnet, 0), devnet.contracts)
     auditor = dev_account(5)
     salt = keccak(text="salt")
-    local = compute_commitment(p.client.chain_id, p.sessions.address, 42, auditor.address, 0b1011, salt)
-    assert local == p.client.call(p.sessions.functions.computeCommitment(42, auditor.address, 0b1011, salt))
-    assert local == rules.commitment(p.client.chain_id, p.sessions.address, 42, auditor.address, 0b1011, salt)
+    word = 0b1011 | 1 << 130  # seats 0, 1, 3 FAIL; seat 2 abstains
+    local = compute_commitment(p.client.chain_id, p.voting.address, 42, auditor.address, word, salt)
+    on_chain = p.client.call(p.voting.functions.computeCommitment(42, 0, auditor.address, word, salt))
+    assert local == on_chain == p.compute_commitment(42, auditor.address, word, salt)
+    assert local == rules.commitment(p.client.chain_id, p.voting.address, 42, auditor.address, word, salt)
+    assert local != p.compute_commitment(42, auditor.address, word, salt, round=1)
     signed = p.sign_commit(auditor, 42, local, nonce=3)
-    digest = p.client.call(p.sessions.functions.commitDigest(42, auditor.address, local, 3))
-    v = 27 + (int.from_bytes(signed.vs, "big") >> 255)
-    s = int.from_bytes(signed.vs, "big") & ((1 << 255) - 1)
-    recovered = Account._recover_hash(digest, vrs=(v, int.from_bytes(signed.r, "big"), s))
+    digest = p.client.call(p.voting.functions.commitDigest(42, 0, auditor.address, local, 3))
+    sig = signed.signature
+    recovered = Account._recover_hash(
+        digest, vrs=(sig[64], int.from_bytes(sig[:32], "big"), int.from_bytes(sig[32:64], "big"))
+    )
     assert recovered == auditor.address
     assert p.params() == DEVNET_SESSION_PARAMS
+    assert p.epoch_blocks == DEVNET_EPOCH_BLOCKS and p.staking_params() == DEVNET_STAKING_PARAMS
 
 
 def test_bad_input_is_refused_before_sending(devnet: Deployment) -> None:
@@ -66,7 +73,7 @@ def test_bad_input_is_refused_before_sending(devnet: Deployment) -> None:
         p.open_session(b"\x01" * 31, [1], [1], 100 * TOKEN)
     with pytest.raises(ValueError, match="X25519"):
         p.register(1, 0, b"\x01" * 31)
-    with pytest.raises(ChainError, match="AuditSessions"):
+    with pytest.raises(ChainError, match="AuditSessions.*protocol v1 deployment"):
         Protocol(p.client, {"TrustToken": devnet.contracts["TrustToken"]})
     with pytest.raises(ChainError, match="no session"):
         p.session(10**9)

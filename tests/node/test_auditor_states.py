@@ -88,13 +88,16 @@ def test_an_undecided_machine_seat_abstains_end_to_end(
     assert all(s.outcome == SegmentOutcome.PASS for s in segs if s.index != abstained)
     assert job.outcome is not None and job.outcome.verdict in (TraceVerdict.PASS, TraceVerdict.INCONCLUSIVE)
     assert job.outcome.segments[abstained].outcome.value == "INCONCLUSIVE"
-    # No reward and no slash for it; reputation moves as for an incorrect vote, in seat order.
+    # No reward and no slash for it; reputation moves as for an incorrect vote, in seat order, on
+    # a decided segment (SettlementModule: a seat of an INCONCLUSIVE segment moves nothing, and
+    # here the abstention left its segment without a quorum).
     settled = port.settlements(auditor=who, session_id=sid)[0]
     passes = votes.count(SeatVote.PASS)
     assert settled.correct == passes and settled.slashes == 0 and settled.reward == passes * PARAMS.reward
     r = WAD // 2
-    for vote in votes:
-        r = reputation_update(r, vote == SeatVote.PASS, PARAMS.gamma)
+    for seg, vote in zip(seats, votes, strict=True):
+        if segs[seg].outcome != SegmentOutcome.INCONCLUSIVE:
+            r = reputation_update(r, vote == SeatVote.PASS, PARAMS.gamma)
     assert settled.reputation == r
     # The reason is in the evidence and in the log.
     daemon = next(d for d in net.daemons.values() if d.address == who)

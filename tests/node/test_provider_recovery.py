@@ -36,6 +36,7 @@ def test_open_adopts_a_session_opened_before_the_crash(fresh_devnet: Deployment,
         owner.transfer(auditor.address, 100 * 10**18)
         auditor.register(tier, 1, bytes([account]) * 32)
         auditor.stake(auditor.address, 100 * 10**18)
+    owner.mine_to_next_epoch()  # protocol v2: sessions draw from the snapshot of their opening epoch
     settings = Settings(
         data_dir=tmp_path / "provider",
         chain={"deployment_file": dep_file, "account_index": provider_account},  # type: ignore[arg-type]

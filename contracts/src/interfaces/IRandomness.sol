@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-/// @title IRandomness
-/// @notice A source of session seeds: request now, obtain the value later. A lookahead-blockhash source
-/// serves local chains; a VRF adapter can implement the same interface in production.
+/// @title IRandomness (protocol v2)
+/// @notice A source of session seeds: request now, obtain the value later. `LookaheadRandomness` serves
+/// local chains; `VRFRandomness` (Chainlink VRF v2.5) serves production.
+/// @dev The two unhappy endings mean different things to a consumer:
+/// - `Expired`: the value was available (`Ready`) but nobody fixed it with `fulfil` in time. Anyone,
+///   the consumer included, could have; the consumer bears it (no refund).
+/// - `Failed`: the source never delivered the value within its timeout; nobody could have fixed it,
+///   so the consumer refunds.
+/// Both are final: a late delivery after `Failed` is ignored, and an `Expired` request never turns
+/// `Ready` again. `Fulfilled` is final too, and its value never changes.
 interface IRandomness {
     /// @notice Lifecycle of a request as seen by a consumer.
     enum RequestStatus {
@@ -11,13 +18,15 @@ interface IRandomness {
         Pending,
         Ready,
         Fulfilled,
-        Expired
+        Expired,
+        Failed
     }
 
-    /// @notice Open a request; returns its id.
+    /// @notice Open a request; returns its id (never 0).
     function request() external returns (uint256 requestId);
 
-    /// @notice Fix and return the random value of a Ready (or already Fulfilled) request.
+    /// @notice Fix and return the value of a Ready (or return that of an already Fulfilled) request;
+    /// reverts in any other status.
     function fulfil(uint256 requestId) external returns (bytes32 value);
 
     /// @notice Where the request stands.

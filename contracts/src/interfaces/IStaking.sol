@@ -1,33 +1,64 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-/// @title IStaking
-/// @notice What the registry and the session contract need from the staking pools.
+import {ISortition} from "./ISortition.sol";
+
+/// @title IStaking (protocol v2)
+/// @notice The seam between the session modules (draw, settlement), the registry and the staking pools:
+/// seat locks that open per-auditor ledger entries, and session results applied to the pools strictly
+/// in ledger order (docs/protocol-v2.md, sections 3-6). The epoch snapshots the draw samples from are
+/// read from `sortition()` (ISortition, section 1).
 interface IStaking {
-    /// @notice One auditor's outcome of one session, applied by the session contract.
-    struct SettlementDelta {
+    /// @notice One auditor's result in one session (or appeal round), sent by the settlement module.
+    /// @dev `entry` is the ledger entry `lockSeat` returned for (auditor, key). Staking pulls the sum of
+    /// `reward` from the caller (`transferFrom`, so the caller approves Staking). The commission recorded
+    /// in the entry at the draw is paid to the auditor at once; the rest, the slash (capped by the pool's
+    /// assets when applied), the unlock of the entry's locked stake and the reputation change
+    /// r -> min(1e18, r * repMul / 1e18 + repAdd) are applied when the entry reaches the head of the
+    /// auditor's ledger, so results compose in draw order whatever order they arrive in.
+    struct SessionResult {
         address auditor;
+        uint32 entry;
         uint96 reward;
-        uint96 unlock;
         uint96 slash;
-        uint64 reputation;
+        uint64 repMul;
+        uint64 repAdd;
     }
+
+    // ----------------------------------------------------------------- registry
 
     /// @notice The registry reports a (re-)registration with `tier`.
     function onRegister(address auditor, uint8 tier) external;
 
-    /// @notice The registry reports a deregistration.
+    /// @notice The registry reports a deregistration (weight 0 from now; pending entries still apply).
     function onDeregister(address auditor) external;
 
-    /// @notice Weighted draw among the eligible auditors of `tier`; address(0) if there are none.
-    function sample(uint8 tier, uint256 randomWord) external view returns (address);
+    // -------------------------------------------------------- snapshots (sec. 1)
 
-    /// @notice Lock `amount` of `auditor`'s pool for an open seat; false if it cannot back it.
-    function lock(address auditor, uint8 tier, uint256 amount) external returns (bool);
+    /// @notice The sortition trees this contract writes and the draw reads snapshots from.
+    function sortition() external view returns (ISortition);
 
-    /// @notice Reputation (WAD) of each auditor.
-    function reputationsOf(address[] calldata auditors) external view returns (uint256[] memory);
+    // ------------------------------------------------------ draw time (sec. 6)
 
-    /// @notice Apply settled outcomes; the session contract has already sent the sum of rewards.
-    function applySettlements(SettlementDelta[] calldata deltas) external;
+    /// @notice Lock `amount` for one more seat of `auditor` under ledger key `key` (session id, with the
+    /// round in the high bits for appeal panels); only the draw module.
+    /// @dev With `entry` = 0 (the auditor's first seat under `key`) a SESSION ledger entry is pushed,
+    /// recording the commission and the reputation in force; pass its index back for later seats.
+    /// ok = false and nothing changes if the auditor is not registered in `tier`, is below the tier's
+    /// minimum stake, cannot back `amount` more now, or has a full ledger.
+    /// @return ok Whether the seat is locked.
+    /// @return reputation The reputation recorded in the entry (fixed at the first seat).
+    /// @return entryIndex The entry's index in the auditor's ledger (pass it to later seats and resolve).
+    function lockSeat(address auditor, uint8 tier, uint256 key, uint256 amount, uint256 entry)
+        external
+        returns (bool ok, uint64 reputation, uint256 entryIndex);
+
+    // ---------------------------------------------------- settlement (sec. 3, 4)
+
+    /// @notice Deliver the results of `key` for some of its auditors; only the settlement module.
+    /// @dev Reverts if an entry is not a pending, unresolved SESSION entry of `key` for that auditor.
+    function resolve(uint256 key, SessionResult[] calldata results) external;
+
+    /// @notice Apply up to `maxEntries` ready entries from the head of `auditor`'s ledger (anyone).
+    function drain(address auditor, uint256 maxEntries) external returns (uint256 applied);
 }

@@ -6,6 +6,14 @@ import {Strings} from "@openzeppelin/contracts/utils/Strings.sol";
 /// @notice The forge cheatcodes these tests use (forge-std from npm ships without ds-test, so the
 /// tests carry their own minimal base instead of importing it).
 interface Vm {
+    struct Gas {
+        uint64 gasLimit;
+        uint64 gasTotalUsed;
+        uint64 gasMemoryUsed;
+        int64 gasRefunded;
+        uint64 gasRemaining;
+    }
+
     struct Log {
         bytes32[] topics;
         bytes data;
@@ -29,6 +37,10 @@ interface Vm {
     function recordLogs() external;
     function getRecordedLogs() external returns (Log[] memory);
     function label(address account, string calldata newLabel) external;
+    function lastCallGas() external view returns (Gas memory gas);
+    function snapshotState() external returns (uint256 snapshotId);
+    function revertToState(uint256 snapshotId) external returns (bool success);
+    function etch(address target, bytes calldata newRuntimeBytecode) external;
 }
 
 /// @notice Assertions that revert with a readable message (forge reports a reverting test as failed).

@@ -1,16 +1,18 @@
-"""Deploy the whole protocol, wired together, and return every contract address by name.
+"""Deploy the whole protocol v2, wired together, and return every contract address by name.
 
-Order: TrustToken -> Treasury -> Staking -> AuditorRegistry -> LookaheadRandomness ->
-AuditSessions, then `Staking.wire(registry, sessions)`. The deployer owns everything while
-wiring; if another `owner` is given, ownership is then offered to it (Ownable2Step: the
-owner completes it with `acceptOwnership()` on Staking, AuditorRegistry, AuditSessions and
-Treasury).
+Order: TrustToken -> Treasury -> Staking (deploys its SortitionTrees) -> AuditorRegistry ->
+LookaheadRandomness -> AuditSessions (core) -> DrawModule -> VotingModule -> SettlementModule,
+then `AuditSessions.setModules(draw, voting, settlement)` and `Staking.wire(registry, draw,
+settlement)`. The deployer owns everything while wiring; if another `owner` is given, ownership
+is then offered to it (Ownable2Step: the owner completes it with `acceptOwnership()` on Staking,
+AuditorRegistry, AuditSessions and Treasury).
 """
 
 from __future__ import annotations
 
 from trustnode.chain.client import ChainClient
 from trustnode.chain.protocol import (
+    DEVNET_EPOCH_BLOCKS,
     DEVNET_RANDOMNESS_DELAY,
     DEVNET_SESSION_PARAMS,
     DEVNET_STAKING_PARAMS,
@@ -24,9 +26,13 @@ CONTRACT_NAMES = (
     "TrustToken",
     "Treasury",
     "Staking",
+    "SortitionTrees",
     "AuditorRegistry",
     "LookaheadRandomness",
     "AuditSessions",
+    "DrawModule",
+    "VotingModule",
+    "SettlementModule",
 )
 
 
@@ -37,18 +43,22 @@ def deploy_protocol(
     session_params: SessionParams = DEVNET_SESSION_PARAMS,
     staking_params: StakingParams = DEVNET_STAKING_PARAMS,
     randomness_delay: int = DEVNET_RANDOMNESS_DELAY,
+    epoch_blocks: int = DEVNET_EPOCH_BLOCKS,
     supply: int = INITIAL_SUPPLY,
 ) -> dict[str, str]:
     """Deploy every contract of the protocol, wired together; the supply goes to `owner`.
 
-    Defaults are devnet-friendly (phases of tens of blocks, small minimum stakes); pass other
-    parameter sets for a long-lived network.
+    Defaults are devnet-friendly (phases of tens of blocks, epochs of a few blocks, small
+    minimum stakes); pass other parameter sets for a long-lived network.
     """
     owner = owner or client.address
     me = client.address
     token = client.deploy("TrustToken", owner, supply)
     treasury = client.deploy("Treasury", token.address, me)
-    staking = client.deploy("Staking", token.address, me, treasury.address, staking_params.as_abi())
+    staking = client.deploy(
+        "Staking", token.address, me, treasury.address, epoch_blocks, staking_params.as_abi()
+    )
+    sortition = str(client.call(staking.functions.sortition()))
     registry = client.deploy("AuditorRegistry", staking.address, me)
     randomness = client.deploy("LookaheadRandomness", randomness_delay)
     sessions = client.deploy(
@@ -60,7 +70,13 @@ def deploy_protocol(
         me,
         session_params.as_abi(),
     )
-    client.transact(staking.functions.wire(registry.address, sessions.address))
+    draw = client.deploy("DrawModule", sessions.address, staking.address)
+    voting = client.deploy("VotingModule", sessions.address, draw.address)
+    settlement = client.deploy(
+        "SettlementModule", token.address, sessions.address, draw.address, voting.address, staking.address
+    )
+    client.transact(sessions.functions.setModules(draw.address, voting.address, settlement.address))
+    client.transact(staking.functions.wire(registry.address, draw.address, settlement.address))
     if owner.lower() != me.lower():
         for contract in (treasury, staking, registry, sessions):
             client.transact(contract.functions.transferOwnership(owner))
@@ -68,7 +84,11 @@ def deploy_protocol(
         "TrustToken": token.address,
         "Treasury": treasury.address,
         "Staking": staking.address,
+        "SortitionTrees": sortition,
         "AuditorRegistry": registry.address,
         "LookaheadRandomness": randomness.address,
         "AuditSessions": sessions.address,
+        "DrawModule": draw.address,
+        "VotingModule": voting.address,
+        "SettlementModule": settlement.address,
     }

@@ -29,7 +29,7 @@ from trustnode.chain.deploy import deploy_protocol
 from trustnode.chain.deployment import Deployment, DeploymentError, apply_params, session_params
 from trustnode.chain.errors import ChainError, redact_url
 from trustnode.chain.paths import INSTALL_HINT, find_tool
-from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol, SessionParams
+from trustnode.chain.protocol import DEVNET_EPOCH_BLOCKS, DEVNET_SESSION_PARAMS, Protocol, SessionParams
 from trustnode.config import ProtocolSettings
 
 DEPLOYER_ACCOUNT = 0
@@ -132,8 +132,9 @@ def up(
     chain_id: int = 31337,
     automine: bool = True,
     params: SessionParams = DEVNET_SESSION_PARAMS,
+    epoch_blocks: int = DEVNET_EPOCH_BLOCKS,
 ) -> Deployment:
-    """Start (or reuse) the devnet and deploy the protocol (`params` for a new deployment)."""
+    """Start (or reuse) the devnet and deploy the protocol (`params`, `epoch_blocks` for a new one)."""
     if deployment_file.is_file():
         try:
             existing = Deployment.load(deployment_file, check_alive=False)
@@ -156,7 +157,9 @@ def up(
         client = ChainClient.connect(rpc, dev_account(DEPLOYER_ACCOUNT))
         start_block = client.block_number()
         with mining_each_transaction(client, None if automine else block_time_s):
-            contracts = deploy_protocol(client, owner=client.address, session_params=params)
+            contracts = deploy_protocol(
+                client, owner=client.address, session_params=params, epoch_blocks=epoch_blocks
+            )
         dep = Deployment(
             chain_id=client.chain_id,
             rpc_url=rpc,
@@ -284,6 +287,7 @@ def ensure(
     auditors: int = 8,
     auditor_tokens: int = 10_000 * 10**18,
     provider_tokens: int = 1_000_000 * 10**18,
+    epoch_blocks: int | None = None,
 ) -> DevnetReport:
     """A devnet that runs `protocol` and has its role accounts funded.
 
@@ -302,9 +306,15 @@ def ensure(
         chain_id=chain_id,
         automine=automine,
         params=session_params(protocol),
+        epoch_blocks=epoch_blocks or DEVNET_EPOCH_BLOCKS,
     )
     created = dep.created_at != before
     owner = deployer(dep)
+    if epoch_blocks is not None and owner.epoch_blocks != epoch_blocks:
+        raise DevnetError(
+            f"the running devnet's staking epochs are {owner.epoch_blocks} blocks, {epoch_blocks} asked: "
+            "the epoch length is fixed when Staking is deployed; run `trustnode devnet down` and `up` again"
+        )
     with mining_each_transaction(owner.client, None if automine else block_time_s):
         changed = {} if created else apply_params(owner, protocol, asked)
         funded = fund(dep, [provider], provider_tokens) + fund(dep, auditor_addresses, auditor_tokens)

@@ -20,7 +20,7 @@ from trustnode.chain.client import ChainClient, wait_for_rpc
 from trustnode.chain.deploy import deploy_protocol
 from trustnode.chain.deployment import Deployment, DeploymentError, apply_params, session_params
 from trustnode.chain.errors import ChainError, redact_url
-from trustnode.chain.protocol import Protocol
+from trustnode.chain.protocol import DEVNET_EPOCH_BLOCKS, Protocol
 from trustnode.chain.units import format_trust, parse_trust
 from trustnode.cli.common import console, errors_as_exit, fail, node_settings, print_json
 from trustnode.cli.protocol_opts import (
@@ -71,6 +71,14 @@ def deploy(
     key_blocks: KeyOpt = None,
     commit_blocks: CommitOpt = None,
     reveal_blocks: RevealOpt = None,
+    epoch_blocks: int = typer.Option(
+        DEVNET_EPOCH_BLOCKS,
+        "--epoch-blocks",
+        min=1,
+        metavar="BLOCKS",
+        help="Blocks per staking snapshot epoch (new deployments only): stake changes enter draws one "
+        "epoch later, and a session's draw must end within two. A few hundred on a public chain.",
+    ),
     wait: float = typer.Option(60.0, "--wait", min=0, help="Seconds to wait for the chain to answer."),
     json_out: bool = typer.Option(False, "--json", help="Print the deployment as JSON."),
 ) -> None:
@@ -108,7 +116,12 @@ def deploy(
         dep = _existing(s.deployment_file, client)
         if dep is None:
             start = client.block_number()
-            contracts = deploy_protocol(client, owner=client.address, session_params=session_params(protocol))
+            contracts = deploy_protocol(
+                client,
+                owner=client.address,
+                session_params=session_params(protocol),
+                epoch_blocks=epoch_blocks,
+            )
             dep = Deployment(
                 chain_id=chain_id,
                 rpc_url=url,

@@ -11,6 +11,7 @@ from web3 import Web3
 from trustnode.chain import devnet
 from trustnode.chain.accounts import dev_account
 from trustnode.chain.errors import ChainError, redact_url
+from trustnode.chain.protocol import DEVNET_EPOCH_BLOCKS
 from trustnode.chain.units import format_trust, parse_trust
 from trustnode.cli.common import ROLES_HELP, console, errors_as_exit, fail, node_settings, print_json
 from trustnode.cli.protocol_opts import (
@@ -61,6 +62,14 @@ def up_cmd(
     key_blocks: KeyOpt = None,
     commit_blocks: CommitOpt = None,
     reveal_blocks: RevealOpt = None,
+    epoch_blocks: int = typer.Option(
+        None,
+        "--epoch-blocks",
+        min=1,
+        metavar="BLOCKS",
+        help=f"Blocks per staking snapshot epoch (default {DEVNET_EPOCH_BLOCKS}; fixed at deployment): new "
+        "stake enters draws from the next epoch.",
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the deployment as JSON."),
 ) -> None:
     """Start anvil, deploy the contracts, fund the role accounts and write the deployment file.
@@ -96,8 +105,11 @@ def up_cmd(
             auditors=n,
             auditor_tokens=parse_trust(s.devnet.auditor_tokens),
             provider_tokens=parse_trust(s.devnet.provider_tokens),
+            epoch_blocks=epoch_blocks,
         )
-        params = devnet.deployer(report.deployment).params()
+        owner = devnet.deployer(report.deployment)
+        params = owner.params()
+        epochs = owner.epoch_blocks
     dep = report.deployment
     if json_out:
         print_json(
@@ -106,6 +118,7 @@ def up_cmd(
                 "rpc_url": redact_url(dep.rpc_url),
                 "created": report.created,
                 "params": params.model_dump(),
+                "epoch_blocks": epochs,
                 "params_changed": report.params_changed,
                 "funded": [f.model_dump() for f in report.funded],
             }
@@ -120,6 +133,7 @@ def up_cmd(
     for field, (old, new) in report.params_changed.items():
         console.print(f"  [yellow]changed[/] {field}: {old} -> {new} (sessions opened from now on)")
     _print_params(params)
+    console.print(f"  staking epochs of {epochs} blocks: new stake enters draws from the next epoch")
     console.print(
         f"  accounts: 0 deployer {dev_account(0).address}; 1 provider {dev_account(1).address} "
         f"({format_trust(parse_trust(s.devnet.provider_tokens))}); auditors 2..{n + 1} "
@@ -133,7 +147,9 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print JSON."
     s = node_settings()
     with errors_as_exit(ChainError):
         dep = devnet.status(s.deployment_file)
-        params = devnet.deployer(dep).params()
+        owner = devnet.deployer(dep)
+        params = owner.params()
+        epochs = owner.epoch_blocks
     if json_out:
         print_json(
             {
@@ -141,6 +157,7 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print JSON."
                 "rpc_url": redact_url(dep.rpc_url),
                 "contracts": dep.contracts,
                 "params": params.model_dump(),
+                "epoch_blocks": epochs,
             }
         )
     else:
@@ -150,6 +167,7 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print JSON."
         for name, addr in dep.contracts.items():
             console.print(f"  {name:<22} {addr}")
         _print_params(params)
+        console.print(f"  staking epochs of {epochs} blocks: new stake enters draws from the next epoch")
 
 
 @devnet_app.command("fund")

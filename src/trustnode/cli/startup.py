@@ -94,7 +94,7 @@ def check_auditor_funds(ctx: NodeContext, stake: int) -> None:
     on_devnet = ctx.deployment().chain_id == ctx.settings.devnet.chain_id
     if int(proto.client.w3.eth.get_balance(address)) == 0:  # type: ignore[arg-type]
         raise StartupError(f"auditor {address} has no ETH to pay for gas: {fund_hint(address, on_devnet)}")
-    need = max(0, stake - proto.pool(address).assets)
+    need = max(0, stake - proto.pool(address).backing)  # v2: pending deposits back the auditor too
     have = proto.balance_of(address)
     if have < need:
         raise StartupError(

@@ -220,7 +220,7 @@ def simulate_economy(cfg: EconomyConfig, progress: Progress | None = None) -> Ec
                 reputation=rep[i],
                 pool_assets=assets[i],
                 commission_bps=cfg.commission_bps,
-                session_seed=seed,
+                slash_seed=seed,
                 rules=rules,
             )
             pool -= res.gross_reward

@@ -214,8 +214,8 @@ class AuditorDaemon:
         try:
             wid = p.request_withdrawal(shares * excess // value)
         except ContractRevertError as exc:
-            if reverts.is_revert(exc, reverts.STAKE_LOCKED):
-                return  # earnings back open seats for now; try again later
+            if reverts.is_revert(exc, reverts.INSUFFICIENT_SHARES):
+                return  # shares not withdrawable yet (a deposit or seats pending); try again later
             raise
         self.votes.add_withdrawal(wid, excess)
         log.info(

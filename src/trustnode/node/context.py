@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import threading
 from functools import cached_property
-from typing import Any
 
 from trustnode.chain.accounts import load_account
-from trustnode.chain.client import ChainClient, rpc_alive
+from trustnode.chain.client import ChainClient
 from trustnode.chain.deployment import Deployment
 from trustnode.chain.port import ChainPort
 from trustnode.chain.port.evm import Web3Port
@@ -105,14 +104,3 @@ class NodeContext:
 
     def notify_new_job(self) -> None:
         self.new_job.set()
-
-    def health(self) -> dict[str, Any]:
-        chain_ok = False
-        rpc = None
-        try:
-            dep = self.deployment()
-            rpc = dep.rpc_url
-            chain_ok = rpc_alive(dep.rpc_url)
-        except Exception:  # noqa: BLE001 - health reports, it does not raise
-            chain_ok = False
-        return {"status": "ok", "chain": {"reachable": chain_ok, "rpc_url": rpc}, "queue": self.jobs.depth()}

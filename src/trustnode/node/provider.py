@@ -300,9 +300,12 @@ class ProviderPipeline:
             short = shortfall(port, tiers)
             if short is not None:
                 raise PermanentFailure(f"no session opened (nothing paid): {short.reason}")
-            opened = port.open_session(
-                root, tiers, [s.weight for s in job.segments], fee_for(port.params(), tiers)
-            )
+            try:
+                opened = port.open_session(
+                    root, tiers, [s.weight for s in job.segments], fee_for(port.params(), tiers)
+                )
+            except NotReady as exc:  # protocol v2: new auditors enter the draw's snapshot next epoch
+                raise Waiting(str(exc), delay_s=WAIT_S * max(1, exc.retry_blocks)) from exc
         job.session_id = opened.session_id
         job.chain = ChainBinding(
             chain_id=port.chain_id, contract=port.contract, merkle_root=opened.merkle_root
@@ -333,8 +336,20 @@ class ProviderPipeline:
         if info.state.ended_without_verdict:
             reason = cancel_reason(port, info, [s.tier for s in job.segments])
             job.outcome = self._outcome(job, info, reason=reason)
+            self._release_seats(sid)
             raise PermanentFailure(f"session {sid} {info.state.value}: {reason}")
         return info
+
+    def _release_seats(self, sid: int) -> None:
+        """Settle every drawn auditor of a session that ended without a verdict (protocol v2): each
+        seat is paid R and its stake unlocked, and the auditors' ledgers move on. Auditors never saw
+        keys for it, so nobody else would. Best effort: a refusal is logged, the job fails anyway."""
+        port = self.port
+        for auditor in port.seats(sid):
+            try:
+                port.settle(sid, auditor)
+            except (ChainError, NotReady) as exc:
+                log.warning("session %d: could not settle drawn auditor %s: %s", sid, auditor, exc)
 
     def _draw(self, job: TraceJob) -> None:
         info = self._session(job)

@@ -53,6 +53,16 @@ def shortfall(port: ChainPort, tiers: Sequence[int]) -> DrawFailure | None:
     return None
 
 
+#: Protocol v2's recorded reasons for a session that expired (IAuditSessions.Termination).
+_TERMINATIONS = {
+    "randomness_missed": "nobody fixed the draw's randomness within the 256-block window (the fee is forfeited)",
+    "randomness_failed": "the randomness source never delivered the draw's value (the fee is refunded)",
+    "snapshot_unavailable": "the draw started after its staking snapshot stopped being readable",
+    "draw_abandoned": "the draw did not complete before its deadline",
+    "keys_withheld": "the provider did not publish the keys before the key deadline (the fee is forfeited)",
+}
+
+
 def cancel_reason(port: ChainPort, info: SessionInfo, tiers: Sequence[int]) -> str:
     """Why a session ended without a verdict, in words (on-chain reason when there is one)."""
     sid = info.session_id
@@ -68,6 +78,9 @@ def cancel_reason(port: ChainPort, info: SessionInfo, tiers: Sequence[int]) -> s
             "on the segment already, or without free stake); the draw does not record which tier"
         )
     if info.state == SessionState.EXPIRED:
+        why = _TERMINATIONS.get(info.termination or "")
+        if why is not None:
+            return why
         if info.drawn_seats < info.total_seats:
             if info.drawn_seats == 0 and info.draw_deadline == 0:
                 return "the draw's randomness expired before anyone drew"

@@ -4,7 +4,7 @@ One signer, one deployment. The provider opens, draws, publishes keys and follow
 to its end; an auditor registers, stakes, finds its seats, commits, reveals, settles and
 withdraws; queries read sessions, votes and settlements. Implementations:
 
-- `Web3Port` (`chain.port.evm`): the deployed contracts through `chain.protocol.Protocol`;
+- `Web3Port` (`chain.port.evm`): the deployed v2 contracts through `chain.protocol.Protocol`;
 - `MemoryPort` (`chain.port.memory`): an in-memory chain that applies `consensus.rules`, for
   unit tests of the node's state machines that run in milliseconds.
 
@@ -12,7 +12,7 @@ Conventions: amounts in token wei, reputation in WAD, deadlines in block numbers
 checksummed. Writes return what they did with their transaction (`TxRef`); a revert raises
 `chain.errors.ContractRevertError` with the ABI's error name (`chain.port.reverts`); an action
 that is not possible *yet* raises `NotReady`; an unreachable chain `ChainUnavailableError`.
-`round` is the panel of a session (0 = the first; appeals add rounds in protocol v2).
+`round` is the panel of a session (0 = the first; issue 15's appeals add rounds).
 """
 
 from __future__ import annotations
@@ -68,6 +68,10 @@ class ChainPort(Protocol):
     def block_number(self) -> int: ...
     def chain_time(self) -> int:
         """Timestamp (s) of the latest block."""
+        ...
+
+    def block_timestamp(self, block: int) -> int:
+        """Timestamp (s) of block `block`."""
         ...
 
     # -- parameters and auditors ---------------------------------------------------------------

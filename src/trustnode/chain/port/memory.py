@@ -3,9 +3,12 @@
 It follows protocol v2's meaning where v2 differs from v1: the draw samples without
 replacement and cancels only when no eligible auditor is left, saying why (`DrawFailure`);
 a seat can abstain (verdict word bit 128 + j: counted in no tally, no reward, no slash,
-reputation moves as for an incorrect vote); with `slash_delay > 0` settlement waits for
-the slash randomness requested at finalization. Quorum, outcomes, the trace verdict,
-commitments, slash draws and settlement amounts come from `consensus.rules`.
+reputation moves as for an incorrect vote); settlement waits for the slash randomness
+requested at finalization (`slash_delay` blocks, 2 by default as the devnet's lookahead); a
+session that ends without a verdict keeps R per drawn seat, paid (and the seat's stake
+unlocked) when its auditor settles. Quorum, outcomes, the trace verdict, commitments, slash
+coins, reputation and settlement amounts come from `consensus.rules`. Not simulated: staking
+epochs (every stake counts at once), the FIFO ledger, commissions.
 """
 
 from __future__ import annotations
@@ -65,6 +68,10 @@ class MemoryPort(staking.StakingOps, VotingOps):
     def chain_time(self) -> int:
         with self.c.op():
             return self.c.now()
+
+    def block_timestamp(self, block: int) -> int:
+        with self.c.op():
+            return self.c.genesis + block * self.c.block_time_s
 
     def params(self, version: int | None = None) -> SessionParams:
         with self.c.op():
@@ -160,6 +167,7 @@ class MemoryPort(staking.StakingOps, VotingOps):
                     break
                 a = self.c.auditors[picked]
                 a.locked += p.slash_amount
+                s.draw_reputation.setdefault(picked, a.reputation)
                 s.seats.setdefault(picked, []).append(seg)
                 s.segment_auditors[seg].add(picked)
                 drawn += 1
@@ -196,7 +204,7 @@ class MemoryPort(staking.StakingOps, VotingOps):
         return pool[-1]
 
     def _draw_failed(self, s: Session, tier: int, p: SessionParams, tx: TxRef) -> None:
-        """Cancel: pay R per seat already drawn to its auditor, refund the rest (protocol v2)."""
+        """Cancel: keep R per seat already drawn (paid when its auditor settles), refund the rest."""
         need = sum(p.seats_per_tier[t] for t in s.tiers if t == tier)
         have = len(
             {
@@ -210,15 +218,11 @@ class MemoryPort(staking.StakingOps, VotingOps):
         s.failure = DrawFailure(
             tier=TierName.of(tier), seats_needed=need, eligible=have, per_segment=p.seats_per_tier[tier]
         )
-        for addr, segs in s.seats.items():
-            a = self.c.auditors[addr]
-            a.locked -= len(segs) * p.slash_amount
-            paid = min(s.pool, len(segs) * p.reward)
-            a.assets += paid
-            s.pool -= paid
-        self.c.balances[s.provider] = self.c.balances.get(s.provider, 0) + s.pool
-        s.pool = 0
+        reserved = min(s.pool, s.drawn * p.reward)
+        self.c.balances[s.provider] = self.c.balances.get(s.provider, 0) + s.pool - reserved
+        s.pool = reserved
         s.state = SessionState.CANCELLED
+        s.termination = "draw_failed"
         self.c.emit("DrawFailed", tx, s.failure)
 
     def draw_failure(self, session_id: int) -> DrawFailure | None:
@@ -278,12 +282,12 @@ class MemoryPort(staking.StakingOps, VotingOps):
             s.state = SessionState.REVEAL
 
     def _expire(self, s: Session) -> None:
+        """Abandoned (draw unfinished or keys withheld): R per drawn seat stays for its auditor (paid
+        when it settles), the rest is forfeited (the contracts send it to the treasury)."""
         p = self.c.params_of(s)
-        for addr, segs in s.seats.items():
-            self.c.auditors[addr].locked -= len(segs) * p.slash_amount
-        self.c.balances[s.provider] = self.c.balances.get(s.provider, 0) + s.pool
-        s.pool = 0
+        s.pool = min(s.pool, s.drawn * p.reward)
         s.state = SessionState.EXPIRED
+        s.termination = "draw_abandoned" if s.drawn < s.total_seats else "keys_withheld"
 
     def advance(self, session_id: int) -> tuple[SessionState, TxRef]:
         with self.c.op():
@@ -307,7 +311,7 @@ class MemoryPort(staking.StakingOps, VotingOps):
         s.passed, s.score_bps = tv.passed, tv.score_bps
         s.pass_weight, s.total_weight = tv.weight_passed, tv.total_weight
         s.state = SessionState.FINALIZED
-        s.slash_target = tx.block + self.c.slash_delay if self.c.slash_delay else None
+        s.slash_target = tx.block + self.c.slash_delay if self.c.slash_delay else tx.block - 1
         s.note("finalize", tx)
 
     def finalized(self, session_id: int) -> TxRef | None:
@@ -331,7 +335,7 @@ class MemoryPort(staking.StakingOps, VotingOps):
                 total_seats=s.total_seats, drawn_seats=s.drawn, committed_count=committed, revealed_count=revealed,
                 draw_deadline=s.draw_deadline, key_deadline=s.key_deadline, commit_deadline=s.commit_deadline,
                 reveal_deadline=s.reveal_deadline, passed=s.passed, score_bps=s.score_bps,
-                pass_weight=s.pass_weight, total_weight=s.total_weight,
+                pass_weight=s.pass_weight, total_weight=s.total_weight, termination=s.termination,
             )  # fmt: skip
 
     def segments(self, session_id: int) -> list[SegmentTally]:

@@ -97,7 +97,9 @@ class StakingOps:
             amount = shares * (a.assets + 1) // (a.total_shares + 1)
             free = a.assets - a.locked
             if amount > free:
-                raise revert("StakeLocked", requested=amount, free=free)
+                # Simplified v2 ledger: stake behind pending seats is not withdrawable yet (the
+                # contracts queue it behind those sessions instead); the daemon retries later.
+                raise revert("InsufficientShares", requested=shares, held=held * free // max(1, a.assets))
             a.shares[self.address] = held - shares
             a.total_shares -= shares
             a.assets -= amount
@@ -128,7 +130,7 @@ class StakingOps:
 
     # -- settlement ----------------------------------------------------------------------------
     def settle(self, session_id: int, auditor: str, round: int = 0) -> Settlement | None:
-        from trustnode.chain.port.memory_voting import word_ballot
+        from trustnode.chain.port.ballots import word_ballot
 
         with self.c.op():
             if round != 0:
@@ -149,28 +151,29 @@ class StakingOps:
             tx = self.c.tx()
             v.settled = True
             a.locked -= len(segs) * p.slash_amount
-            correct = incorrect = slashes = reward = 0
-            if s.state == SessionState.FINALIZED:
-                votes = ballot.votes if ballot else (None,) * len(segs)
-                counted = [
-                    rules.Seat(segment_index=g, vote_fail=None if vote is None else vote == SeatVote.FAIL)
-                    for g, vote in zip(segs, votes, strict=True)
-                    if vote != SeatVote.ABSTAIN
-                ]
-                econ = rules.EconomicRules(
-                    reward=p.reward, penalty=p.slash_amount, p_min=p.p_min, p_max=p.p_max, gamma=p.gamma
+            finalized = s.state == SessionState.FINALIZED
+            votes = ballot.votes if ballot else (None,) * len(segs)
+            counted = [
+                rules.Seat(
+                    segment_index=g,
+                    vote_fail=None if vote is None else vote == SeatVote.FAIL,
+                    abstain=vote == SeatVote.ABSTAIN,
                 )
-                result = rules.settle_auditor(
-                    auditor=auditor, seats=counted, outcomes=s.outcomes, reputation=a.reputation,
-                    pool_assets=a.assets, commission_bps=0, session_seed=seed, rules=econ,
-                )  # fmt: skip
-                correct, slashes, reward = result.correct, result.slashes, result.gross_reward
-                incorrect = sum(1 for st in result.seats if st.agreed is False or not st.revealed)
-                a.reputation = _reputation(
-                    a.reputation, segs, votes, s.outcomes, p.gamma, result.reputation_after
-                )
-                a.assets += result.reward_to_pool - result.slashed
-                s.pool -= reward
+                for g, vote in zip(segs, votes, strict=True)
+            ]
+            econ = rules.EconomicRules(
+                reward=p.reward, penalty=p.slash_amount, p_min=p.p_min, p_max=p.p_max, gamma=p.gamma
+            )
+            result = rules.settle_auditor(
+                auditor=auditor, seats=counted, outcomes=s.outcomes or [SegmentOutcome.NONE] * len(s.tiers),
+                reputation=a.reputation, draw_reputation=s.draw_reputation.get(auditor, a.reputation),
+                pool_assets=a.assets, commission_bps=0, slash_seed=seed, rules=econ, finalized=finalized,
+            )  # fmt: skip
+            correct, slashes, reward = result.correct, result.slashes, result.gross_reward
+            incorrect = result.incorrect
+            a.reputation = result.reputation_after
+            a.assets += result.reward_to_pool - result.slashed
+            s.pool -= reward
             settled = Settlement(
                 session_id=s.id, auditor=auditor, correct=correct, incorrect=incorrect, slashes=slashes,
                 reward=reward, reputation=a.reputation, tx=tx,
@@ -179,17 +182,17 @@ class StakingOps:
             self.c.emit("AuditorSettled", tx, settled)
             return settled
 
-    def _slash_seed(self, s: Session) -> bytes:
-        """v1: the draw seed; with `slash_delay`, randomness requested at finalization (v2)."""
-        if s.slash_target is None:
-            assert s.seed is not None or s.state != SessionState.FINALIZED
-            return s.seed or b"\x00" * 32
-        if self.c.block <= s.slash_target:
+    def _slash_seed(self, s: Session) -> bytes | None:
+        """The slash coins' randomness, requested at finalization (`slash_delay` blocks later)."""
+        if s.state != SessionState.FINALIZED:
+            return None  # no verdict: nothing is scored
+        target = s.slash_target or 0
+        if self.c.block <= target:
             raise NotReady(
-                f"session {s.id}: slash randomness at block {s.slash_target}",
-                retry_blocks=s.slash_target + 1 - self.c.block,
+                f"session {s.id}: slash randomness at block {target}",
+                retry_blocks=target + 1 - self.c.block,
             )
-        return keccak(b"slash" + s.slash_target.to_bytes(32, "big") + s.id.to_bytes(32, "big"))
+        return keccak(b"slash" + target.to_bytes(32, "big") + s.id.to_bytes(32, "big"))
 
     # -- reads -------------------------------------------------------------------------------
     def eligible_auditors(self, tier: Tier) -> list[EligibleAuditor]:
@@ -250,30 +253,3 @@ class StakingOps:
                 and (who is None or lg.data.auditor == who)
                 and (session_id is None or lg.data.session_id == session_id)
             ]
-
-
-def _reputation(
-    r: int,
-    segs: list[int],
-    votes: tuple[SeatVote | None, ...],
-    outcomes: list[SegmentOutcome],
-    gamma: int,
-    without_abstain: int,
-) -> int:
-    """Reputation after the session, seat by seat in seat order.
-
-    Without an abstention this is the reference result. An abstaining seat moves reputation
-    as an incorrect vote does (protocol v2), in its place in the seat order; until the
-    reference rules gain abstentions, that one step is applied here with `reputation_update`.
-    """
-    if SeatVote.ABSTAIN not in votes:
-        return without_abstain
-    for seg, vote in zip(segs, votes, strict=True):
-        decided = outcomes[seg] in (SegmentOutcome.PASS, SegmentOutcome.FAIL)
-        if vote is None or vote == SeatVote.ABSTAIN:
-            r = rules.reputation_update(r, False, gamma)
-        elif decided:
-            r = rules.reputation_update(
-                r, (vote == SeatVote.FAIL) == (outcomes[seg] == SegmentOutcome.FAIL), gamma
-            )
-    return r

@@ -87,6 +87,8 @@ class Session:
     pass_weight: int = 0
     total_weight: int = 0
     failure: DrawFailure | None = None
+    termination: str | None = None  # IAuditSessions.Termination, lower case
+    draw_reputation: dict[str, int] = field(default_factory=dict)  # fixed at the auditor's first seat
     slash_target: int | None = None
     txs: dict[str, list[str]] = field(default_factory=dict)
 
@@ -123,7 +125,7 @@ class MemoryChain:
         chain_id: int = 31337,
         contract: str = "0x" + "5e" * 20,
         randomness_delay: int = 2,
-        slash_delay: int = 0,
+        slash_delay: int = 2,
         min_stake: int = 10 * TOKEN,
         initial_reputation: int = WAD // 2,
         reputation_floor: int = WAD // 2,

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from eth_utils import to_checksum_address
 
+from trustnode.chain.port.ballots import ballot_word, word_ballot
 from trustnode.chain.port.memory_state import Session, Vote, revert
 from trustnode.chain.port.types import AbstainNotSupported, Ballot, Capabilities, SeatVote, TxRef, VoteState
 from trustnode.consensus import rules
@@ -13,29 +14,6 @@ from trustnode.models.verdict import SessionState
 
 if TYPE_CHECKING:
     from trustnode.chain.port.memory_state import MemoryChain
-
-ABSTAIN_BIT = 128
-
-
-def ballot_word(ballot: Ballot) -> int:
-    """Protocol v2 verdict word: bit j = seat j FAILs, bit 128 + j = seat j abstains."""
-    word = 0
-    for j, v in enumerate(ballot.votes):
-        if v == SeatVote.FAIL:
-            word |= 1 << j
-        elif v == SeatVote.ABSTAIN:
-            word |= 1 << (ABSTAIN_BIT + j)
-    return word
-
-
-def word_ballot(word: int, seats: int) -> Ballot:
-    votes = []
-    for j in range(seats):
-        if word >> (ABSTAIN_BIT + j) & 1:
-            votes.append(SeatVote.ABSTAIN)
-        else:
-            votes.append(SeatVote.FAIL if word >> j & 1 else SeatVote.PASS)
-    return Ballot(votes=tuple(votes))
 
 
 class VotingOps:

@@ -13,17 +13,21 @@ from __future__ import annotations
 
 from functools import cache
 
-from trustnode.chain.artifacts_io import all_artifacts
+from trustnode.chain.artifacts_io import all_artifacts, load_artifact
 from trustnode.chain.errors import ContractRevertError
+from trustnode.chain.port.revert_meanings import DEPLOYED, MEANINGS
 
-# Waiting for randomness (LookaheadRandomness).
+# Waiting for randomness: the draw's (LookaheadRandomness) or the slash coins' (AuditSessions).
 TOO_EARLY = "TooEarly"
+SLASH_SEED_PENDING = "SlashSeedPending"
 # Already done: the action's effect is on chain (a retry after a crash).
 ALREADY_REVEALED = "AlreadyRevealed"
 ALREADY_SETTLED = "AlreadySettled"
 DRAW_COMPLETE = "DrawComplete"
-# Staking: earnings still back open seats.
-STAKE_LOCKED = "StakeLocked"
+# Staking's ledger: a deposit or a withdrawal waits in a FLOW entry behind earlier sessions.
+DEPOSIT_PENDING = "DepositPending"
+WITHDRAWAL_PENDING = "WithdrawalPending"
+INSUFFICIENT_SHARES = "InsufficientShares"
 WITHDRAWAL_NOT_READY = "WithdrawalNotReady"
 ALREADY_CLAIMED = "AlreadyClaimed"
 
@@ -38,22 +42,26 @@ PERMANENT = frozenset(
         "EmptyManifest",
         "NotProvider",
         "UnknownSession",
-        "RandomnessExpired",
         "TooLate",
         "InvalidVerdicts",
         "CommitmentMismatch",
         "NotSeated",
-        "TooManyCommits",
+        "ZeroCommitment",
+        "UnsupportedRound",
+        "PanelOutOfRange",
     }
 )
 
 #: Every name this module reacts to.
 NAMES = PERMANENT | {
     TOO_EARLY,
+    SLASH_SEED_PENDING,
     ALREADY_REVEALED,
     ALREADY_SETTLED,
     DRAW_COMPLETE,
-    STAKE_LOCKED,
+    DEPOSIT_PENDING,
+    WITHDRAWAL_PENDING,
+    INSUFFICIENT_SHARES,
     WITHDRAWAL_NOT_READY,
     ALREADY_CLAIMED,
 }
@@ -86,14 +94,13 @@ def is_revert(exc: BaseException, name: str) -> bool:
 
 def explain(exc: ContractRevertError) -> str:
     """A reason for people: the error name with its arguments and what it means."""
-    meaning = {
-        "InvalidSegments": "the trace has no segments or more than the contract's limit",
-        "FeeTooLow": "the fee does not cover the reward of every seat",
-        "FeeTooHigh": "the fee does not fit the contract's fee field",
-        "InvalidTier": "a segment names a tier the contract does not know",
-        "InvalidWeight": "a segment weight is not what the parameters require",
-        "UnknownSession": "the session does not exist on this chain (was the chain reset?)",
-        "NotProvider": "this node's account did not open the session",
-        "RandomnessExpired": "the session's randomness was never fixed in time",
-    }.get(exc.name)
+    meaning = MEANINGS.get(exc.name)
     return f"{exc}" + (f": {meaning}" if meaning else "")
+
+
+def unexplained() -> list[str]:
+    """Errors of the deployed contracts that `MEANINGS` does not explain (must stay empty)."""
+    names = {
+        item["name"] for name in DEPLOYED for item in load_artifact(name).abi if item.get("type") == "error"
+    }
+    return sorted(names - set(MEANINGS))

@@ -93,6 +93,11 @@ class SessionInfo(BaseModel):
     score_bps: int
     pass_weight: int
     total_weight: int
+    termination: str | None = Field(
+        default=None,
+        description="Why it ended without a verdict, when the chain records it (protocol v2's "
+        "Termination, e.g. draw_failed, keys_withheld, snapshot_unavailable).",
+    )
 
     @property
     def draw_complete(self) -> bool:

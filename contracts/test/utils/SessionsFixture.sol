@@ -4,26 +4,40 @@ pragma solidity 0.8.28;
 import {TestBase} from "./TestBase.sol";
 import {TrustToken} from "../../src/TrustToken.sol";
 import {Treasury} from "../../src/Treasury.sol";
-import {Staking} from "../../src/Staking.sol";
 import {AuditorRegistry} from "../../src/AuditorRegistry.sol";
 import {LookaheadRandomness} from "../../src/LookaheadRandomness.sol";
 import {AuditSessions} from "../../src/AuditSessions.sol";
+import {DrawModule} from "../../src/modules/DrawModule.sol";
+import {VotingModule} from "../../src/modules/VotingModule.sol";
+import {SettlementModule} from "../../src/modules/SettlementModule.sol";
+import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
+import {IDrawModule} from "../../src/interfaces/IDrawModule.sol";
+import {IVotingModule} from "../../src/interfaces/IVotingModule.sol";
 import {IStaking} from "../../src/interfaces/IStaking.sol";
+import {ISortition} from "../../src/interfaces/ISortition.sol";
 import {IRandomness} from "../../src/interfaces/IRandomness.sol";
+import {PanelKey} from "../../src/libraries/PanelKey.sol";
+import {SeatWord} from "../../src/libraries/SeatWord.sol";
 
-/// @notice Deploys and wires the whole protocol and drives sessions through their phases.
-abstract contract ProtocolFixture is TestBase {
+/// @notice Deploys and wires the session core and its modules against a staking implementation chosen
+/// by the concrete fixture (StakingFixture: the real Staking; DoubleFixture: StakingDouble), and drives
+/// sessions through their phases.
+abstract contract SessionsFixture is TestBase {
     uint256 internal constant WAD = 1e18;
     uint256 internal constant SUPPLY = 1e9 * 1e18;
     uint256 internal constant RANDOMNESS_DELAY = 2;
+    uint256 internal constant EPOCH_BLOCKS = 50;
     uint256 internal constant STAKE = 1000e18;
 
     TrustToken internal token;
     Treasury internal treasury;
-    Staking internal staking;
+    IStaking internal stakingContract;
     AuditorRegistry internal registry;
     LookaheadRandomness internal randomness;
     AuditSessions internal sessions;
+    DrawModule internal drawModule;
+    VotingModule internal voting;
+    SettlementModule internal settlement;
 
     address internal owner = address(0x0A11);
     uint256 internal providerKey = 0xB0B;
@@ -32,16 +46,7 @@ abstract contract ProtocolFixture is TestBase {
     uint256[] internal auditorKeys;
     address[] internal auditorAddrs;
 
-    function _stakingParams() internal pure virtual returns (Staking.StakingParams memory p) {
-        p.minStake = [uint96(100e18), uint96(100e18), uint96(100e18)];
-        p.cooldown = 1 days;
-        p.commissionDelay = 1 days;
-        p.initialReputation = 0.5e18;
-        p.reputationFloor = 0.5e18;
-        p.maxCommissionBps = 2000;
-    }
-
-    function _sessionParams() internal pure virtual returns (AuditSessions.SessionParams memory p) {
+    function _sessionParams() internal pure virtual returns (IAuditSessions.SessionParams memory p) {
         p.tauBps = 6000;
         p.betaBps = 7000;
         p.seatCap = 8;
@@ -59,26 +64,57 @@ abstract contract ProtocolFixture is TestBase {
     }
 
     function _deploy() internal {
+        vm.roll(100);
         provider = vm.addr(providerKey);
         token = new TrustToken(address(this), SUPPLY);
         treasury = new Treasury(token, owner);
-        staking = new Staking(token, owner, address(treasury), _stakingParams());
-        registry = new AuditorRegistry(IStaking(address(staking)), owner);
+        stakingContract = _deployStaking();
+        registry = new AuditorRegistry(stakingContract, owner);
         randomness = new LookaheadRandomness(RANDOMNESS_DELAY);
         sessions = new AuditSessions(
             token,
-            IStaking(address(staking)),
+            stakingContract,
             IRandomness(address(randomness)),
             address(treasury),
             owner,
             _sessionParams()
         );
+        drawModule = new DrawModule(address(sessions), stakingContract);
+        voting = new VotingModule(IAuditSessions(address(sessions)), IDrawModule(address(drawModule)));
+        settlement = new SettlementModule(
+            token,
+            IAuditSessions(address(sessions)),
+            IDrawModule(address(drawModule)),
+            IVotingModule(address(voting)),
+            stakingContract
+        );
         vm.prank(owner);
-        staking.wire(address(registry), address(sessions));
+        sessions.setModules(IDrawModule(address(drawModule)), address(voting), address(settlement));
+        _wireStaking();
         token.transfer(provider, 1e6 * 1e18);
     }
 
-    /// @dev Register `count` auditors of `tier`, each self-staking `amount`.
+    // ----------------------------------------------------- staking hooks
+
+    /// @dev Deploy the staking implementation (token and treasury exist).
+    function _deployStaking() internal virtual returns (IStaking);
+
+    /// @dev Connect the staking implementation to the registry and the modules.
+    function _wireStaking() internal virtual;
+
+    /// @dev Stake `amount` for `auditor`, paid by the current prank (approval to staking given).
+    function _stake(address auditor, uint256 amount) internal virtual;
+
+    /// @dev Tokens locked for `auditor`'s open seats.
+    function _locked(address auditor) internal view virtual returns (uint256);
+
+    /// @dev Tokens backing `auditor` (what a slash can take).
+    function _backing(address auditor) internal view virtual returns (uint256);
+
+    /// @dev `auditor`'s reputation (WAD) with every result applied.
+    function _reputation(address auditor) internal view virtual returns (uint256);
+
+    /// @dev Register `count` auditors of `tier`, each staking `amount` (effective from the next epoch).
     function _addAuditors(uint8 tier, uint256 count, uint256 amount) internal {
         for (uint256 i = 0; i < count; ++i) {
             uint256 key = 0xA000 + auditorKeys.length;
@@ -88,10 +124,20 @@ abstract contract ProtocolFixture is TestBase {
             token.transfer(a, amount + 100e18);
             vm.startPrank(a);
             registry.register(tier, uint64(1) << tier, keccak256(abi.encode("x25519", a)));
-            token.approve(address(staking), amount);
-            staking.stake(a, amount);
+            token.approve(address(stakingContract), type(uint256).max);
+            _stake(a, amount);
             vm.stopPrank();
         }
+    }
+
+    /// @dev Move to the first block of the next epoch, so stake changes so far are in its snapshot.
+    function _nextEpoch() internal {
+        vm.roll((block.number / EPOCH_BLOCKS + 1) * EPOCH_BLOCKS);
+    }
+
+    /// @dev The snapshot trees.
+    function _sortition() internal view returns (ISortition) {
+        return stakingContract.sortition();
     }
 
     function _keyOf(address a) internal view returns (uint256) {
@@ -127,25 +173,47 @@ abstract contract ProtocolFixture is TestBase {
     function _open(bytes memory tw, uint256 fee) internal returns (uint256 sid) {
         vm.startPrank(provider);
         token.approve(address(sessions), fee);
-        sid = sessions.openSession(keccak256(abi.encode("root", tw)), tw, fee);
+        sid = sessions.openSession(keccak256(abi.encode("root", tw, block.number)), tw, fee);
         vm.stopPrank();
     }
 
     function _drawAll(uint256 sid) internal {
         vm.roll(block.number + RANDOMNESS_DELAY + 1);
-        while (sessions.statusOf(sid) == AuditSessions.Status.Created || _drawing(sid)) {
+        while (sessions.statusOf(sid) == IAuditSessions.Status.Created || _drawing(sid)) {
             sessions.draw(sid, 16);
         }
     }
 
     function _drawing(uint256 sid) internal view returns (bool) {
-        AuditSessions.Session memory s = sessions.sessionOf(sid);
-        return s.status == AuditSessions.Status.Drawing && s.drawnSeats < s.totalSeats;
+        IAuditSessions.Session memory s = sessions.sessionOf(sid);
+        return s.status == IAuditSessions.Status.Drawing && s.drawnSeats < s.totalSeats;
     }
 
     function _publish(uint256 sid) internal {
         vm.prank(provider);
         sessions.publishKeys(sid, "bafy-manifest");
+    }
+
+    function _key(uint256 sid) internal pure returns (uint256) {
+        return PanelKey.keyOf(sid, 0);
+    }
+
+    function _seatWord(uint256 sid, address a) internal view returns (uint256) {
+        return drawModule.seatWordOf(_key(sid), a);
+    }
+
+    function _seats(uint256 sid, address a) internal view returns (uint256[] memory) {
+        return drawModule.seatsOf(sid, 0, a);
+    }
+
+    /// @dev The auditors drawn in a session, in draw order (index order).
+    function _auditors(uint256 sid) internal view returns (address[] memory list) {
+        uint256 n = sessions.sessionOf(sid).auditorCount;
+        list = new address[](n);
+        for (uint256 i = 0; i < auditorAddrs.length; ++i) {
+            uint256 w = _seatWord(sid, auditorAddrs[i]);
+            if (w != 0) list[SeatWord.index(w)] = auditorAddrs[i];
+        }
     }
 
     function _salt(uint256 sid, address a) internal pure returns (bytes32) {
@@ -158,7 +226,7 @@ abstract contract ProtocolFixture is TestBase {
         view
         returns (uint256 v)
     {
-        uint256[] memory segs = sessions.seatsOf(sid, a);
+        uint256[] memory segs = _seats(sid, a);
         for (uint256 j = 0; j < segs.length; ++j) {
             bool fail = (failMask >> segs[j]) & 1 == 1;
             if (invert) fail = !fail;
@@ -166,50 +234,53 @@ abstract contract ProtocolFixture is TestBase {
         }
     }
 
+    function _commitment(uint256 sid, address a, uint256 verdicts) internal view returns (bytes32) {
+        return voting.computeCommitment(sid, 0, a, verdicts, _salt(sid, a));
+    }
+
     function _signCommit(uint256 sid, address a, bytes32 commitment)
         internal
         view
-        returns (AuditSessions.SignedCommit memory c)
+        returns (IVotingModule.SignedCommit memory c)
     {
-        uint256 nonce = (sessions.voteWord(sid, a) >> 208) & 0xff;
-        bytes32 digest = sessions.commitDigest(sid, a, commitment, nonce);
+        uint256 nonce = voting.commitNonce(sid, 0, a);
+        bytes32 digest = voting.commitDigest(sid, 0, a, commitment, nonce);
         (uint8 v, bytes32 r, bytes32 s) = vm.sign(_keyOf(a), digest);
-        c = AuditSessions.SignedCommit({
-            auditor: a, commitment: commitment, r: r, vs: bytes32(uint256(s) | (uint256(v - 27) << 255))
+        c = IVotingModule.SignedCommit({
+            auditor: a, commitment: commitment, signature: abi.encodePacked(r, s, v)
         });
     }
 
     /// @dev Everyone commits (relayed, signed) `failMask` verdicts except those in `invertMask`
     /// (auditor index bits), who vote the opposite.
     function _commitAll(uint256 sid, uint256 failMask, uint256 invertMask) internal {
-        address[] memory list = sessions.auditorsOf(sid);
-        AuditSessions.SignedCommit[] memory items = new AuditSessions.SignedCommit[](list.length);
+        address[] memory list = _auditors(sid);
+        IVotingModule.SignedCommit[] memory items = new IVotingModule.SignedCommit[](list.length);
         for (uint256 i = 0; i < list.length; ++i) {
             uint256 v = _verdicts(sid, list[i], failMask, (invertMask >> i) & 1 == 1);
-            items[i] =
-                _signCommit(sid, list[i], sessions.computeCommitment(sid, list[i], v, _salt(sid, list[i])));
+            items[i] = _signCommit(sid, list[i], _commitment(sid, list[i], v));
         }
-        sessions.commitBatch(sid, items);
+        voting.commitBatch(sid, 0, items);
     }
 
     /// @dev Reveal for every drawn auditor not in `skipMask`.
     function _revealAll(uint256 sid, uint256 failMask, uint256 invertMask, uint256 skipMask) internal {
-        address[] memory list = sessions.auditorsOf(sid);
+        address[] memory list = _auditors(sid);
         uint256 n = 0;
         for (uint256 i = 0; i < list.length; ++i) {
             if ((skipMask >> i) & 1 == 0) ++n;
         }
-        AuditSessions.RevealItem[] memory items = new AuditSessions.RevealItem[](n);
+        IVotingModule.RevealItem[] memory items = new IVotingModule.RevealItem[](n);
         uint256 k = 0;
         for (uint256 i = 0; i < list.length; ++i) {
             if ((skipMask >> i) & 1 == 1) continue;
-            items[k++] = AuditSessions.RevealItem({
+            items[k++] = IVotingModule.RevealItem({
                 auditor: list[i],
                 verdicts: _verdicts(sid, list[i], failMask, (invertMask >> i) & 1 == 1),
                 salt: _salt(sid, list[i])
             });
         }
-        if (n > 0) sessions.revealBatch(sid, items);
+        if (n > 0) voting.revealBatch(sid, 0, items);
     }
 
     function _segment(uint256 sid, uint256 index)
@@ -217,15 +288,16 @@ abstract contract ProtocolFixture is TestBase {
         view
         returns (uint256 tier, uint256 weight, uint256 passVotes, uint256 failVotes, uint256 outcome)
     {
-        uint256 seg = sessions.segmentWord(sid, index >> 3) >> ((index & 7) * 32);
+        uint256 seg = sessions.segmentWord(sid, 0, index >> 3) >> ((index & 7) * 32);
         return ((seg >> 14) & 3, (seg >> 16) & 0xffff, (seg >> 6) & 63, seg & 63, (seg >> 12) & 3);
     }
 
-    function _assets(address a) internal view returns (uint256 assets) {
-        (assets,,,,,,) = staking.poolOf(a);
-    }
-
-    function _locked(address a) internal view returns (uint256 locked) {
-        (, locked,,,,,) = staking.poolOf(a);
+    /// @dev Finalize (after the reveal window) and wait until the slash seed can be fixed.
+    function _finalizeAndWait(uint256 sid) internal {
+        if (sessions.sessionOf(sid).revealedCount < sessions.sessionOf(sid).auditorCount) {
+            vm.roll(block.number + 21);
+        }
+        sessions.finalize(sid);
+        vm.roll(block.number + RANDOMNESS_DELAY + 1);
     }
 }

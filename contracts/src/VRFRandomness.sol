@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity 0.8.28;
+
+import {Ownable, Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
+import {IRandomness} from "./interfaces/IRandomness.sol";
+import {IVRFCoordinatorV2Plus, VRFV2PlusClient} from "./interfaces/IVRFCoordinatorV2Plus.sol";
+
+/// @title VRFRandomness
+/// @notice Production randomness behind IRandomness: a Chainlink VRF v2.5 consumer on a subscription.
+/// @dev `request` asks the coordinator for one word and gives the request a deadline of
+/// `timeoutBlocks`. The coordinator delivers through `rawFulfillRandomWords` (the upstream consumer
+/// entry point, checked against the coordinator's address); a delivery by the deadline fixes the value
+/// at once (`Fulfilled`), nothing to call. A request not delivered by its deadline is `Failed` (the
+/// source never delivered: the consumer refunds); a later delivery is ignored with an event, so a
+/// request never leaves `Failed`. There is no `Ready` or `Expired`: nobody has to fix a VRF value.
+/// Only allowed requesters (the session core) may spend the subscription. Each request is one slot:
+/// its deadline while pending, then the first word with its top bit set (255 random bits).
+contract VRFRandomness is IRandomness, Ownable2Step {
+    uint256 private constant FIXED = 1 << 255;
+    /// @notice Bounds on the settings (the coordinator enforces its own as well).
+    uint256 public constant MAX_TIMEOUT_BLOCKS = 1e6;
+    uint256 public constant MIN_CALLBACK_GAS = 50_000;
+
+    /// @notice Request settings.
+    struct Config {
+        bytes32 keyHash;
+        uint256 subscriptionId;
+        uint16 requestConfirmations;
+        uint32 callbackGasLimit;
+        uint32 timeoutBlocks;
+        bool nativePayment;
+    }
+
+    /// @notice The VRF v2.5 coordinator (deploy a new adapter to migrate).
+    IVRFCoordinatorV2Plus public immutable coordinator;
+    Config private _config;
+    mapping(uint256 => uint256) private _requests;
+    /// @dev The coordinator's request id (a 256-bit hash upstream) of each local id, and back.
+    mapping(uint256 => uint256) private _coordinatorOf;
+    mapping(uint256 => uint256) private _localOf;
+    /// @notice Number of requests made so far (local ids start at 1).
+    uint256 public requestCount;
+    /// @notice Who may open requests.
+    mapping(address => bool) public isRequester;
+
+    error ZeroAddress();
+    error InvalidConfig();
+    error NotRequester(address caller);
+    /// @notice Same error as upstream's VRFConsumerBaseV2Plus.
+    error OnlyCoordinatorCanFulfill(address have, address want);
+    error UnknownRequest(uint256 requestId);
+    error DuplicateRequest(uint256 requestId);
+    error AlreadyFulfilled(uint256 requestId);
+    error NoRandomWords(uint256 requestId);
+    error NotFulfilled(uint256 requestId);
+    error RequestFailed(uint256 requestId, uint256 deadline);
+
+    event ConfigChanged(Config config);
+    event RequesterSet(address indexed requester, bool allowed);
+    /// @notice A request was opened; it fails unless delivered by block `deadline`.
+    event RandomnessRequested(uint256 indexed requestId, address indexed requester, uint256 deadline);
+    /// @notice Local request `requestId` is the coordinator's request `coordinatorRequestId`.
+    event CoordinatorRequest(uint256 indexed requestId, uint256 indexed coordinatorRequestId);
+    /// @notice The coordinator delivered in time: the value is fixed.
+    event RandomnessFulfilled(uint256 indexed requestId, bytes32 value);
+    /// @notice The coordinator delivered after the deadline: ignored, the request stays Failed.
+    event LateFulfilmentIgnored(uint256 indexed requestId, uint256 deadline);
+
+    /// @param coordinator_ The VRF v2.5 coordinator.
+    /// @param owner_ Who sets the requesters and the request settings.
+    /// @param config_ Request settings (checked by `setConfig`'s rules).
+    constructor(IVRFCoordinatorV2Plus coordinator_, address owner_, Config memory config_) Ownable(owner_) {
+        if (address(coordinator_) == address(0)) revert ZeroAddress();
+        coordinator = coordinator_;
+        _setConfig(config_);
+    }
+
+    /// @notice Change the request settings (requests already open keep their deadline).
+    function setConfig(Config calldata config_) external onlyOwner {
+        _setConfig(config_);
+    }
+
+    /// @notice Allow or forbid `requester` to open requests on the subscription.
+    function setRequester(address requester, bool allowed) external onlyOwner {
+        if (requester == address(0)) revert ZeroAddress();
+        isRequester[requester] = allowed;
+        emit RequesterSet(requester, allowed);
+    }
+
+    function _setConfig(Config memory c) private {
+        if (
+            c.keyHash == bytes32(0) || c.timeoutBlocks == 0 || c.timeoutBlocks > MAX_TIMEOUT_BLOCKS
+                || c.timeoutBlocks <= c.requestConfirmations || c.callbackGasLimit < MIN_CALLBACK_GAS
+        ) revert InvalidConfig();
+        _config = c;
+        emit ConfigChanged(c);
+    }
+
+    /// @inheritdoc IRandomness
+    function request() external returns (uint256 requestId) {
+        if (!isRequester[msg.sender]) revert NotRequester(msg.sender);
+        Config memory c = _config;
+        uint256 coordinatorId = coordinator.requestRandomWords(
+            VRFV2PlusClient.RandomWordsRequest({
+                keyHash: c.keyHash,
+                subId: c.subscriptionId,
+                requestConfirmations: c.requestConfirmations,
+                callbackGasLimit: c.callbackGasLimit,
+                numWords: 1,
+                extraArgs: VRFV2PlusClient.argsToBytes(
+                    VRFV2PlusClient.ExtraArgsV1({nativePayment: c.nativePayment})
+                )
+            })
+        );
+        if (coordinatorId == 0 || _localOf[coordinatorId] != 0) revert DuplicateRequest(coordinatorId);
+        // Upstream ids are keccak hashes; consumers store compact ids (AuditSessions keeps 56 bits), so
+        // the consumer sees a local sequential id and the coordinator's id is mapped to it.
+        requestId = ++requestCount;
+        _localOf[coordinatorId] = requestId;
+        _coordinatorOf[requestId] = coordinatorId;
+        uint256 deadline = block.number + c.timeoutBlocks;
+        _requests[requestId] = deadline;
+        emit RandomnessRequested(requestId, msg.sender, deadline);
+        emit CoordinatorRequest(requestId, coordinatorId);
+    }
+
+    /// @notice The coordinator delivers the words of its request `coordinatorRequestId` (upstream entry point).
+    /// @dev Reverts for a caller other than the coordinator, an unknown or already fulfilled request,
+    /// or no words. A delivery after the deadline is ignored (event) so the request stays Failed.
+    function rawFulfillRandomWords(uint256 coordinatorRequestId, uint256[] calldata randomWords) external {
+        if (msg.sender != address(coordinator)) {
+            revert OnlyCoordinatorCanFulfill(msg.sender, address(coordinator));
+        }
+        uint256 requestId = _localOf[coordinatorRequestId];
+        if (requestId == 0) revert UnknownRequest(coordinatorRequestId);
+        uint256 word = _requests[requestId];
+        if (word & FIXED != 0) revert AlreadyFulfilled(requestId);
+        if (randomWords.length == 0) revert NoRandomWords(requestId);
+        if (block.number > word) {
+            emit LateFulfilmentIgnored(requestId, word);
+            return;
+        }
+        bytes32 value = bytes32(randomWords[0] | FIXED);
+        _requests[requestId] = uint256(value);
+        emit RandomnessFulfilled(requestId, value);
+    }
+
+    /// @inheritdoc IRandomness
+    function fulfil(uint256 requestId) external view returns (bytes32 value) {
+        uint256 word = _requests[requestId];
+        if (word == 0) revert UnknownRequest(requestId);
+        if (word & FIXED != 0) return bytes32(word);
+        if (block.number > word) revert RequestFailed(requestId, word);
+        revert NotFulfilled(requestId);
+    }
+
+    /// @inheritdoc IRandomness
+    function status(uint256 requestId) external view returns (RequestStatus) {
+        uint256 word = _requests[requestId];
+        if (word == 0) return RequestStatus.Unknown;
+        if (word & FIXED != 0) return RequestStatus.Fulfilled;
+        if (block.number > word) return RequestStatus.Failed;
+        return RequestStatus.Pending;
+    }
+
+    /// @inheritdoc IRandomness
+    function valueOf(uint256 requestId) external view returns (bytes32) {
+        uint256 word = _requests[requestId];
+        if (word & FIXED == 0) revert NotFulfilled(requestId);
+        return bytes32(word);
+    }
+
+    /// @notice The last block in which a delivery of `requestId` counts (0 once fulfilled, or if unknown).
+    function deadlineOf(uint256 requestId) external view returns (uint256) {
+        uint256 word = _requests[requestId];
+        return word & FIXED != 0 ? 0 : word;
+    }
+
+    /// @notice The coordinator's id of local request `requestId` (0 if unknown).
+    function coordinatorRequestOf(uint256 requestId) external view returns (uint256) {
+        return _coordinatorOf[requestId];
+    }
+
+    /// @notice The request settings.
+    function config() external view returns (Config memory) {
+        return _config;
+    }
+}

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity 0.8.28;
+
+/// @title IAuditSessions
+/// @notice The session core as its modules and the nodes see it: the lifecycle, the parameters each
+/// session pins, the segment words, and the narrow callbacks through which the voting and settlement
+/// modules report work (each callback accepts one caller only).
+interface IAuditSessions {
+    /// @notice Session lifecycle. Cancelled: the draw could not fill its seats. Expired: abandoned, or
+    /// ended for a reason nobody controls (see Termination).
+    enum Status {
+        None,
+        Created,
+        Drawing,
+        KeysPublished,
+        Commit,
+        Reveal,
+        Finalized,
+        Cancelled,
+        Expired
+    }
+
+    /// @notice Why a session ended without a verdict, and so who gets the pool back.
+    /// Refunded to the provider (minus R per drawn seat): RandomnessFailed (the VRF coordinator never
+    /// answered), DrawFailed (not enough eligible auditors). Sent to the treasury (minus R per drawn
+    /// seat): RandomnessMissed, SnapshotUnavailable, DrawAbandoned, KeysWithheld - each is something the
+    /// provider, or anyone, could have prevented after the seed became knowable.
+    enum Termination {
+        None,
+        RandomnessMissed,
+        RandomnessFailed,
+        SnapshotUnavailable,
+        DrawFailed,
+        DrawAbandoned,
+        KeysWithheld
+    }
+
+    /// @notice Owner-set protocol parameters; each session pins the version current at its opening.
+    struct SessionParams {
+        uint16 tauBps;
+        uint16 betaBps;
+        uint8 seatCap;
+        uint8[3] seatsPerTier;
+        uint16[3] tierWeight;
+        uint64 gamma;
+        uint64 pMin;
+        uint64 pMax;
+        uint96 reward;
+        uint96 slashAmount;
+        uint32 drawBlocks;
+        uint32 keyBlocks;
+        uint32 commitBlocks;
+        uint32 revealBlocks;
+    }
+
+    /// @notice A session's record, four storage words. Seeds live in the randomness source
+    /// (`seedOf`, `slashSeedOf`); the trace weights are in `SessionFinalized`.
+    struct Session {
+        address provider;
+        Status status;
+        Termination termination;
+        bool passed;
+        uint16 paramsVersion;
+        uint16 segmentCount;
+        uint16 scoreBps;
+        uint8 source;
+        bytes32 merkleRoot;
+        uint96 pool;
+        uint16 totalSeats;
+        uint32 epoch;
+        uint56 drawRequest;
+        uint56 slashRequest;
+        uint40 drawDeadline;
+        uint40 keyDeadline;
+        uint40 commitDeadline;
+        uint40 revealDeadline;
+        uint16 drawnSeats;
+        uint16 drawCursor;
+        uint16 auditorCount;
+        uint16 committedCount;
+        uint16 revealedCount;
+        uint16 settledCount;
+    }
+
+    /// @notice What the settlement module needs to score a panel.
+    struct SettlementContext {
+        bool finalized;
+        bool hasSlashSeed;
+        bytes32 slashSeed;
+        uint256 reward;
+        uint256 slashAmount;
+        uint256 gamma;
+        uint256 pMin;
+        uint256 pMax;
+        uint256 segmentCount;
+        uint256[] segmentWords;
+    }
+
+    error UnknownSession(uint256 sessionId);
+    error WrongStatus(uint256 sessionId, Status status);
+    error UnsupportedRound(uint256 round);
+    error NotModule(address caller);
+
+    /// @notice A session's record.
+    function sessionOf(uint256 sessionId) external view returns (Session memory);
+
+    /// @notice A session's status.
+    function statusOf(uint256 sessionId) external view returns (Status);
+
+    /// @notice Parameters of `version`.
+    function paramsAt(uint256 version) external view returns (SessionParams memory);
+
+    /// @notice Packed segment word `wordIndex` of `round` of a session (see SegmentWord).
+    function segmentWord(uint256 sessionId, uint256 round, uint256 wordIndex) external view returns (uint256);
+
+    /// @notice The voting module reports `newCommitters` first-time commits of a batch (phase checked here).
+    function onCommits(uint256 sessionId, uint256 round, uint256 newCommitters) external;
+
+    /// @notice The voting module reports `revealers` openings and their packed tally deltas, one per
+    /// segment word from word 0.
+    function onReveals(uint256 sessionId, uint256 round, uint256 revealers, uint256[] calldata tallyDeltas)
+        external;
+
+    /// @notice The settlement module asks what it needs; fixes the slash seed if it is ready.
+    function settlementContext(uint256 sessionId, uint256 round) external returns (SettlementContext memory);
+
+    /// @notice The settlement module settled `auditors` more auditors owed `rewards` in total: the core
+    /// sends the rewards to the settlement module (for Staking to pull in `resolve`) and sweeps the pool
+    /// once everybody is settled.
+    function payOut(uint256 sessionId, uint256 round, uint256 rewards, uint256 auditors) external;
+}

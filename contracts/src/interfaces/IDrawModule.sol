@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity 0.8.28;
+
+/// @title IDrawModule
+/// @notice Sortition of a panel from the staking snapshot of the session's opening epoch, and the
+/// seats it assigns (one SeatWord per auditor).
+interface IDrawModule {
+    /// @notice One paginated draw call, prepared by the core.
+    struct DrawJob {
+        uint256 sessionId;
+        uint256 round;
+        bytes32 seed;
+        uint256 epoch;
+        address provider;
+        uint256 maxSeats;
+        uint256 segmentCount;
+        uint256 cursor;
+        uint256 drawnSeats;
+        uint256 auditorCount;
+        uint256 seatCap;
+        uint256 lockAmount;
+        uint8[3] seatsPerTier;
+        /// Segment words from word `cursor / 8` on (enough for the call's budget).
+        uint256[] segmentWords;
+    }
+
+    /// @notice Where the draw stands after a call.
+    struct DrawResult {
+        uint256 cursor;
+        uint256 drawnSeats;
+        uint256 auditorCount;
+        bool failed;
+    }
+
+    error NotCore(address caller);
+    error SampleOutOfSnapshot(address auditor, uint256 leaf);
+
+    /// @notice The seats one draw call filled, in seat order from seat `firstSeat` of segment
+    /// `firstSegment`: each segment takes the next k_t entries (its seats in draw order), the last one
+    /// possibly fewer if the call stopped inside it (a failed draw, or too many rejections).
+    event SeatsDrawn(
+        uint256 indexed sessionId, uint256 round, uint256 firstSegment, uint256 firstSeat, address[] auditors
+    );
+    /// @notice The eligible snapshot weight of `tier` ran out with `seatsNeeded` seats of `segment`
+    /// unfilled; `eligibleLeft` auditors could still serve the session, all already on this segment.
+    event DrawFailed(
+        uint256 indexed sessionId,
+        uint256 round,
+        uint256 segment,
+        uint256 tier,
+        uint256 seatsNeeded,
+        uint256 eligibleLeft
+    );
+    /// @notice A sampled auditor was excluded for the rest of the panel: `reason` is 1 provider,
+    /// 2 seat cap, 3 stake lock refused.
+    event AuditorExcluded(uint256 indexed sessionId, uint256 round, address indexed auditor, uint256 reason);
+
+    /// @notice Draw up to `job.maxSeats` seats (whole segments); only the core calls it.
+    function draw(DrawJob calldata job) external returns (DrawResult memory);
+
+    /// @notice The SeatWord of each of `auditors` in panel `key` (zero if not drawn).
+    function seatWords(uint256 key, address[] calldata auditors) external view returns (uint256[] memory);
+
+    /// @notice `auditor`'s SeatWord in panel `key`.
+    function seatWordOf(uint256 key, address auditor) external view returns (uint256);
+
+    /// @notice Seat bitmap window `window` (>= 1) of `auditor` in panel `key`.
+    function highSeats(uint256 key, address auditor, uint256 window) external view returns (uint256);
+
+    /// @notice `auditor`'s seats in seat order (segment indices ascending): seat j is verdict bit j.
+    function seatsOf(uint256 sessionId, uint256 round, address auditor)
+        external
+        view
+        returns (uint256[] memory segments);
+}

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity 0.8.28;
+
+import {IRandomness} from "../../src/interfaces/IRandomness.sol";
+
+/// @notice An IRandomness whose requests the test answers by hand: a value, a failure, or an expiry.
+contract ScriptedRandomness is IRandomness {
+    struct Req {
+        RequestStatus status;
+        bytes32 value;
+    }
+
+    mapping(uint256 => Req) internal _reqs;
+    uint256 public requestCount;
+
+    error NotReady(uint256 requestId, RequestStatus status);
+
+    function request() external returns (uint256 requestId) {
+        requestId = ++requestCount;
+        _reqs[requestId].status = RequestStatus.Pending;
+    }
+
+    function answer(uint256 requestId, bytes32 value) external {
+        _reqs[requestId] = Req({status: RequestStatus.Ready, value: value});
+    }
+
+    function fail(uint256 requestId) external {
+        _reqs[requestId].status = RequestStatus.Failed;
+    }
+
+    function expire(uint256 requestId) external {
+        _reqs[requestId].status = RequestStatus.Expired;
+    }
+
+    function fulfil(uint256 requestId) external returns (bytes32) {
+        Req storage r = _reqs[requestId];
+        if (r.status != RequestStatus.Ready && r.status != RequestStatus.Fulfilled) {
+            revert NotReady(requestId, r.status);
+        }
+        r.status = RequestStatus.Fulfilled;
+        return r.value;
+    }
+
+    function status(uint256 requestId) external view returns (RequestStatus) {
+        return _reqs[requestId].status;
+    }
+
+    function valueOf(uint256 requestId) external view returns (bytes32) {
+        Req storage r = _reqs[requestId];
+        if (r.status != RequestStatus.Fulfilled) revert NotReady(requestId, r.status);
+        return r.value;
+    }
+}
