@@ -84,6 +84,19 @@ def test_a_custom_share_is_honoured() -> None:
     assert report.ok and 0.25 < max(_seat_shares(fixed)) <= 0.4
 
 
+@pytest.mark.parametrize("share", [0.15, 0.4])
+def test_decompose_passes_the_configured_share_to_every_decomposer(share: float) -> None:
+    run_on = ", then ".join(f"add {d} apples" for d in range(1, 40))
+    trace = TraceInput(problem=PROBLEM, steps=[OPENING, run_on, CLOSING])
+    h, report = decompose(trace, mode="offline", max_share=share)
+    assert report.ok and share - 0.1 < max(_seat_shares(h)) <= share
+    with FakeOpenAIServer([Reply.json({"nodes": [], "edges": []})] * 3) as srv:
+        settings = LLMSettings(base_url=srv.base_url, model="fake-model", timeout_s=5.0, max_retries=1)
+        with LLMClient(settings, None, backoff_base_s=0.01) as client:
+            h, report = decompose(trace, mode="llm-single", client=client, max_share=share)
+    assert report.ok and max(_seat_shares(h)) <= share
+
+
 def test_thinking_too_short_for_the_share_is_not_cut() -> None:
     h = _one_long_step()
     short = TraceInput(
