@@ -188,6 +188,25 @@ def test_nonce_is_secret_keyed_and_stable(make_hdag: Callable[..., HDAG], tmp_pa
         assert a.seed == DEFAULT_JUDGE_SEED
 
 
+def test_system_prompts_differ_only_in_their_last_line(make_hdag: Callable[..., HDAG]) -> None:
+    """The fence token sits at the end of each system prompt, so that a server's prompt cache
+    reuses the shared instructions across segments (llama.cpp matches the longest prefix)."""
+    tasks = _tasks(make_hdag)
+    with LLMClient(LLMSettings(base_url="http://127.0.0.1:9/v1")) as client:
+        judge = LLMJudge(client, fence_key=b"k" * 32)
+        echo = ReportedViolation(
+            step=tasks[1].node_id, failing_slice="x", probe="p", type=ViolationType.CONTRADICTION,
+            acceptance_criterion="c", explanation="e",
+        )  # fmt: skip
+        for build in (lambda t: judge.messages(t), lambda t: judge.verification_messages(t, [echo])):
+            one, two = build(tasks[1])[0]["content"], build(tasks[2])[0]["content"]
+            assert one != two
+            head1, last1 = one.rsplit("\n", 1)
+            head2, last2 = two.rsplit("\n", 1)
+            assert head1 == head2 and len(head1) > 0.8 * len(one)
+            assert judge.fence_nonce(tasks[1]) in last1 and judge.fence_nonce(tasks[1]) not in head1
+
+
 # ----------------------------------------------------------------------------- how answers parse
 
 

@@ -29,6 +29,8 @@ def test_good_hdag_passes_everything_without_repairs() -> None:
         "auditable",
         "step_mapping",
         "segment_length",
+        "segment_share",
+        "auto_checkable",
     ]
     assert h.flow.entry_points == ["G1"]
     assert h.flow.critical_path == ["G1", "S1", "O1", "ST1"]
@@ -236,7 +238,8 @@ def test_a_node_longer_than_the_segment_cap_is_cut_whatever_made_it() -> None:
     edges = [edge("G1", "S1"), edge("S1", "ST1"), edge("ST1", "S1", Relationship.DEPENDS_ON)]
     h = HDAG(document=doc, nodes=nodes, edges=edges, metadata=HDAGMetadata(decomposer="llm-single"))
     _, plain = validate_hdag(h, repair=False)
-    assert plain.failed == ["segment_length"] and plain.check("segment_length").offenders == ["ST1"]
+    assert plain.failed == ["segment_length", "segment_share"]
+    assert plain.check("segment_length").offenders == ["ST1"] == plain.check("segment_share").offenders
     fixed, report = validate_hdag(h)
     assert report.ok, report.failed
     parts = [n for n in fixed.nodes if n.abstraction_level is Level.STEP]
@@ -275,3 +278,20 @@ def test_anchor_is_linear_on_hostile_quotes() -> None:
     quote = "a " * 5_000 + "b"
     assert anchor(text, quote) is None
     assert anchor("x\n\n  y   z", "x y z") == (0, 10)
+
+
+def test_a_t_auto_node_without_a_decided_claim_is_routed_away() -> None:
+    # an LLM decomposer sent prose to the computer tier: a computer seat there checks nothing
+    h = good_hdag()
+    nodes = [
+        n.model_copy(update={"primary_auditor": AuditorType.T_AUTO}) if n.id == "S1" else n for n in h.nodes
+    ]
+    bad = _with(h, nodes=nodes)
+    _, plain = validate_hdag(bad, repair=False)
+    assert plain.failed == ["auto_checkable"] and plain.check("auto_checkable").offenders == ["S1"]
+    fixed, report = validate_hdag(bad)
+    assert report.ok
+    by_id = {n.id: n for n in fixed.nodes}
+    assert by_id["S1"].primary_auditor is AuditorType.T_LLM
+    assert by_id["O1"].primary_auditor is AuditorType.T_AUTO  # "12 + 30 = 42" is a decided claim
+    assert any(r.startswith("routed S1 away from T_Auto") for r in report.repairs)

@@ -33,6 +33,7 @@ from trustnode.hdag.llm_state import (
     chunk_paragraphs,
     document_paragraphs,
 )
+from trustnode.hdag.spans import MAX_SEGMENT_SHARE
 from trustnode.hdag.validate import (
     DEFAULT_MIN_COMPLETENESS,
     ValidationReport,
@@ -80,8 +81,10 @@ class LLMDecomposer:
         *,
         chunk_chars: int = DEFAULT_CHUNK_CHARS,
         min_completeness: float = DEFAULT_MIN_COMPLETENESS,
+        max_share: float = MAX_SEGMENT_SHARE,
     ) -> None:
         self.client = client
+        self.max_share = max_share
         self.chunk_chars = max(
             200, min(chunk_chars, int(client.settings.max_tokens * CHARS_PER_ANSWER_TOKEN))
         )
@@ -120,7 +123,10 @@ class LLMDecomposer:
     ) -> tuple[HDAG, ValidationReport]:
         """The model's HDAG after validation and its repairs."""
         return validate_hdag(
-            self.draft(trace, mode, trace_id=trace_id), repair=True, min_completeness=self.min_completeness
+            self.draft(trace, mode, trace_id=trace_id),
+            repair=True,
+            min_completeness=self.min_completeness,
+            max_share=self.max_share,
         )
 
     def draft(self, trace: TraceInput | TraceDocument, mode: LLMMode, *, trace_id: str | None = None) -> HDAG:
@@ -294,11 +300,13 @@ def llm_decompose(
     chunk_chars: int = DEFAULT_CHUNK_CHARS,
     min_completeness: float = DEFAULT_MIN_COMPLETENESS,
     trace_id: str | None = None,
+    max_share: float = MAX_SEGMENT_SHARE,
 ) -> tuple[HDAG, ValidationReport]:
     """Decompose with an LLM (five separate calls per chunk, or one call per chunk)."""
-    return LLMDecomposer(client, chunk_chars=chunk_chars, min_completeness=min_completeness).run(
-        trace, mode, trace_id=trace_id
+    dec = LLMDecomposer(
+        client, chunk_chars=chunk_chars, min_completeness=min_completeness, max_share=max_share
     )
+    return dec.run(trace, mode, trace_id=trace_id)
 
 
 __all__ = [

@@ -13,6 +13,7 @@ acyclic and connected by construction; `validate_hdag` still runs on it.
 from __future__ import annotations
 
 from trustnode.hdag import rules
+from trustnode.hdag.spans import MAX_SEGMENT_SHARE
 from trustnode.hdag.text import split_units
 from trustnode.hdag.validate import (
     DEFAULT_MIN_COMPLETENESS,
@@ -181,11 +182,17 @@ def build_offline(doc: TraceDocument, decomposer: str = "offline") -> HDAG:
 
 
 def decompose_offline_report(
-    trace: TraceInput | TraceDocument, *, min_completeness: float = DEFAULT_MIN_COMPLETENESS
+    trace: TraceInput | TraceDocument,
+    *,
+    min_completeness: float = DEFAULT_MIN_COMPLETENESS,
+    max_share: float = MAX_SEGMENT_SHARE,
 ) -> tuple[HDAG, ValidationReport]:
-    """Offline HDAG and its validation report; raises if validation fails (a decomposer bug)."""
+    """Offline HDAG and its validation report; raises if validation fails (a decomposer bug).
+    `max_share`: the privacy share no segment may exceed (see `validate_hdag`)."""
     doc = trace.to_document() if isinstance(trace, TraceInput) else trace
-    hdag, report = validate_hdag(build_offline(doc), repair=True, min_completeness=min_completeness)
+    hdag, report = validate_hdag(
+        build_offline(doc), repair=True, min_completeness=min_completeness, max_share=max_share
+    )
     if not report.ok:
         raise HDAGValidationError("offline decomposition did not validate", report)
     return hdag, report

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from trustnode.audit.claims import has_decidable_claim, normalize
 from trustnode.hdag.text import protected_regions
@@ -21,11 +22,13 @@ from trustnode.models.enums import AuditorType, Complexity, Level
 _MATHY = re.compile(r"[=+\-*/^<>\\\d]")
 
 
+@lru_cache(maxsize=4096)
 def is_checkable(text: str) -> bool:
     """Does the computer tier decide at least one claim in this text, read alone?
 
     The one definition of "checkable" is the checker's own (`audit.claims`): a segment
     is routed to T_Auto only when the auditor that will judge it finds a claim in it.
+    Cached: validation asks again about every T_Auto segment the router just classified.
     """
     return has_decidable_claim(text)
 

@@ -210,23 +210,27 @@ def _cut_rank(text: str, pos: int, guard: _Guard) -> int:
     return 3 if pos >= 2 and text[pos - 2] in ".!?;:" else 2
 
 
-def cap_length(text: str, start: int, end: int, guard: _Guard | None = None) -> list[tuple[int, int]]:
-    """Cut text[start:end] into trimmed pieces of at most MAX_SEGMENT_CHARS characters.
+def cap_length(
+    text: str, start: int, end: int, guard: _Guard | None = None, limit: int = MAX_SEGMENT_CHARS
+) -> list[tuple[int, int]]:
+    """Cut text[start:end] into trimmed pieces of at most `limit` characters.
 
     The cut is the best boundary in the second half of each window: a line break, then a
     sentence end, then a space outside formulas, then any space, then the window's end.
     Each character is looked at a bounded number of times, so this is linear.
     """
-    if end - start <= MAX_SEGMENT_CHARS:
+    if limit < 2:
+        raise ValueError(f"a piece needs at least 2 characters, not {limit}")
+    if end - start <= limit:
         return [(start, end)]
     if guard is None:
         guard = _Guard([(s + start, e + start) for s, e in protected_regions(text[start:end])])
     out: list[tuple[int, int]] = []
     cur = start
-    while end - cur > MAX_SEGMENT_CHARS:
-        limit = cur + MAX_SEGMENT_CHARS
-        best, best_rank = limit, 0
-        for pos in range(limit, cur + MAX_SEGMENT_CHARS // 2, -1):
+    while end - cur > limit:
+        window = cur + limit
+        best, best_rank = window, 0
+        for pos in range(window, cur + limit // 2, -1):
             rank = _cut_rank(text, pos, guard)
             if rank > best_rank:
                 best, best_rank = pos, rank

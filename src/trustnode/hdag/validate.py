@@ -25,7 +25,15 @@ from pydantic import BaseModel, Field
 
 from trustnode.hdag import rules
 from trustnode.hdag.graph import flow_graph, verification_flow
-from trustnode.hdag.spans import anchor, split_long_nodes, too_long
+from trustnode.hdag.spans import (
+    MAX_SEGMENT_SHARE,
+    anchor,
+    over_share,
+    share_limit,
+    split_long_nodes,
+    split_over_share,
+    too_long,
+)
 from trustnode.hdag.text import MAX_SEGMENT_CHARS, non_space_count, split_units
 from trustnode.models.enums import Level, Relationship, Strength
 from trustnode.models.hdag import HDAG, HDAGEdge, HDAGNode
@@ -41,6 +49,8 @@ CHECKS = (
     "auditable",
     "step_mapping",
     "segment_length",
+    "segment_share",
+    "auto_checkable",
 )
 _ID = re.compile(r"^(G|S|T|ST|O)(\d+)$")
 _PLANNING = (Level.GOAL, Level.STRATEGY, Level.TACTIC)
@@ -194,9 +204,15 @@ def new_node(
 
 # ----------------------------------------------------------------- main entry
 def validate_hdag(
-    hdag: HDAG, *, repair: bool = True, min_completeness: float = DEFAULT_MIN_COMPLETENESS
+    hdag: HDAG,
+    *,
+    repair: bool = True,
+    min_completeness: float = DEFAULT_MIN_COMPLETENESS,
+    max_share: float = MAX_SEGMENT_SHARE,
 ) -> tuple[HDAG, ValidationReport]:
-    """Run every check; with `repair`, fix what can be fixed first. Returns (hdag, report)."""
+    """Run every check; with `repair`, fix what can be fixed first. Returns (hdag, report).
+
+    `max_share`: the privacy share (SPEC 3); no segment may hold more of the thinking."""
     doc = hdag.document
     text = doc.text
     repairs: list[str] = []
@@ -326,7 +342,7 @@ def validate_hdag(
     long_bad = too_long(nodes)
     if repair and long_bad:
         fresh = IdAllocator(original_ids | {n.id for n in nodes})
-        nodes, edges, notes = split_long_nodes(text, nodes, edges, fresh.next)
+        nodes, edges, notes = split_long_nodes(doc, nodes, edges, fresh.next)
         repairs.extend(notes)
         long_bad = too_long(nodes)
     checks["segment_length"] = CheckResult(
@@ -338,30 +354,7 @@ def validate_hdag(
 
     # --- duplicate spans ---------------------------------------------------------
     if repair:
-        first_at: dict[tuple[int, int], str] = {}
-        merged: dict[str, str] = {}
-        unique: list[HDAGNode] = []
-        for n in nodes:
-            where = (n.span.start, n.span.end)
-            if where in first_at:
-                merged[n.id] = first_at[where]
-                continue
-            first_at[where] = n.id
-            unique.append(n)
-        if merged:
-            nodes = unique
-            edges = [
-                ed.model_copy(
-                    update={
-                        "source": merged.get(ed.source, ed.source),
-                        "target": merged.get(ed.target, ed.target),
-                    }
-                )
-                for ed in edges
-            ]
-            repairs.append(
-                "merged node(s) with the same span: " + ", ".join(f"{a} into {b}" for a, b in merged.items())
-            )
+        nodes, edges = _merge_duplicates(nodes, edges, repairs)
 
     # --- auditable: id prefix matches level, primary auditor not repeated -----
     audit_bad: list[str] = []
@@ -460,6 +453,37 @@ def validate_hdag(
                 f"covered uncovered thinking with {len(added)} rule-classified node(s): {', '.join(added)}"
             )
             comp = completeness(doc, [n.span for n in nodes])
+
+    # --- segment share (privacy: no seat alone is more than the share of the thinking) ---
+    if repair and over_share(doc, nodes, share_limit(doc, nodes, max_share)):
+        nodes, edges, notes = split_over_share(doc, nodes, edges, used.next, max_share)
+        repairs.extend(notes)
+        nodes, edges = _merge_duplicates(nodes, edges, repairs)  # a piece may equal a nested node
+    limit = share_limit(doc, nodes, max_share)
+    checks["segment_share"] = CheckResult(
+        name="segment_share",
+        passed=not over_share(doc, nodes, limit),
+        detail=f"no segment holds more than {max_share:.0%} of the thinking ({limit} characters)"
+        if limit is not None
+        else f"the thinking is too short to cut for the {max_share:.0%} share",
+        offenders=over_share(doc, nodes, limit),
+    )
+
+    # --- routing (one notion of checkable: a T_Auto seat always holds a decided claim) -----
+    blind = _auto_without_claim(nodes)
+    if repair and blind:
+        for n in nodes:
+            if n.id in blind:
+                route = rules.classify(n.content, high_stakes=doc.high_stakes)
+                n.primary_auditor, n.secondary_auditors = route.primary, list(route.secondary)
+        repairs.append(f"routed {', '.join(blind)} away from T_Auto: the checker decides no claim in them")
+        blind = _auto_without_claim(nodes)
+    checks["auto_checkable"] = CheckResult(
+        name="auto_checkable",
+        passed=not blind,
+        detail="every T_Auto segment holds a claim the computer tier decides",
+        offenders=blind,
+    )
 
     nodes.sort(key=lambda n: (n.span.start, n.abstraction_level.depth, n.span.end))
     work = HDAG.model_construct(
@@ -578,6 +602,41 @@ def validate_hdag(
         stats=_stats(out),
     )
     return out, report
+
+
+def _auto_without_claim(nodes: list[HDAGNode]) -> list[str]:
+    """T_Auto nodes in which the checker decides nothing (a computer seat there checks nothing)."""
+    auto = [n for n in nodes if n.primary_auditor is rules.AuditorType.T_AUTO]
+    return [n.id for n in auto if not rules.is_checkable(n.content)]
+
+
+def _merge_duplicates(
+    nodes: list[HDAGNode], edges: list[HDAGEdge], repairs: list[str]
+) -> tuple[list[HDAGNode], list[HDAGEdge]]:
+    """Keep the first node of each span; edges of the others move to it (one repair note)."""
+    first_at: dict[tuple[int, int], str] = {}
+    merged: dict[str, str] = {}
+    unique: list[HDAGNode] = []
+    for n in nodes:
+        where = (n.span.start, n.span.end)
+        if where in first_at:
+            merged[n.id] = first_at[where]
+            continue
+        first_at[where] = n.id
+        unique.append(n)
+    if not merged:
+        return nodes, edges
+    moved = [
+        ed.model_copy(
+            update={"source": merged.get(ed.source, ed.source), "target": merged.get(ed.target, ed.target)}
+        )
+        for ed in edges
+    ]
+    edges = [ed for ed in moved if ed.source != ed.target]  # two merged ends: no self-loop
+    repairs.append(
+        "merged node(s) with the same span: " + ", ".join(f"{a} into {b}" for a, b in merged.items())
+    )
+    return unique, edges
 
 
 def _attach_source(node: HDAGNode, nodes: list[HDAGNode], reach: set[str], g: nx.DiGraph) -> str | None:
