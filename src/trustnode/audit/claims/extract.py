@@ -180,7 +180,8 @@ def extract_claims(
     truncated = len(text) > MAX_TEXT_CHARS
     if truncated:
         text = text[:MAX_TEXT_CHARS]
-    bindings: dict[str, sympy.Expr] = dict(variables or {})
+    # Callers may bind plain numbers; the checker compares sympy values.
+    bindings: dict[str, sympy.Expr] = {k: sympy.sympify(v) for k, v in (variables or {}).items()}
     context = facts or Facts()
     norm, notes = normalize(text)
     claims: list[CheckedClaim] = []
