@@ -34,10 +34,11 @@ AUDITORS = [
 ]
 HUMAN_ADDR = dev_account(HUMAN.account).address
 STEP = "The patient's weight of 85 kg is under 100, so the age criterion A2 gives 0 points."
-# No arithmetic claim in it: the router sends a checkable step to the computer tier, not the person.
+# No arithmetic claim in it (the router sends a checkable step to the computer tier), and the
+# maths first: the step is cut to the privacy share, and the piece with the script must show it.
 HOSTILE_STEP = (
-    "The patient's weight of 85 kg is under 100 <script>window.__pwned=1</script>"
-    '<img src=x onerror="window.__pwned=2">, so the age criterion A2 gives 0 points, as the criterion $A_2$ says.'
+    "By criterion $A_2$, the patient's weight of 85 kg is under 100 <script>window.__pwned=1</script>"
+    '<img src=x onerror="window.__pwned=2">, so the age criterion A2 gives 0 points.'
 )
 
 

@@ -35,8 +35,7 @@ class SeatDesk:
         self._queues: dict[Path, HumanQueue] = {}
 
     def _block_timestamp(self, number: int) -> int:
-        # The chain port has no block-timestamp read yet; the web3 client answers it.
-        return int(self.pages.queries.protocol.client.w3.eth.get_block(number)["timestamp"])
+        return self.pages.ctx.port().block_timestamp(number)
 
     def queue_for(self, address: str) -> HumanQueue:
         """The queue the human daemon of `address` fills on this data directory (the documented
