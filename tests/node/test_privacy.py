@@ -97,7 +97,9 @@ APPLES = TraceInput(
 )
 
 
-def _audited(tmp_path: Path, share: float | None = None) -> tuple[MemoryNet, TraceJob]:
+def _audited(
+    tmp_path: Path, share: float | None = None, trace: TraceInput = APPLES
+) -> tuple[MemoryNet, TraceJob]:
     """The apples trace audited by twelve auditors (seat cap 2); `share`: the provider's
     `privacy.max_decrypt_share` setting (None: the default)."""
     params = MEMORY_SESSION_PARAMS.model_copy(update={"seat_cap": 2, "seats_per_tier": (1, 1, 1)})
@@ -110,7 +112,7 @@ def _audited(tmp_path: Path, share: float | None = None) -> tuple[MemoryNet, Tra
         net.pipeline = ProviderPipeline(net.provider_ctx)
     for i in range(2, 14):
         net.add_auditor(f"a{i}", [Tier.COMPUTER, Tier.LLM, Tier.HUMAN][i % 3], MarkedAuditor(), i)
-    tid = net.submit(APPLES)
+    tid = net.submit(trace)
     job = net.run([tid])[tid]
     net.close()
     return net, job
@@ -133,6 +135,30 @@ def test_the_share_is_the_operators_setting(tmp_path: Path, monkeypatch: pytest.
     for who in net.chain.port(address(2)).seats(job.session_id or 0):
         daemon = next(d for d in net.daemons.values() if d.address == who)
         assert open_outline(bundle, who, daemon.keys.private_key) == {}, "nothing withheld at 100%"
+
+
+def test_the_share_also_cuts_the_providers_segments(tmp_path: Path) -> None:
+    """The provider decomposes with its configured share: a step holding half the thinking is cut
+    at the default 25%, and left whole when the operator allows 100%."""
+    long_step = (
+        "Each of the four boxes was checked by hand, and every box held the same count of apples, "
+        "which the packing list also states for this delivery, so the count per box can be used for "
+        "all of them without opening the crate again, and nothing was removed before the count."
+    )
+    trace = TraceInput(
+        problem="How many apples are in the crate?",
+        steps=[
+            "Let x be the apples in one box, so x = 4.",
+            long_step,
+            "So the crate holds 4 * 4 = 16 apples.",
+        ],
+    )
+    cut = _audited(tmp_path / "cut", trace=trace)[1].hdag
+    whole = _audited(tmp_path / "whole", share=1.0, trace=trace)[1].hdag
+    assert cut is not None and whole is not None
+    assert any(n.content.strip() == long_step for n in whole.nodes), "at 100% the long step is one segment"
+    assert not any(long_step in n.content for n in cut.nodes), "at 25% it is cut"
+    assert len(cut.nodes) > len(whole.nodes)
 
 
 def test_an_auditor_opens_no_more_than_its_share_and_sees_summaries_for_the_rest(tmp_path: Path) -> None:

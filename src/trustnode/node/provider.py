@@ -193,11 +193,17 @@ class ProviderPipeline:
                 from trustnode.hdag import decompose
 
                 client = self.llm_client
-                hdag, report = decompose(job.trace, mode=self.decomposer, client=client, trace_id=job.id)
+                hdag, report = decompose(
+                    job.trace,
+                    mode=self.decomposer,
+                    client=client,
+                    trace_id=job.id,
+                    max_share=self.privacy_share,
+                )
                 if self.on_llm_usage is not None:
                     self.on_llm_usage(client.usage(job.id))
             else:
-                hdag, report = decompose_offline_report(job.trace)
+                hdag, report = decompose_offline_report(job.trace, max_share=self.privacy_share)
         except ValueError as exc:
             raise PermanentFailure(f"decomposition failed: {exc}") from exc
         job.hdag = hdag
