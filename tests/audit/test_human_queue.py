@@ -407,3 +407,24 @@ def test_abandoned_seats_leave_both_lists(tmp_path: Path, make_hdag: Callable[..
     assert q.decision(a.seat_id) is None
     assert q.decision(b.seat_id).verdict is Verdict.PASS  # type: ignore[union-attr]
     assert q.counts() == {"pending": 0, "decided": 0, "committed": 1, "abandoned": 2}
+
+
+def test_an_appeal_rounds_auditor_queues_that_rounds_seat(
+    tmp_path: Path, make_hdag: Callable[..., HDAG]
+) -> None:
+    """A person drawn for the same segment in round 0 and in an appeal round gets two seats, each
+    with its round, and a decision on one never answers the other."""
+    queue = HumanQueue(tmp_path / "q.db")
+    task = _tasks(make_hdag)[1]
+    first = HumanAuditor(queue, ALICE).bind(7, None)
+    appeal = first.bind(7, None, round=1)
+    first.audit(task)
+    appeal.audit(task)
+    ids = {s.seat_id: s.round for s in queue.pending(ALICE)}
+    assert ids == {
+        seat_id_for(7, task.segment_index, ALICE): 0,
+        seat_id_for(7, task.segment_index, ALICE, 1): 1,
+    }
+    queue.submit(seat_id_for(7, task.segment_index, ALICE, 1), "FAIL", {k: True for k in CRITERIA_KEYS})
+    assert appeal.audit(task).verdict == Verdict.FAIL
+    assert queue.decision(seat_id_for(7, task.segment_index, ALICE)) is None

@@ -77,6 +77,10 @@ def test_the_daemons_queue_records_use_the_rounds_seat_ids(tmp_path: Path) -> No
     assert not queue.decision(seat_id_for(7, 0, ME, 0)).committed  # type: ignore[union-attr]
     seats.abandoned(VoteRecord(session_id=7, round=1, manifest_cid="bafy", seats=[1]), "appeal expired")
     assert [s.seat_id for s in queue.pending(ME)] == [seat_id_for(7, 1, ME, 0)]
-    # Until HumanAuditor takes a round, an appeal seat is refused rather than queued as round 0.
-    with pytest.raises(NotImplementedError, match="round 1"):
-        seats(VoteRecord(session_id=7, round=1, manifest_cid="bafy", seats=[0]))
+    # The backend of an appeal round's vote queues that round's seats, never round 0's.
+    appeal = seats(VoteRecord(session_id=7, round=1, manifest_cid="bafy", seats=[0]))
+    assert (appeal.session_id, appeal.round) == (7, 1)
+    assert (
+        appeal.bind(8, None, round=2).round == 2
+        and seats(VoteRecord(session_id=7, round=0, manifest_cid="bafy", seats=[0])).round == 0
+    )

@@ -324,19 +324,28 @@ class HumanAuditor:
         *,
         session_id: int = 0,
         commit_deadline: float | None = None,
+        round: int = 0,
     ) -> None:
         self.queue = queue
         self.auditor = normalize_address(auditor)
         self.session_id = session_id
         self.commit_deadline = commit_deadline
+        #: The panel round of the seats this person decides (0: the first panel; issue 15 appeals).
+        self.round = round
 
-    def bind(self, session_id: int, commit_deadline: float | None) -> HumanAuditor:
-        """The same person and queue, for another session."""
-        return HumanAuditor(self.queue, self.auditor, session_id=session_id, commit_deadline=commit_deadline)
+    def bind(self, session_id: int, commit_deadline: float | None, round: int = 0) -> HumanAuditor:
+        """The same person and queue, for another session (or another panel round of it)."""
+        return HumanAuditor(
+            self.queue, self.auditor, session_id=session_id, commit_deadline=commit_deadline, round=round
+        )
 
     def seat_for(self, task: AuditTask) -> HumanSeat:
         return HumanSeat.from_task(
-            task, session_id=self.session_id, auditor=self.auditor, commit_deadline=self.commit_deadline
+            task,
+            session_id=self.session_id,
+            auditor=self.auditor,
+            commit_deadline=self.commit_deadline,
+            round=self.round,
         )
 
     def audit(self, task: AuditTask) -> AuditResult:

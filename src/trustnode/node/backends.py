@@ -37,13 +37,7 @@ class HumanSeats:
         self.address = address
 
     def __call__(self, rec: VoteRecord) -> HumanAuditor:
-        if rec.round != 0:
-            # HumanAuditor builds round-0 seats; an appeal round's seats need its round (issue 15).
-            raise NotImplementedError(
-                f"session {rec.session_id} round {rec.round}: the human queue's HumanAuditor does not "
-                "take a round yet, so an appeal seat would be queued as a round-0 seat"
-            )
-        return HumanAuditor(self.queue, self.address, session_id=rec.session_id)
+        return HumanAuditor(self.queue, self.address, session_id=rec.session_id, round=rec.round)
 
     def _seat_ids(self, rec: VoteRecord) -> list[str]:
         return [seat_id_for(rec.session_id, seg, self.address, rec.round) for seg in rec.seats]
