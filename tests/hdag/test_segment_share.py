@@ -16,7 +16,14 @@ import pytest
 from trustnode.config import LLMSettings
 from trustnode.hdag import decompose
 from trustnode.hdag.offline import decompose_offline_report
-from trustnode.hdag.spans import MAX_SEGMENT_SHARE, MIN_SHARE_PIECE_CHARS, share_limit
+from trustnode.hdag.spans import (
+    MAX_SEGMENT_SHARE,
+    MIN_SHARE_PIECE_CHARS,
+    privacy_problem,
+    private_thinking_floor,
+    share_limit,
+    too_short_for_share,
+)
 from trustnode.hdag.validate import validate_hdag
 from trustnode.llm.client import LLMClient
 from trustnode.llm.fake_server import FakeOpenAIServer, Reply
@@ -113,6 +120,29 @@ def test_thinking_too_short_for_the_share_is_not_cut() -> None:
     fixed, report = validate_hdag(tiny)
     assert report.ok and [n.id for n in fixed.nodes] == ["G1", "S1", "ST1", "ST2"]
     assert "too short" in report.check("segment_share").detail
+    # ... so the node must refuse it: ST1 alone is most of the thinking
+    problem = privacy_problem(short, fixed.nodes)
+    assert problem is not None and "at least 320" in problem and "privacy.max_decrypt_share" in problem
+    assert too_short_for_share(short) is not None  # the same verdict before decomposing
+
+
+def test_the_short_trace_floor_follows_the_share() -> None:
+    assert private_thinking_floor(0.25) == 320 and private_thinking_floor(0.5) == 160
+    words = ("twelve plus thirty is forty-two apples " * 20).strip()
+    for chars, share, refused in [(319, 0.25, True), (320, 0.25, False), (200, 0.5, False), (159, 0.5, True)]:
+        doc = TraceInput(
+            problem=PROBLEM, thinking=words[:chars].rstrip() + "x" * (chars - len(words[:chars].rstrip()))
+        ).to_document()
+        assert len(doc.thinking_text.strip()) == chars
+        assert (too_short_for_share(doc, share) is not None) is refused, (chars, share)
+
+
+def test_a_long_trace_after_the_cut_has_no_privacy_problem() -> None:
+    fixed, _ = validate_hdag(_one_long_step())
+    assert privacy_problem(fixed.document, fixed.nodes) is None
+    # and the check is real: the uncut graph has one
+    h = _one_long_step()
+    assert "ST1" in (privacy_problem(h.document, h.nodes) or "")
 
 
 def test_the_llm_decomposer_output_is_cut_to_the_share() -> None:
@@ -163,9 +193,11 @@ def test_every_processbench_seat_is_within_the_share_when_the_trace_allows(subse
         assert report.ok, (row["id"], report.failed)
         limit = share_limit(h.document, h.nodes)
         shares = _seat_shares(h)
+        problem = privacy_problem(h.document, h.nodes)
         if limit is None:
-            short += 1
+            short += 1  # the node refuses these: one seat would read more than the share
+            assert max(shares) <= MAX_SEGMENT_SHARE or problem is not None, row["id"]
             continue
-        assert max(shares) <= MAX_SEGMENT_SHARE, (row["id"], max(shares))
+        assert max(shares) <= MAX_SEGMENT_SHARE and problem is None, (row["id"], max(shares))
         cut += any("of the thinking" in r for r in report.repairs)
     assert cut > 0  # the repair really ran on these sets

@@ -170,6 +170,45 @@ def share_limit(doc: TraceDocument, nodes: list[HDAGNode], share: float = MAX_SE
     return limit if limit >= MIN_SHARE_PIECE_CHARS else None
 
 
+def private_thinking_floor(share: float = MAX_SEGMENT_SHARE) -> int:
+    """Fewest thinking characters a trace needs so that every segment can stay within `share`
+    while keeping at least MIN_SHARE_PIECE_CHARS (320 at the 25% default)."""
+    return math.ceil(MIN_SHARE_PIECE_CHARS / share)
+
+
+def _too_short(chars: int, share: float) -> str:
+    return (
+        f"the reasoning has {chars:,} characters: under the privacy share of {share:.0%} "
+        f"(no auditor may read more of a trace; setting privacy.max_decrypt_share) a trace needs "
+        f"at least {private_thinking_floor(share):,}, so that each segment keeps "
+        f"{MIN_SHARE_PIECE_CHARS} characters or more; send a longer trace"
+    )
+
+
+def too_short_for_share(doc: TraceDocument, share: float = MAX_SEGMENT_SHARE) -> str | None:
+    """Why the trace cannot be audited privately, judged before decomposition (None if it can).
+    Used to refuse a trace on submission; `privacy_problem` is the exact check after it."""
+    chars = len(doc.thinking_text.strip())
+    return _too_short(chars, share) if chars < private_thinking_floor(share) else None
+
+
+def privacy_problem(
+    doc: TraceDocument, nodes: list[HDAGNode], share: float = MAX_SEGMENT_SHARE
+) -> str | None:
+    """Why some segment alone holds more than `share` of the thinking (None when none does).
+
+    Validation cuts long enough traces to the share; a trace too short to cut keeps segments
+    over it, and the node must refuse it rather than hand one auditor most of the trace."""
+    total = thinking_covered(doc, nodes)
+    limit = math.floor(share * total)
+    over = [n.id for n in nodes if (p := _thinking_part(doc, n)) is not None and p[1] - p[0] > limit]
+    if not over:
+        return None
+    if share_limit(doc, nodes, share) is None:
+        return _too_short(total, share)
+    return f"segment(s) {', '.join(over)} hold more than {share:.0%} of the thinking ({limit} characters)"
+
+
 def over_share(doc: TraceDocument, nodes: list[HDAGNode], limit: int | None) -> list[str]:
     """Ids of nodes holding more than `limit` thinking characters (none when limit is None)."""
     if limit is None:

@@ -465,7 +465,8 @@ def validate_hdag(
         passed=not over_share(doc, nodes, limit),
         detail=f"no segment holds more than {max_share:.0%} of the thinking ({limit} characters)"
         if limit is not None
-        else f"the thinking is too short to cut for the {max_share:.0%} share",
+        else f"the thinking is too short to cut for the {max_share:.0%} share: the node refuses to "
+        "audit it (hdag.spans.privacy_problem)",
         offenders=over_share(doc, nodes, limit),
     )
 
