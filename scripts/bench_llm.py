@@ -169,7 +169,7 @@ def main() -> int:
     ap.add_argument("--model", type=Path, default=None, help="GGUF file (default: the bundled SmolLM2-135M)")
     ap.add_argument("--base-url", default=None, help="use this endpoint instead of a local server")
     ap.add_argument("--model-name", default="local", help="model name at --base-url")
-    ap.add_argument("--judge-max-tokens", type=int, default=1024, help="llm.max_tokens of the judge")
+    ap.add_argument("--judge-max-tokens", type=int, default=2048, help="llm.max_tokens of the judge")
     ap.add_argument("--decompose-max-tokens", type=int, default=2048, help="decomposer.llm.max_tokens")
     ap.add_argument("--threads", type=int, default=None, help="CPU threads of the local server")
     ap.add_argument("--skip-judge", action="store_true")

@@ -350,33 +350,46 @@ def test_verification_withdraws_only_unanimously(make_hdag: Callable[..., HDAG])
     task = _tasks(make_hdag)[1]
     reported = [
         _violation(vtype="Missing_Assumption", slice_="holds"),
-        _violation(),
         _violation(vtype="Overgeneralization", slice_="in total"),
         _violation(vtype="Contradiction", slice_="So the box"),
-        _violation(vtype="Circular_Reasoning", slice_="apples in total"),
     ]
     checks = [
         _check(1, met=True, reason="the problem states the box holds the rows"),
-        _check(2),
-        _check(3, substantive=False, reason="pedantic"),
-        _check(4, met=True),
-        _check(4, met=False),  # conflicting checks: the item stands
-        # item 5 has no check at all: it stands
-        _check(9, met=True),  # unknown item: ignored
+        _check(2, substantive=False, reason="pedantic"),
+        _check(3, met=True),
+        _check(3, met=False),  # conflicting checks: the item stands
     ]
+    with judge_on([Reply.json({"violations": reported}), Reply.json({"checks": checks})]) as (_, judge):
+        result = judge.audit(task)
+    assert result.verdict is Verdict.FAIL
+    assert [v.type.value for v in result.evidence.violations] == ["Contradiction"]
+    withdrawn = result.evidence.details["withdrawn"]
+    assert [(w["index"], w["criterion_met"], w["substantive"]) for w in withdrawn] == [  # type: ignore[index,union-attr]
+        (1, True, True),
+        (2, False, False),
+    ]
+
+
+def test_an_unchecked_item_stands_and_unknown_checks_are_ignored(make_hdag: Callable[..., HDAG]) -> None:
+    task = _tasks(make_hdag)[1]
+    reported = [_violation(), _violation(vtype="Circular_Reasoning", slice_="apples in total")]
+    checks = [_check(1), _check(9, met=True)]  # item 2 has no check; item 9 does not exist
     with judge_on([Reply.json({"violations": reported}), Reply.json({"checks": checks})]) as (_, judge):
         result = judge.audit(task)
     assert result.verdict is Verdict.FAIL
     assert [v.type.value for v in result.evidence.violations] == [
         "Unjustified_Inference",
-        "Contradiction",
         "Circular_Reasoning",
     ]
-    withdrawn = result.evidence.details["withdrawn"]
-    assert [(w["index"], w["criterion_met"], w["substantive"]) for w in withdrawn] == [  # type: ignore[index,union-attr]
-        (1, True, True),
-        (3, False, False),
-    ]
+
+
+def test_the_longest_valid_answer_fits_the_default_token_bound() -> None:
+    # The grammar bounds every field, so a model that fills them all is stopped by its schema,
+    # not cut by max_tokens inside a string. Conservatively 2 characters per token.
+    from trustnode.audit.llm_judge.schemas import MAX_VIOLATIONS, max_answer_chars
+
+    assert max_answer_chars() <= 2 * LLMSettings.model_fields["max_tokens"].default
+    assert max_answer_chars() >= MAX_VIOLATIONS * 4 * 100  # and the bound is not trivial
 
 
 def test_all_withdrawn_is_pass_and_verification_can_be_disabled(make_hdag: Callable[..., HDAG]) -> None:

@@ -6,11 +6,15 @@ from pydantic import BaseModel, Field, field_validator
 
 from trustnode.models.audit import Violation, ViolationType
 
-MAX_VIOLATIONS = 5
+MAX_VIOLATIONS = 3
 """Most violations one answer may list: a segment is one move, and the bound keeps a small
 model from repeating items until it runs out of tokens."""
-MAX_FIELD_CHARS = 500
-"""Longest text field: a quotation or one or two sentences (and a bound the grammar keeps)."""
+MAX_FIELD_CHARS = 160
+"""Longest text field: a short quotation or one sentence. The server's grammar keeps these
+bounds, so the longest schema-valid answer (`max_answer_chars`) stays well inside the judge's
+`max_tokens`: a model that writes every field to its limit is still cut by its own grammar,
+never by the token bound in the middle of a string (which would be an invalid answer)."""
+MAX_STEP_ID_CHARS = 40
 
 
 def _non_blank(value: str) -> str:
@@ -23,7 +27,7 @@ def _non_blank(value: str) -> str:
 class ReportedViolation(BaseModel):
     """One violation as the model reports it (the response schema's item)."""
 
-    step: str = Field(min_length=1, max_length=200, description="Id of the audited segment.")
+    step: str = Field(min_length=1, max_length=MAX_STEP_ID_CHARS, description="Id of the audited segment.")
     failing_slice: str = Field(
         min_length=1,
         max_length=MAX_FIELD_CHARS,
@@ -77,3 +81,12 @@ class VerificationAnswer(BaseModel):
     """The verifier's answer: one check per flagged item."""
 
     checks: list[ViolationCheck] = Field(max_length=MAX_VIOLATIONS * 2)
+
+
+def max_answer_chars() -> int:
+    """Characters of the longest answer the findings schema allows (JSON punctuation and
+    keys included, every string at its limit): what `max_tokens` must leave room for."""
+    keys = sum(len(k) + 6 for k in ReportedViolation.model_fields)  # "key": "...",
+    longest_type = max(len(t.value) for t in ViolationType)
+    strings = MAX_STEP_ID_CHARS + 4 * MAX_FIELD_CHARS + longest_type
+    return len('{"violations": []}') + MAX_VIOLATIONS * (keys + strings + 4)
