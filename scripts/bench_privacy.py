@@ -6,7 +6,9 @@
 For every segment of every trace (the four bundled samples, and every shared ProcessBench
 trace after offline decomposition), an auditor holding that one seat: `before` is what the
 node sealed to it before the privacy rule (the seat, the goal, every parent and child),
-`after` is what `node.privacy.plan_release` gives under the share. `over_by_seat` counts
+`after` is what `node.privacy.plan_release` gives under the share. Traces the node refuses
+(reasoning too short to cut within the share, `hdag.spans.privacy_problem`) have no seats and
+are counted apart. `over_by_seat` counts
 seats whose own text already exceeds the share (context is then withheld entirely; only a
 finer decomposition lowers those), and `context_excess_max` is the most any context added
 beyond max(share, the seat's own share): 0 means the rule holds everywhere.
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from trustnode.hdag.offline import decompose_offline_report
+from trustnode.hdag.spans import privacy_problem
 from trustnode.models.hdag import HDAG
 from trustnode.models.trace import TraceInput
 from trustnode.node.privacy import MAX_DECRYPT_SHARE, covered, single_seat_shares, thinking_spans
@@ -46,8 +49,12 @@ def measure(traces: list[tuple[str, TraceInput]], share: float) -> dict[str, Any
     after: list[float] = []
     over_by_seat = 0
     excess = 0.0
+    refused = 0
     for i, (_, trace) in enumerate(traces, 1):
-        hdag: HDAG = decompose_offline_report(trace)[0]
+        hdag: HDAG = decompose_offline_report(trace, max_share=share)[0]
+        if privacy_problem(hdag.document, hdag.nodes, share) is not None:
+            refused += 1  # the node refuses it (too short to cut within the share): no seat exists
+            continue
         b, a = single_seat_shares(hdag, share=share)
         spans = thinking_spans(hdag)
         total = covered(spans, range(len(spans))) or 1
@@ -62,6 +69,7 @@ def measure(traces: list[tuple[str, TraceInput]], share: float) -> dict[str, Any
     return {
         "share": share,
         "traces": len(traces),
+        "refused_too_short": refused,
         "seats": len(before),
         "before": _figures(before),
         "after": _figures(after),
@@ -84,7 +92,10 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    print(f"{result['traces']} traces, {result['seats']} single seats, share {args.share:.0%}")
+    print(
+        f"{result['traces']} traces ({result['refused_too_short']} refused as too short for the share), "
+        f"{result['seats']} single seats, share {args.share:.0%}"
+    )
     for k in ("before", "after"):
         print(f"  {k:<6} max {result[k]['max']:.1%}  mean {result[k]['mean']:.1%}")
     print(f"  seats whose own text exceeds the share: {result['over_by_seat']}")
