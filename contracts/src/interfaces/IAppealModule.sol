@@ -15,14 +15,15 @@ import {IPanelHost} from "./IPanelHost.sol";
 /// segment's earlier panels. The round runs like round 0 (draw, keys, commit, reveal, finalize); its
 /// quorum outcomes replace the named segments' outcomes, and a new window of `appealBlocks` opens on them
 /// while rounds remain. The outcome is final when the canary window and every appeal window have closed
-/// and no round is running; then the slash seed is requested (core `onOutcomeFinal`), `settleAppeals`
-/// resolves the money of every appealed segment (paginated), and every round settles through the
-/// settlement module. Reference rules: `src/trustnode/consensus/appeals.py`, `final_settlement.py`.
+/// and no round is running; then the slash seed is requested (core `onOutcomeFinal`),
+/// `IAppealSettlement.settleAppeals` resolves the money of every appealed segment (paginated), and every
+/// round settles through the settlement module. Reference rules: `src/trustnode/consensus/appeals.py`, `final_settlement.py`.
 /// @dev Round statuses reuse `IAuditSessions.Status`: Created (draw randomness pending), Drawing,
 /// KeysPublished, Commit, Reveal, Finalized (the panel decided), Cancelled (UNFILLABLE: the draw could not
 /// fill the panel, its randomness lapsed, or nobody drew in time), Expired (KEYS_WITHHELD).
 interface IAppealModule is IPanelHost {
-    /// @notice Appeal and canary parameters; a version applies to sessions opened after `setParams`.
+    /// @notice Appeal and canary parameters; a version applies to sessions opened after
+    /// `IAppealSettlement.setParams`.
     /// Names are those of `consensus.appeals.AppealParams` / `consensus.canaries.CanaryParams`, camelCased.
     struct AppealParams {
         /// Blocks of each appeal window (0 disables appeals).
@@ -77,11 +78,6 @@ interface IAppealModule is IPanelHost {
         uint16 auditorCount;
         uint16 committedCount;
         uint16 revealedCount;
-        uint16 settledCount;
-        /// Named segments whose money `settleAppeals` has not resolved yet.
-        uint16 unresolved;
-        /// Panel rewards resolved for this round and not yet paid to settled auditors.
-        uint96 held;
     }
 
     /// @notice One segment's appeal history (an unappealed segment reads depth 0, lastRound 0).
@@ -96,8 +92,6 @@ interface IAppealModule is IPanelHost {
         bool pending;
         /// Its last panel did not decide (keys withheld or unfillable): the outcome is final.
         bool closed;
-        /// Its money is resolved (`settleAppeals`).
-        bool resolved;
         /// Last block an appeal of it is accepted (0: none is).
         uint40 windowEnd;
         /// Its appeal round numbers, 8 bits each, depth 1 in bits 0-7.
@@ -119,13 +113,8 @@ interface IAppealModule is IPanelHost {
         /// Current trace verdict over the non-canary segments (recomputed after each round).
         bool passed;
         uint16 scoreBps;
-        /// Segments with at least one appeal panel, and how many of them `settleAppeals` resolved.
+        /// Segments with at least one appeal panel.
         uint16 appealedCount;
-        uint16 resolvedCount;
-        /// Next segment index `settleAppeals` looks at.
-        uint16 resolveCursor;
-        uint96 budgetUsed;
-        uint96 shortfall;
     }
 
     /// @notice What `appeal` would open.
@@ -136,20 +125,6 @@ interface IAppealModule is IPanelHost {
         uint256 totalSeats;
         /// k_depth of each named segment, in the order given.
         uint256[] seats;
-    }
-
-    /// @notice What the settlement module needs besides the core's session context.
-    struct PanelContext {
-        /// The panel voted (false: keys withheld or unfillable; each drawn seat earns `rewards[segment]`).
-        bool decided;
-        uint256 canaryGamma;
-        /// Round-0 segment words with each segment's FINAL outcome (a revealed canary: its truth).
-        uint256[] finalWords;
-        /// Revealed canaries: bit i % 256 of word i / 256 (only for round 0, else empty).
-        uint256[] canaryBits;
-        /// Round > 0: what one agreeing seat (or, undecided, one drawn seat) of each segment earns, by
-        /// segment index; empty for round 0 (R per agreeing seat).
-        uint256[] rewards;
     }
 
     // --------------------------------------------------------------- refusals (appeals.check_appeal order)
@@ -180,12 +155,9 @@ interface IAppealModule is IPanelHost {
     error DrawIncomplete(uint256 sessionId, uint256 round);
     error EmptyManifest();
     error RevealOpen(uint256 sessionId, uint256 round, uint256 revealDeadline);
-    error OutcomeNotFinal(uint256 sessionId);
-    error AppealsUnresolved(uint256 sessionId);
 
     // ------------------------------------------------------------------------------------------ events
 
-    event ParamsSet(uint256 indexed version, uint256 fromSession, AppealParams params);
     /// @notice Round 0 finalized: the canary window is (finalizedAt, canaryEnd], the first appeal window
     /// (canaryEnd, windowEnd] (windowEnd == canaryEnd when appeals are disabled).
     event AppealPhaseOpened(uint256 indexed sessionId, uint256 canaryEnd, uint256 windowEnd);
@@ -234,33 +206,10 @@ interface IAppealModule is IPanelHost {
     );
     /// @notice Every window closed and no round runs: the outcome is final (one byte per segment).
     event OutcomeFinalized(uint256 indexed sessionId, bool passed, uint256 scoreBps, bytes outcomes);
-    /// @notice One appeal of one segment resolved against the final outcome. `perVote`: what each
-    /// agreeing (decided) or drawn (undecided) seat of that segment's panel earns; `shortfall`: dues of
-    /// this segment neither the pot nor the budget covered.
-    event AppealSettled(
-        uint256 indexed sessionId,
-        uint256 indexed round,
-        uint256 segment,
-        address appellant,
-        AppealResult result,
-        uint256 refund,
-        uint256 rewardDue,
-        uint256 rewardPaid,
-        uint256 perVote
-    );
-    /// @notice A segment's money is resolved: what was left in its pot went to the treasury.
-    event SegmentResolved(
-        uint256 indexed sessionId, uint256 segment, uint256 pot, uint256 budgetUsed, uint256 shortfall
-    );
-
     // ------------------------------------------------------------------------------------------ owner
 
-    /// @notice Publish a parameter version for sessions opened from now on (owner). Refuses panels over
-    /// 63 seats and parameters under which spoiling a round and appealing it pays
-    /// (`appeals.check_appeal_params`, against the core's current parameters).
-    function setParams(AppealParams calldata params) external;
-
-    /// @notice The parameters session `sessionId` runs under.
+    /// @notice The parameters session `sessionId` runs under (kept by the appeal settlement: `setParams`
+    /// is IAppealSettlement's, owner only).
     function paramsOf(uint256 sessionId) external view returns (AppealParams memory);
 
     // ------------------------------------------------------------------------------------------ appeal
@@ -294,11 +243,6 @@ interface IAppealModule is IPanelHost {
     /// @return outcomeFinal Whether the session's outcome is final.
     function advance(uint256 sessionId) external returns (bool outcomeFinal);
 
-    /// @notice After the outcome is final (and the slash seed requested): resolve the money of up to
-    /// `maxSegments` appealed segments in index order (refunds, rewards, budget, pot to the treasury).
-    /// @return resolved Segments resolved by this call.
-    function settleAppeals(uint256 sessionId, uint256 maxSegments) external returns (uint256 resolved);
-
     // ------------------------------------------------------------------------------------------ hooks
 
     /// @notice The core finalized round 0; returns true if the outcome is final already (no canary window
@@ -312,13 +256,13 @@ interface IAppealModule is IPanelHost {
         view
         returns (uint256 packed, uint256 count);
 
-    /// @notice The settlement module's view of a panel (reverts until the outcome is final and, for a
-    /// session with appeals, every appealed segment's money is resolved).
-    function panelContext(uint256 sessionId, uint256 round) external view returns (PanelContext memory);
+    /// @notice The appeal settlement (escrow of bonds, pots, budget and appeal panel rewards), deployed
+    /// by this module's constructor.
+    function settlement() external view returns (address);
 
-    /// @notice The settlement module settled `auditors` more auditors of round `round` > 0 owed `rewards`:
-    /// sends them to the settlement module. Only the settlement module.
-    function payOut(uint256 sessionId, uint256 round, uint256 rewards, uint256 auditors) external;
+    /// @notice The appeal settlement takes the pots of appealed segments from the session pool (through
+    /// this module: the core pays the appeal module only). Only the appeal settlement.
+    function pullPot(uint256 sessionId, uint256 amount) external;
 
     // ------------------------------------------------------------------------------------------ views
 
@@ -328,6 +272,12 @@ interface IAppealModule is IPanelHost {
     function roundSegments(uint256 sessionId, uint256 round) external view returns (uint256[] memory);
 
     function segmentAppeals(uint256 sessionId, uint256 segment) external view returns (SegmentAppeals memory);
+
+    /// @notice The packed AppealWord of a segment (0 if never appealed; see libraries/AppealWord.sol).
+    function appealWordOf(uint256 sessionId, uint256 segment) external view returns (uint256);
+
+    /// @notice Appealed segments: bit i % 256 of word i / 256.
+    function appealedBits(uint256 sessionId) external view returns (uint256[] memory);
 
     function sessionAppeals(uint256 sessionId) external view returns (SessionAppeals memory);
 
@@ -343,6 +293,9 @@ interface IAppealModule is IPanelHost {
 
     /// @notice k_r = 2^r (k_0 + 1) - 1.
     function panelSeats(uint256 k0, uint256 depth) external pure returns (uint256);
+
+    /// @notice A segment's current outcome (its latest panel's, or round 0's).
+    function outcomeOf(uint256 sessionId, uint256 segment) external view returns (uint256);
 
     /// @notice Bond of one segment for a panel of depth `depth`: k_depth * R * multiplierBps / 10000.
     function minBond(uint256 k0, uint256 depth, uint256 reward, uint256 multiplierBps)
