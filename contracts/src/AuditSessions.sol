@@ -60,9 +60,6 @@ contract AuditSessions is SessionStore {
     event RandomnessSourceChanged(uint256 indexed index, address source);
     event TreasuryChanged(address treasury);
     event ModulesSet(address drawModule, address votingModule, address settlementModule);
-    event ExtensionsSet(address appealModule, address canaryModule);
-    /// @notice The appeal module took the pots of appealed segments from the session pool.
-    event PotTaken(uint256 indexed sessionId, uint256 amount);
     event SessionOpened(
         uint256 indexed sessionId,
         address indexed provider,
@@ -140,15 +137,6 @@ contract AuditSessions is SessionStore {
         votingModule = voting_;
         settlementModule = settlement_;
         emit ModulesSet(address(draw_), voting_, settlement_);
-    }
-
-    /// @notice Wire the appeal and canary modules (once, after `setModules`).
-    function setExtensions(address appeals_, address canaries_) external onlyOwner {
-        if (appealModule != address(0)) revert ModulesAlreadySet();
-        if (appeals_ == address(0) || canaries_ == address(0)) revert ZeroAddress();
-        appealModule = appeals_;
-        canaryModule = canaries_;
-        emit ExtensionsSet(appeals_, canaries_);
     }
 
     /// @notice Publish a new parameter version (applies to sessions opened from now on).
@@ -469,9 +457,8 @@ contract AuditSessions is SessionStore {
         token.safeTransfer(msg.sender, amount);
     }
 
-    /// @dev The outcome can no longer change (round 0 finalized, the canary window and every appeal
-    /// window closed, no appeal round running): ask for the slash coins' randomness now. Settlement waits
-    /// for it (`_fixSlashSeed` reverts while the request is unknown or pending).
+    /// @dev The outcome is final (`IAuditSessions.onOutcomeFinal`): ask for the slash coins' randomness;
+    /// settlement waits for it (`_fixSlashSeed` reverts while the request is unknown or pending).
     function _onOutcomeFinal(uint256 sessionId, Session storage s) private {
         uint256 requestId = _sources[s.source].request();
         s.slashRequest = requestId.toUint56();

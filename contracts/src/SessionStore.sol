@@ -49,6 +49,15 @@ abstract contract SessionStore is IAuditSessions, Ownable2Step, Pausable {
 
     error NoSeed(uint256 sessionId);
 
+    /// @notice Wire the appeal and canary modules (once, after `setModules`; issue 15).
+    function setExtensions(address appeals_, address canaries_) external onlyOwner {
+        if (appealModule != address(0)) revert ExtensionsAlreadySet();
+        if (appeals_ == address(0) || canaries_ == address(0)) revert ZeroExtension();
+        appealModule = appeals_;
+        canaryModule = canaries_;
+        emit ExtensionsSet(appeals_, canaries_);
+    }
+
     /// @dev Whether `p` is inside the hard bounds (quorum above half, seats, weights, probabilities,
     /// amounts, phase lengths).
     function _validParams(SessionParams memory p) internal pure returns (bool) {

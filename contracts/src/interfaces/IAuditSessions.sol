@@ -102,6 +102,13 @@ interface IAuditSessions is IPanelHost {
     error WrongStatus(uint256 sessionId, Status status);
     error UnsupportedRound(uint256 round);
     error NotModule(address caller);
+    error ExtensionsAlreadySet();
+    error ZeroExtension();
+
+    /// @notice The appeal and canary modules were wired (issue 15).
+    event ExtensionsSet(address appealModule, address canaryModule);
+    /// @notice The appeal module took the pots of appealed segments from the session pool.
+    event PotTaken(uint256 indexed sessionId, uint256 amount);
 
     /// @notice A session's record.
     function sessionOf(uint256 sessionId) external view returns (Session memory);
