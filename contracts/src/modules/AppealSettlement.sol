@@ -322,6 +322,12 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
     /// @inheritdoc IAppealSettlement
     function panelContext(uint256 sessionId, uint256 round) external view returns (PanelContext memory x) {
         IAppealModule.SessionAppeals memory sa = appeals.sessionAppeals(sessionId);
+        if (sa.finalizedAt == 0 && round == 0 && core.sessionOf(sessionId).slashRequest != 0) {
+            // Finalized before the extensions were wired: its outcome was final at `finalize`.
+            x.decided = true;
+            x.finalWords = _coreWords(sessionId);
+            return x;
+        }
         if (!sa.outcomeFinal) revert OutcomeNotFinal(sessionId);
         if (_sessions[sessionId].resolvedCount != sa.appealedCount) revert AppealsUnresolved(sessionId);
         if (round > sa.roundCount) revert UnknownRound(sessionId, round);
@@ -449,6 +455,13 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
             }
         }
         return true;
+    }
+
+    function _coreWords(uint256 sessionId) private view returns (uint256[] memory words) {
+        words = new uint256[](SegmentWord.wordCount(core.sessionOf(sessionId).segmentCount));
+        for (uint256 w = 0; w < words.length; ++w) {
+            words[w] = core.segmentWord(sessionId, 0, w);
+        }
     }
 
     /// @inheritdoc IAppealSettlement
