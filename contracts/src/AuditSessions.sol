@@ -8,6 +8,8 @@ import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {Ownable} from "@openzeppelin/contracts/access/Ownable2Step.sol";
 import {IAuditSessions} from "./interfaces/IAuditSessions.sol";
 import {IDrawModule} from "./interfaces/IDrawModule.sol";
+import {IAppealModule} from "./interfaces/IAppealModule.sol";
+import {IPanelHost} from "./interfaces/IPanelHost.sol";
 import {IStaking} from "./interfaces/IStaking.sol";
 import {ISortition} from "./interfaces/ISortition.sol";
 import {IRandomness} from "./interfaces/IRandomness.sol";
@@ -352,7 +354,7 @@ contract AuditSessions is SessionStore {
 
     // ------------------------------------------------------- voting callbacks
 
-    /// @inheritdoc IAuditSessions
+    /// @inheritdoc IPanelHost
     function onCommits(uint256 sessionId, uint256 round, uint256 newCommitters)
         external
         onlyModule(votingModule)
@@ -371,7 +373,7 @@ contract AuditSessions is SessionStore {
         }
     }
 
-    /// @inheritdoc IAuditSessions
+    /// @inheritdoc IPanelHost
     function onReveals(uint256 sessionId, uint256 round, uint256 revealers, uint256[] calldata tallyDeltas)
         external
         onlyModule(votingModule)
@@ -433,11 +435,30 @@ contract AuditSessions is SessionStore {
         s.passed = passed;
         _setStatus(sessionId, s, Status.Finalized);
         emit SessionFinalized(sessionId, passed, score, passW, totalW, outcomes);
+        address appeals = appealModule;
+        if (appeals == address(0) || IAppealModule(appeals).onFinalized(sessionId)) {
+            _onOutcomeFinal(sessionId, s);
+        }
+    }
+
+    /// @inheritdoc IAuditSessions
+    function onOutcomeFinal(uint256 sessionId) external onlyModule(appealModule) {
+        Session storage s = _session(sessionId);
+        if (s.status != Status.Finalized || s.slashRequest != 0) revert WrongStatus(sessionId, s.status);
         _onOutcomeFinal(sessionId, s);
     }
 
-    /// @dev The outcome can no longer change: ask for the slash coins' randomness now. Issue 15 moves
-    /// this call to the end of the appeal window (or of the last appeal round).
+    /// @inheritdoc IAuditSessions
+    function takePot(uint256 sessionId, uint256 amount) external onlyModule(appealModule) {
+        Session storage s = _session(sessionId);
+        if (s.slashRequest == 0) revert WrongStatus(sessionId, s.status);
+        s.pool -= uint96(amount);
+        emit PotTaken(sessionId, amount);
+        token.safeTransfer(msg.sender, amount);
+    }
+
+    /// @dev The outcome is final (`IAuditSessions.onOutcomeFinal`): ask for the slash coins' randomness;
+    /// settlement waits for it (`_fixSlashSeed` reverts while the request is unknown or pending).
     function _onOutcomeFinal(uint256 sessionId, Session storage s) private {
         uint256 requestId = _sources[s.source].request();
         s.slashRequest = requestId.toUint56();

@@ -36,6 +36,10 @@ abstract contract SessionStore is IAuditSessions, Ownable2Step, Pausable {
     address public votingModule;
     /// @notice Settlement (set once by `setModules`).
     address public settlementModule;
+    /// @notice Appeals (issue 15; set once by `setExtensions`, zero: no appeals, outcome final at finalize).
+    address public appealModule;
+    /// @notice Canaries (issue 15; set once by `setExtensions`).
+    address public canaryModule;
 
     IRandomness[] internal _sources;
     SessionParams[] internal _params;
@@ -44,6 +48,15 @@ abstract contract SessionStore is IAuditSessions, Ownable2Step, Pausable {
     mapping(uint256 key => mapping(uint256 => uint256)) internal _segWords;
 
     error NoSeed(uint256 sessionId);
+
+    /// @notice Wire the appeal and canary modules (once, after `setModules`; issue 15).
+    function setExtensions(address appeals_, address canaries_) external onlyOwner {
+        if (appealModule != address(0)) revert ExtensionsAlreadySet();
+        if (appeals_ == address(0) || canaries_ == address(0)) revert ZeroExtension();
+        appealModule = appeals_;
+        canaryModule = canaries_;
+        emit ExtensionsSet(appeals_, canaries_);
+    }
 
     /// @dev Whether `p` is inside the hard bounds (quorum above half, seats, weights, probabilities,
     /// amounts, phase lengths).
