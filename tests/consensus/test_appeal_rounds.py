@@ -83,8 +83,9 @@ def _session() -> list[SegmentRecord]:
 
 def _check(named: list[int], **kw: object) -> object:
     args: dict[str, object] = {
-        "seats": SEATS, "appeal": PARAMS, "reward": R, "block": 100, "window_end": 100, "rounds_opened": 2,
-        "running": set(), "canaries": set(), "eligible": lambda i: 50,
+        "seats": SEATS, "appeal": PARAMS, "reward": R, "block": 100, "opens_after": 90,
+        "window_ends": [100, 100, 100, 100], "rounds_opened": 2, "running": set(), "canaries": set(),
+        "eligible": lambda i: 50,
     }  # fmt: skip
     args.update(kw)
     return check_session_appeal(_session(), named, **args)  # type: ignore[arg-type]
@@ -102,16 +103,19 @@ def test_one_appeal_names_segments_of_one_depth_and_pays_the_sum_of_their_bonds(
     ("named", "kw", "name"),
     [
         ([1], {"appeal": AppealParams(appeal_blocks=0, max_rounds=2)}, "AppealsDisabled"),
-        ([1], {"block": 101}, "AppealWindowClosed"),
-        ([], {}, "InvalidSegments"),
-        ([1, 1], {}, "InvalidSegments"),
-        ([9], {}, "InvalidSegments"),
-        ([1], {"canaries": {1}}, "CanarySegment"),
-        ([1], {"running": {1}}, "SegmentInRound"),
+        ([], {}, "EmptyAppeal"),
+        ([9], {}, "InvalidSegment"),
+        ([1, 1], {}, "SegmentsNotAscending"),
+        ([1, 0], {}, "SegmentsNotAscending"),
+        ([1], {"block": 90}, "AppealWindowNotOpen"),
+        ([1], {"rounds_opened": 255}, "TooManyRounds"),
+        ([1], {"canaries": {1}}, "SegmentIsCanary"),
+        ([1], {"running": {1}}, "AppealPending"),
         ([1, 2], {}, "MixedDepths"),
+        ([1], {"window_ends": [100, 99, 100, 100]}, "AppealWindowClosed"),
+        ([1], {"window_ends": [100, 0, 100, 100]}, "AppealWindowClosed"),
         ([3], {}, "SegmentFinal"),
         ([2], {"appeal": AppealParams(appeal_blocks=10, max_rounds=1)}, "NoRoundsLeft"),
-        ([1], {"rounds_opened": 255}, "NoRoundsLeft"),
         ([0, 1], {"eligible": lambda i: 6}, "NotEnoughEligibleAuditors"),
         ([0, 1], {"max_bond": 10 * R - 1}, "BondAboveLimit"),
     ],
@@ -123,6 +127,6 @@ def test_appeal_refusals_in_the_contracts_order(named: list[int], kw: dict[str, 
 
 
 def test_windows_open_after_the_canary_reveal_and_reopen_after_each_round() -> None:
-    assert first_window(100, 5, 10) == (106, 115)
-    assert window_after_round(115, 130, 10) == 140
-    assert window_after_round(140, 120, 10) == 140  # never shortens an open window
+    assert first_window(100, 5, 10) == (105, 115)
+    assert window_after_round(130, 10, rounds_left=True) == 140
+    assert window_after_round(130, 10, rounds_left=False) == 0

@@ -214,18 +214,18 @@ class AppealRefused(ValueError):
         self.detail = detail
 
 
-def first_window(reveal_end: int, canary_reveal_blocks: int, appeal_blocks: int) -> tuple[int, int]:
-    """(first, last) block of a session's first appeal window: right after the canary reveal window
-    (`reveal_end + canaryRevealBlocks`), `appealBlocks` long, so a revealed canary is known first."""
-    opens = reveal_end + canary_reveal_blocks + 1
-    return opens, opens + appeal_blocks - 1
+def first_window(finalized_at: int, canary_reveal_blocks: int, appeal_blocks: int) -> tuple[int, int]:
+    """(canaryEnd, windowEnd) of a session whose round 0 finalized at block `finalized_at`: the
+    canary reveal window is (finalized_at, canaryEnd], then every segment's first appeal window is
+    (canaryEnd, windowEnd], `appealBlocks` long, so a revealed canary is known before any appeal."""
+    canary_end = finalized_at + canary_reveal_blocks
+    return canary_end, canary_end + appeal_blocks
 
 
-def window_after_round(window_end: int, round_end: int, appeal_blocks: int) -> int:
-    """The session's last appeal block once a round ended at `round_end` (its reveal end, key
-    deadline or failed draw): a new window of `appealBlocks` for the segments it decided, never
-    shortening the window already open."""
-    return max(window_end, round_end + appeal_blocks)
+def window_after_round(round_end: int, appeal_blocks: int, *, rounds_left: bool) -> int:
+    """The last block the segments of a round that ended (decided) at `round_end` may be appealed
+    again: a new window of `appealBlocks` while rounds remain, none (0) otherwise."""
+    return round_end + appeal_blocks if rounds_left else 0
 
 
 def check_appeal(
@@ -289,53 +289,60 @@ def check_session_appeal(
     appeal: AppealParams,
     reward: int,
     block: int,
-    window_end: int,
+    opens_after: int,
+    window_ends: Sequence[int],
     rounds_opened: int,
     running: Collection[int],
     canaries: Collection[int],
     eligible: Callable[[int], int],
     max_bond: int | None = None,
 ) -> Admission:
-    """What `appeal(sessionId, segments, maxBond)` checks, in the contract's order; the round it opens.
+    """What `appeal(sessionId, segments, maxBond)` checks (IAppealModule); the round it opens.
 
-    `segments`: the session's segment histories (index order); `named`: the appealed indices;
-    `seats`: k_0 per tier; `rounds_opened`: appeals so far (the new round is that + 1);
-    `running`: segments whose last round has not ended; `canaries`: revealed canaries;
-    `eligible(i)`: auditors who could sit on segment i's new panel.  Refusals: AppealsDisabled,
-    AppealWindowClosed, InvalidSegments (none, repeated or unknown), CanarySegment,
-    SegmentInRound, MixedDepths, then per segment `check_appeal`'s SegmentFinal, NoRoundsLeft,
-    NotEnoughEligibleAuditors, then BondAboveLimit on the sum; NoRoundsLeft also when the
-    session's round number would pass 255 (PanelKey.MAX_ROUND).
+    `segments`: the session's segment histories (index order); `named`: the appealed indices,
+    strictly ascending; `seats`: k_0 per tier; `opens_after`: the canary window's end (no appeal
+    before); `window_ends[i]`: the last block segment i may be appealed (0: never again);
+    `rounds_opened`: appeals so far (the new round is that + 1); `running`: segments with a panel
+    still running; `canaries`: revealed canaries; `eligible(i)`: auditors who could sit on segment
+    i's new panel.  Refusals, first match: AppealsDisabled, EmptyAppeal, InvalidSegment,
+    SegmentsNotAscending, AppealWindowNotOpen, TooManyRounds (round 255 reached, PanelKey.MAX_ROUND),
+    then per segment SegmentIsCanary, AppealPending, MixedDepths and `check_appeal`'s
+    AppealWindowClosed, SegmentFinal, NoRoundsLeft, NotEnoughEligibleAuditors, then BondAboveLimit on
+    the sum of the bonds.
     """
     if appeal.appeal_blocks == 0 or appeal.max_rounds == 0:
         raise AppealRefused("AppealsDisabled")
-    if block > window_end:
-        raise AppealRefused("AppealWindowClosed", f"the window ended at block {window_end}")
-    if not named or len(set(named)) != len(named) or any(not 0 <= i < len(segments) for i in named):
-        raise AppealRefused("InvalidSegments", "name distinct segments of the session")
-    if any(i in canaries for i in named):
-        raise AppealRefused("CanarySegment", "a revealed canary is never appealed")
-    if any(i in running for i in named):
-        raise AppealRefused("SegmentInRound", "a named segment's appeal round is still running")
-    depths = {len(segments[i].panels) for i in named}
-    if len(depths) != 1:
-        raise AppealRefused("MixedDepths", "one appeal names segments of one depth")
+    if not named:
+        raise AppealRefused("EmptyAppeal")
+    for j, i in enumerate(named):
+        if not 0 <= i < len(segments):
+            raise AppealRefused("InvalidSegment", f"the session has no segment {i}")
+        if j and i <= named[j - 1]:
+            raise AppealRefused("SegmentsNotAscending", "name segments in strictly ascending order")
+    if block <= opens_after:
+        raise AppealRefused("AppealWindowNotOpen", f"appeals open after block {opens_after}")
     if rounds_opened + 1 > MAX_ROUND:
-        raise AppealRefused("NoRoundsLeft", f"the session used all {MAX_ROUND} rounds")
+        raise AppealRefused("TooManyRounds", f"the session used all {MAX_ROUND} rounds")
+    depth = len(segments[named[0]].panels)
     out_seats: list[int] = []
     bonds: list[int] = []
     for i in named:
         seg = segments[i]
+        if i in canaries:
+            raise AppealRefused("SegmentIsCanary", f"segment {i} is a revealed canary")
+        if i in running:
+            raise AppealRefused("AppealPending", f"segment {i} has a panel running")
+        if len(seg.panels) != depth:
+            raise AppealRefused("MixedDepths", "one appeal names segments of one depth")
         k0 = seats[int(seg.tier)]
-        d, bond = check_appeal(seg, k0=k0, appeal=appeal, reward=reward, block=block, window_end=window_end,
+        d, bond = check_appeal(seg, k0=k0, appeal=appeal, reward=reward, block=block, window_end=window_ends[i],
                                eligible=eligible(i))  # fmt: skip
         out_seats.append(panel_seats(k0, d))
         bonds.append(bond)
     total = sum(bonds)
     if max_bond is not None and total > max_bond:
         raise AppealRefused("BondAboveLimit", f"the bond is {total}")
-    return Admission(round=rounds_opened + 1, depth=depths.pop(), segments=list(named), seats=out_seats,
-                     bonds=bonds)  # fmt: skip
+    return Admission(round=rounds_opened + 1, depth=depth, segments=list(named), seats=out_seats, bonds=bonds)
 
 
 __all__ = [

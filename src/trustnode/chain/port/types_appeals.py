@@ -60,9 +60,12 @@ class CanaryState(BaseModel):
 class AppealQuote(BaseModel):
     """What `appeal(session_id, segments, max_bond)` would do now, without sending anything.
 
-    `refusal` is the named revert the appeal would hit (`AppealsDisabled`, `AppealWindowClosed`,
-    `SegmentFinal`, `SegmentInRound`, `MixedDepths`, `NoRoundsLeft`, `NotEnoughEligibleAuditors`,
-    ...; `BondAboveLimit` is decided by the caller's `max_bond`), None when it would be admitted.
+    `refusal` is the named revert the appeal would hit (IAppealModule's errors, in the order of
+    `consensus.appeals.check_session_appeal`: AppealsDisabled, EmptyAppeal, InvalidSegment,
+    SegmentsNotAscending, AppealWindowNotOpen, TooManyRounds, SegmentIsCanary, AppealPending,
+    MixedDepths, AppealWindowClosed, SegmentFinal, NoRoundsLeft, NotEnoughEligibleAuditors; the
+    caller's `max_bond` decides BondAboveLimit), None when it would be admitted. `segments` are
+    sorted ascending (the contract wants them so).
     """
 
     session_id: int
