@@ -204,9 +204,9 @@ class ChainPort(Protocol):
 
     # -- gold canaries (issue 15) ---------------------------------------------------------------
     def commit_canaries(self, session_id: int, commitments: Sequence[bytes]) -> TxRef:
-        """The provider commits one `canaries.canary_commitment` per canary, all at once, before
-        the draw's randomness target block; the count must be `CanaryState.required`
-        (reverts: NotProvider, CanaryCountMismatch, CanariesAlreadyCommitted, CanaryCommitClosed)."""
+        """The provider commits one `canaries.canary_commitment` per canary, all at once, while
+        the draw's randomness is pending; the count must be `CanaryState.required`
+        (reverts: NotProvider, WrongCanaryCount, CanariesAlreadyCommitted, CommitTooLate)."""
         ...
 
     def reveal_canaries(self, session_id: int, reveals: Sequence[CanaryReveal]) -> TxRef:

@@ -91,6 +91,9 @@ class SessionParams(BaseModel):
     appeal_reward_bps: int = Field(
         default=0, ge=0, le=10_000, description="successful appellant's reward / bond"
     )
+    appeal_budget: int = Field(
+        default=0, ge=0, description="most the treasury grants one session for appeal panels and rewards"
+    )
     canary_rate_bps: int = Field(default=0, ge=0, le=3000, description="canaries / segments")
     canary_reveal_blocks: int = Field(default=1, ge=1, description="canary reveal window (blocks)")
     canary_gamma: int = Field(default=0, ge=0, le=WAD, description="reputation step of a canary vote")
