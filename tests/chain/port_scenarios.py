@@ -29,7 +29,7 @@ Mine = Callable[[int], None]
 ISSUE15_PARAMS = DEVNET_SESSION_PARAMS.model_copy(
     update={
         "draw_blocks": 20, "key_blocks": 20, "commit_blocks": 20, "reveal_blocks": 20,
-        "appeal_blocks": 12, "max_rounds": 2, "appeal_bond_multiplier_bps": 10_000, "appeal_reward_bps": 2000,
+        "appeal_blocks": 40, "max_rounds": 2, "appeal_bond_multiplier_bps": 10_000, "appeal_reward_bps": 2000,
         "appeal_budget": 50 * TOKEN, "canary_rate_bps": 2000, "canary_reveal_blocks": 10,
         "canary_gamma": WAD // 5, "canary_refund_bps": 5000,
     }
@@ -317,7 +317,7 @@ def expected_withheld(p: SessionParams) -> dict[str, object]:
         "round": (RoundState.KEYS_WITHHELD, [(inc, "keys_withheld", "keys_withheld")] * 2),
         "outcomes": [SegmentOutcome.PASS, inc, SegmentOutcome.PASS, inc, SegmentOutcome.PASS],
         "window_ends": [0, 0],
-        "refusal": "AppealWindowClosed",  # its window closed for good: the outcome is final
+        "refusal": "SegmentFinal",  # its last panel did not decide: the outcome is final
         "final": True,
         # 3 PASS of weight 1 out of 5; the canary never revealed takes the largest weight (1) off
         "verdict": (2, 5),

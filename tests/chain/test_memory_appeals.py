@@ -61,13 +61,14 @@ def test_a_segment_appealed_twice_gets_a_panel_of_seven_in_a_later_session_round
     earlier = set().union(*(set(provider.seats(sid, r)) for r in (1,)))
     seg0_r0 = {a for a, s in provider.seats(sid, 0).items() if 0 in s}
     assert not set(provider.seats(sid, 3)) & (earlier | seg0_r0)
-    # max_rounds = 2 reached: no window opens on segment 0 again
-    assert appellant.appeal_quote(sid, [0]).refusal == "AppealWindowClosed"
-    assert provider.appeal_status(sid).window_ends[0] == 0
+    # max_rounds = 2 reached: no window opens on segment 0 again, it says why
+    assert provider.appeal_status(sid).window_ends[0] == 0 and not provider.appeal_status(sid).final
+    assert appellant.appeal_quote(sid, [0]).refusal == "NoRoundsLeft"
     status = provider.appeal_status(sid)
     assert status.depths == [2, 1] and status.rounds == 3
     chain.mine(max(status.window_ends) - chain.block + 1)
     provider.advance(sid)
+    assert appellant.appeal_quote(sid, [1]).refusal == "AppealWindowClosed"  # the outcome is final
     for rnd in range(4):
         for a in provider.seats(sid, rnd):
             when_ready(lambda a=a, rnd=rnd: auditors[a].settle(sid, a, rnd), chain.mine)  # type: ignore[misc]
