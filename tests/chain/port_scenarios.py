@@ -106,7 +106,7 @@ def appeal_scenario(
     assert status.enabled and not status.final and status.appealable_until is not None
     assert status.appealable == [0, 1]
     quote = appellant.appeal_quote(sid, [0])
-    assert quote.admissible and (quote.round, quote.depth, quote.seats) == (1, 0, [3])
+    assert quote.admissible and (quote.round, quote.depth, quote.seats) == (1, 1, [3])
     assert quote.bond == 3 * p.reward * p.appeal_bond_multiplier_bps // 10_000
     refusals = {
         "duplicate": appellant.appeal_quote(sid, [0, 0]).refusal,

@@ -54,7 +54,7 @@ def test_a_segment_appealed_twice_gets_a_panel_of_seven_in_a_later_session_round
     vote_round(provider, auditors, sid, 1, lambda r, g: SeatVote.PASS, chain.mine)
     vote_round(provider, auditors, sid, 2, lambda r, g: SeatVote.FAIL, chain.mine)
     quote = appellant.appeal_quote(sid, [0])
-    assert (quote.round, quote.depth, quote.seats) == (3, 1, [7])
+    assert (quote.round, quote.depth, quote.seats) == (3, 2, [7])
     assert appellant.appeal_quote(sid, [0, 1]).refusal is None  # both at depth 1 now
     appellant.appeal(sid, [0], quote.bond)
     vote_round(provider, auditors, sid, 3, lambda r, g: SeatVote.FAIL, chain.mine)  # back to FAIL

@@ -188,13 +188,13 @@ class AppealOps(RoundOps):
             try:
                 adm = self._admit(s, named, None)
             except AppealRefused as exc:
-                depth = len([r for r in s.rounds if named and named[0] in r.segments])
+                depth = 1 + len([r for r in s.rounds if named and named[0] in r.segments])
                 return AppealQuote(
                     session_id=s.id, segments=named, round=len(s.rounds) + 1, depth=depth, seats=[], bonds=[],
                     bond=0, appealable_until=status.appealable_until, refusal=exc.name, reason=str(exc),
                 )  # fmt: skip
             return AppealQuote(
-                session_id=s.id, segments=named, round=adm.round, depth=adm.depth - 1, seats=adm.seats,
+                session_id=s.id, segments=named, round=adm.round, depth=adm.depth, seats=adm.seats,
                 bonds=adm.bonds, bond=adm.bond, appealable_until=status.appealable_until,
             )  # fmt: skip
 
