@@ -16,6 +16,12 @@ signed commitments, one `revealBatch`, finalize (slash randomness requested), on
     draw_gas_per_seat       all draw transactions / seats
     finalize_gas_by_segments  finalize gas at --finalize-sizes too (linear in segments)
 
+With the issue-15 modules deployed (as `trustnode deploy` does), one more session of 4 segments
+with one gold canary measures an appeal round on segment 0 (`appeal_round`: appeal, panel draw,
+panel keys, commitBatch and revealBatch of the 7-seat panel, the round's end, the advance that makes
+the outcome final, settleAppeals, settleBatch of round 1) and the canary's commit and reveal
+(`--no-appeal` skips it).
+
 Figures are receipts' gasUsed (intrinsic and calldata included); the randomness source's own
 request and fulfil are measured as direct calls minus 21,000 and calldata (as in
 contracts/test/GasBench.t.sol).  Targets (docs/protocol-v2.md): segment vote <= 10,000 and >= 8x
@@ -39,7 +45,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness live
 
 from tests.consensus.v2_chain import V2Chain, v2_chain  # noqa: E402
 
+from trustnode.consensus.canaries import canary_commitment  # noqa: E402
 from trustnode.consensus.rules import pack_tiers_weights, verdicts_word  # noqa: E402
+from trustnode.models.enums import SegmentOutcome as O  # noqa: E402
 
 TOKEN = 10**18
 TARGET_SEGMENT_VOTE = 10_000
@@ -59,12 +67,13 @@ class SessionGas(BaseModel):
     reveal_gas: int
     finalize_gas: int
     settle_gas: int
+    outcome_final_gas: int = 0  # with the issue-15 modules: the advance after the last window
 
     @property
     def trace(self) -> int:
         return (
             self.open_gas + self.draw_gas + self.keys_gas + self.commit_gas + self.reveal_gas
-            + self.finalize_gas + self.settle_gas
+            + self.finalize_gas + self.outcome_final_gas + self.settle_gas
         )  # fmt: skip
 
 
@@ -85,6 +94,9 @@ class BenchResult(BaseModel):
     finalize_gas_by_segments: dict[int, int]
     meets_segment_vote_target: bool
     meets_whole_trace_target: bool
+    appeal_round: dict[str, int] | None = None
+    canary_commit_gas: int | None = None
+    canary_reveal_gas: int | None = None
 
 
 def _free_port() -> int:
@@ -129,6 +141,11 @@ class Bench:
         commit = ch.commit_signed(sid, ballots)
         reveal = ch.reveal_batch(sid, [(a, w, s) for a, (w, s) in ballots.items()])
         finalize = ch.owner.transact(ch.c["sessions"].functions.finalize(sid))
+        final_gas = 0
+        if "appeals" in ch.c:  # nobody appeals: the outcome is final once the windows closed
+            ap = ch.c["appeals"]
+            ch.mine_to(int(ch.call(ap.functions.sessionAppeals(sid))[3]) + 1)
+            final_gas = int(ch.owner.transact(ap.functions.advance(sid))["gasUsed"])
         slash_request = ch.session(sid)["slashRequest"]
         ch.mine_to(int(ch.call(ch.c["randomness"].functions.targetBlockOf(slash_request))) + 1)
         settle = ch.settle_batch(sid, list(seats_of))
@@ -138,7 +155,7 @@ class Bench:
             segments=segments, auditors_drawn=len(seats_of), draw_transactions=len(draws),
             open_gas=int(opened["gasUsed"]), draw_gas=sum(int(r["gasUsed"]) for r in draws),
             keys_gas=int(keys["gasUsed"]), commit_gas=int(commit["gasUsed"]), reveal_gas=int(reveal["gasUsed"]),
-            finalize_gas=int(finalize["gasUsed"]), settle_gas=int(settle["gasUsed"]),
+            finalize_gas=int(finalize["gasUsed"]), settle_gas=int(settle["gasUsed"]), outcome_final_gas=final_gas,
         )  # fmt: skip
         return gas, seats_of
 
@@ -187,6 +204,69 @@ class Bench:
         return commit_gas, reveal_gas
 
 
+APPEAL_PARAMS = {
+    "appealBlocks": 20, "maxRounds": 1, "appealBondMultiplierBps": 10_000, "appealRewardBps": 1000,
+    "appealBudget": 100 * TOKEN, "canaryRateBps": 2500, "canaryRevealBlocks": 5, "canaryGamma": 2 * 10**17,
+    "canaryRefundBps": 5000,
+}  # fmt: skip
+
+
+def _gas(receipts: list[dict[str, int]] | dict[str, int]) -> int:
+    return sum(int(r["gasUsed"]) for r in (receipts if isinstance(receipts, list) else [receipts]))
+
+
+def run_appeal_round(bench: Bench, seats: int, reward: int) -> tuple[dict[str, int], int, int]:
+    """4 LLM segments, one canary; round 0 FAILs segment 0, round 1 (k = 2 seats + 1) overturns it."""
+    ch = bench.ch
+    ap, esc, can = ch.c["appeals"], ch.c["escrow"], ch.c["canaries"]
+    n = 4
+    sid, _ = ch.open(bench.provider, keccak(text="appeal-root"), pack_tiers_weights([1] * n, [1] * n),
+                     2 * n * seats * reward)  # fmt: skip
+    salt = keccak(text="canary-salt")
+    canary = bench.provider.transact(
+        can.functions.commitCanaries(sid, [canary_commitment(sid, 3, O.PASS, salt)])
+    )
+    ch.wait_draw_randomness(sid)
+    ch.draw_all(sid, n * seats)
+    bench.provider.transact(ch.c["sessions"].functions.publishKeys(sid, "bafy-r0"))
+
+    def vote(rnd: int, fail: bool) -> tuple[dict[str, int], dict[str, int]]:
+        held = {a: s for a in bench.auditors if (s := ch.seats_of(sid, a, rnd))}
+        ballots = {a: (verdicts_word([fail and g == 0 for g in s], [False] * len(s)), keccak(text=f"{rnd}{a}"))
+                   for a, s in held.items()}  # fmt: skip
+        commit = ch.commit_signed(sid, ballots, rnd)
+        return commit, ch.reveal_batch(sid, [(a, w, x) for a, (w, x) in ballots.items()], rnd)
+
+    vote(0, True)
+    ch.owner.transact(ch.c["sessions"].functions.finalize(sid))
+    ch.owner.mine(1)
+    reveal = ch.owner.transact(can.functions.revealCanary(sid, (0, 3, int(O.PASS), salt)))
+    ch.mine_to(int(ch.call(ap.functions.sessionAppeals(sid))[1]) + 1)
+    ch.owner.transact(ch.c["token"].functions.approve(ap.address, 2**256 - 1))
+    appeal = ch.owner.transact(ap.functions.appeal(sid, [0], 2**96))
+    request = int(ch.call(ap.functions.roundOf(sid, 1))[6])
+    ch.mine_to(int(ch.call(ch.c["randomness"].functions.targetBlockOf(request))) + 1)
+    draws = [ch.owner.transact(ap.functions.drawPanel(sid, 1, 64))]
+    keys = bench.provider.transact(ap.functions.publishPanelKeys(sid, 1, "bafy-r1"))
+    commit, reveal1 = vote(1, False)
+    end = ch.owner.transact(ap.functions.finalizeRound(sid, 1))
+    ch.mine_to(int(ch.call(ap.functions.sessionAppeals(sid))[3]) + 1)
+    final = ch.owner.transact(ap.functions.advance(sid))
+    slash = int(ch.session(sid)["slashRequest"])
+    ch.mine_to(int(ch.call(ch.c["randomness"].functions.targetBlockOf(slash))) + 1)
+    panel = [a for a in bench.auditors if ch.seats_of(sid, a, 1)]
+    money = ch.owner.transact(esc.functions.settleAppeals(sid, 64))
+    ch.settle_batch(sid, [a for a in bench.auditors if ch.seats_of(sid, a, 0)], 0)  # fixes the slash seed
+    settle = ch.settle_batch(sid, panel, 1)
+    phases = {
+        "appeal": _gas(appeal), "draw": _gas(draws), "keys": _gas(keys), "commit": _gas(commit),
+        "reveal": _gas(reveal1), "round_end": _gas(end), "outcome_final": _gas(final),
+        "settle_appeals": _gas(money), "settle": _gas(settle), "panel_seats": len(panel),
+    }  # fmt: skip
+    phases["total"] = sum(v for k, v in phases.items() if k != "panel_seats")
+    return phases, _gas(canary), _gas(reveal)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--segments", type=int, default=32)
@@ -198,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         "--finalize-sizes", default="8,16", help="extra session sizes for finalize gas ('' for none)"
     )
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--no-appeal", action="store_true", help="skip the appeal round and canary figures")
     args = ap.parse_args(argv)
     cap = max(1, math.ceil(args.segments * 25 / 100))
     if not 1 <= args.seats <= 31 or not 1 <= args.segments <= 1024:
@@ -213,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     reward = TOKEN // 10
     params = {"seatsPerTier": [args.seats] * 3, "seatCap": cap, "reward": reward, "slashAmount": reward}
     say = (lambda _m: None) if args.json else (lambda m: print(m, file=sys.stderr))
-    with v2_chain(session_params=params, port=_free_port()) as ch:
+    appeals = None if args.no_appeal else APPEAL_PARAMS
+    with v2_chain(session_params=params, port=_free_port(), appeal_params=appeals) as ch:
         say(f"deployed v2 on {ch.rpc_url}; registering {args.auditors} auditors")
         bench = Bench(ch, args.auditors)
         say(f"session {args.segments} x {args.seats}")
@@ -228,6 +310,10 @@ def main(argv: list[str] | None = None) -> int:
             ):
                 say(f"finalize at {size} segments")
                 finalize_by[size] = bench.run_session(size, args.seats, reward)[0].finalize_gas
+        appeal_round, canary_commit, canary_reveal = None, None, None
+        if not args.no_appeal:
+            say("appeal round on one segment, one canary")
+            appeal_round, canary_commit, canary_reveal = run_appeal_round(bench, args.seats, reward)
     votes = args.segments * args.seats
     ours = (gas.commit_gas + gas.reveal_gas + gas.settle_gas + 2 * request + fulfil) / votes
     baseline = (base_commit + base_reveal) / votes
@@ -240,7 +326,8 @@ def main(argv: list[str] | None = None) -> int:
         randomness_request_exec_gas=request, randomness_fulfil_exec_gas=fulfil,
         finalize_gas_by_segments=dict(sorted(finalize_by.items())),
         meets_segment_vote_target=ours <= TARGET_SEGMENT_VOTE and baseline / ours >= TARGET_RATIO,
-        meets_whole_trace_target=gas.trace <= TARGET_TRACE,
+        meets_whole_trace_target=gas.trace <= TARGET_TRACE, appeal_round=appeal_round,
+        canary_commit_gas=canary_commit, canary_reveal_gas=canary_reveal,
     )  # fmt: skip
     if args.json:
         print(json.dumps(result.model_dump()))

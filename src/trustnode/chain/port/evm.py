@@ -14,6 +14,7 @@ from typing import Any
 
 from trustnode.chain.errors import ContractRevertError
 from trustnode.chain.port import reverts
+from trustnode.chain.port.evm_appeals import AppealOps
 from trustnode.chain.port.evm_auditor import AuditorOps, ref
 from trustnode.chain.port.types import (
     Capabilities,
@@ -29,6 +30,7 @@ from trustnode.chain.port.types import (
     TxRef,
 )
 from trustnode.chain.protocol import Protocol, RequestStatus, SessionParams, SessionStatus, Termination
+from trustnode.consensus.canaries import canary_count, trace_verdict_with_canaries
 from trustnode.models.enums import SegmentOutcome, Tier
 from trustnode.models.verdict import SessionState, TierName
 
@@ -41,6 +43,11 @@ _PHASES = (
     ("voting", "Revealed", "reveal"),
     ("sessions", "SessionFinalized", "finalize"),
     ("settlement", "AuditorSettled", "settle"),
+    ("appeal_module", "AppealOpened", "appeal"),
+    ("appeal_module", "PanelKeysPublished", "publish_keys"),
+    ("appeal_module", "RoundFinalized", "finalize"),
+    ("canary_module", "CanariesCommitted", "canaries"),
+    ("canary_module", "CanaryRevealed", "canaries"),
 )
 
 
@@ -52,7 +59,7 @@ def _state(status: SessionStatus) -> SessionState:
     return SessionState(status.name.lower())
 
 
-class Web3Port(AuditorOps):
+class Web3Port(AppealOps, AuditorOps):
     """`ChainPort` over a `Protocol` (one signer, one deployment)."""
 
     capabilities = Capabilities(protocol_version=2, abstain=True, refund_cancel=False)
@@ -92,7 +99,13 @@ class Web3Port(AuditorOps):
 
     # -- parameters and auditors ---------------------------------------------------------------
     def params(self, version: int | None = None) -> SessionParams:
-        return self.protocol.params(version)
+        """The core's parameters with the appeal and canary parameters in force now (the
+        AppealSettlement versions them by session: `appeal_params_of`)."""
+        p = self.protocol
+        core = p.params(version)
+        if p.appeal_module is None:
+            return core
+        return core.model_copy(update=p.appeal_params_of(p.session_count() + 1).model_dump())
 
     @cached_property
     def _max_segments(self) -> int:
@@ -171,7 +184,9 @@ class Web3Port(AuditorOps):
                 )
         return None
 
-    def draw(self, session_id: int, max_seats: int) -> DrawStep:
+    def draw(self, session_id: int, max_seats: int, round: int = 0) -> DrawStep:
+        if round != 0:
+            return self._draw_round(session_id, max_seats, round)
         p = self.protocol
         info = p.session(session_id)
         if info.status == SessionStatus.CREATED:
@@ -200,6 +215,31 @@ class Web3Port(AuditorOps):
             total_seats=after.total_seats,
         )  # fmt: skip
 
+    def _draw_round(self, session_id: int, max_seats: int, round: int) -> DrawStep:
+        """Draw an appeal round's panel; NotReady while the round's own randomness is not fixed."""
+        p = self.protocol
+        if p.appeal_module is None:
+            raise self._unsupported()
+        rv = p.round_of(session_id, round)
+        if rv.status == SessionStatus.CREATED:
+            state = p.randomness_state(p.source_of(session_id), rv.draw_request)
+            if state.status == RequestStatus.PENDING:
+                wait = max(1, state.target_block + 1 - p.client.block_number()) if state.target_block else 1
+                raise NotReady(
+                    f"session {session_id} round {round}: randomness not fixed yet", retry_blocks=wait
+                )
+        try:
+            receipt = p.draw_panel(session_id, round, max_seats)
+        except ContractRevertError as exc:
+            if reverts.is_revert(exc, reverts.TOO_EARLY):
+                raise NotReady(f"session {session_id} round {round}: randomness not fixed yet") from exc
+            raise
+        after = p.round_of(session_id, round)
+        return DrawStep(
+            tx=ref(receipt), state=_state(p.session(session_id).status), drawn_seats=after.drawn_seats,
+            total_seats=after.total_seats,
+        )  # fmt: skip
+
     def draw_failure(self, session_id: int) -> DrawFailure | None:
         """The DrawModule's `DrawFailed` reason of a cancelled session."""
         p = self.protocol
@@ -219,32 +259,52 @@ class Web3Port(AuditorOps):
         p = self.protocol
         return {a: p.seats_of(session_id, a, round) for a in p.auditors_of(session_id, round)}
 
-    def publish_keys(self, session_id: int, manifest_cid: str) -> TxRef:
+    def publish_keys(self, session_id: int, manifest_cid: str, round: int = 0) -> TxRef:
+        if round != 0:
+            if self.protocol.appeal_module is None:
+                raise self._unsupported()
+            return ref(self.protocol.publish_panel_keys(session_id, round, manifest_cid))
         return ref(self.protocol.publish_keys(session_id, manifest_cid))
 
-    def keys_published(self, session_id: int) -> KeysPublished | None:
-        logs = self._logs(self.protocol.sessions, "KeysPublished", sessionId=session_id)
+    def keys_published(self, session_id: int, round: int = 0) -> KeysPublished | None:
+        p = self.protocol
+        if round != 0:
+            if p.appeal_module is None:
+                return None
+            logs = self._logs(p.appeal_module, "PanelKeysPublished", sessionId=session_id, round=round)
+        else:
+            logs = self._logs(p.sessions, "KeysPublished", sessionId=session_id)
         return self._keys_event(logs[0]) if logs else None
 
     @staticmethod
     def _keys_event(ev: Any) -> KeysPublished:
         return KeysPublished(
             session_id=int(ev["args"]["sessionId"]),
+            round=int(ev["args"].get("round", 0)),
             manifest_cid=str(ev["args"]["manifestCid"]),
             tx=ref(ev),
             log_index=int(ev["logIndex"]),
         )
 
     def events(self, from_block: int, to_block: int) -> list[KeysPublished]:
-        logs = self.protocol.sessions.events.KeysPublished().get_logs(
-            from_block=from_block, to_block=to_block
-        )
+        """Round-0 `KeysPublished` of the core and every round's `PanelKeysPublished`, in chain order."""
+        p = self.protocol
+        logs = list(p.sessions.events.KeysPublished().get_logs(from_block=from_block, to_block=to_block))
+        if p.appeal_module is not None:
+            logs += p.appeal_module.events.PanelKeysPublished().get_logs(
+                from_block=from_block, to_block=to_block
+            )
         ordered = sorted(logs, key=lambda lg: (lg["blockNumber"], lg["logIndex"]))
         return [self._keys_event(lg) for lg in ordered]
 
     def advance(self, session_id: int) -> tuple[SessionState, TxRef]:
-        receipt = self.protocol.advance(session_id)
-        return _state(self.protocol.session(session_id).status), ref(receipt)
+        """The core's transitions; once finalized, the appeal module's (rounds, the outcome's finality)."""
+        p = self.protocol
+        if p.session(session_id).status == SessionStatus.FINALIZED and p.appeal_module is not None:
+            receipt = p.advance_appeals(session_id)
+        else:
+            receipt = p.advance(session_id)
+        return _state(p.session(session_id).status), ref(receipt)
 
     def finalized(self, session_id: int) -> TxRef | None:
         logs = self._logs(self.protocol.sessions, "SessionFinalized", sessionId=session_id)
@@ -255,13 +315,25 @@ class Web3Port(AuditorOps):
         return self.protocol.session_count()
 
     def session(self, session_id: int) -> SessionInfo:
+        """The core's session; with issue 15, the verdict over the current outcomes (appeal rounds'
+        included) with canaries out of the sums, as the appeal module computes it."""
         p = self.protocol
         s = p.session(session_id)
         pass_weight = total_weight = 0
-        if s.status == SessionStatus.FINALIZED:
-            segs = p.segments(session_id)
-            total_weight = sum(g.weight for g in segs)
-            pass_weight = sum(g.weight for g in segs if g.outcome == SegmentOutcome.PASS)
+        if s.status == SessionStatus.FINALIZED and p.appeal_module is not None:
+            segs = self.segments(session_id)
+            revealed = sorted(self._revealed_canaries(session_id))
+            rate = p.appeal_params_of(session_id).canary_rate_bps
+            tv = trace_verdict_with_canaries(
+                [g.outcome for g in segs], [g.weight for g in segs], revealed,
+                max(0, canary_count(len(segs), rate) - len(revealed)), p.params(s.params_version).beta_bps,
+            )  # fmt: skip
+            s = s.model_copy(update={"passed": tv.passed, "score_bps": tv.score_bps})
+            pass_weight, total_weight = tv.weight_passed, tv.total_weight
+        elif s.status == SessionStatus.FINALIZED:
+            words = p.segments(session_id)
+            total_weight = sum(g.weight for g in words)
+            pass_weight = sum(g.weight for g in words if g.outcome == SegmentOutcome.PASS)
         return SessionInfo(
             session_id=session_id, provider=s.provider, state=_state(s.status),
             params_version=s.params_version, segment_count=s.segment_count, auditor_count=s.auditor_count,
@@ -274,15 +346,26 @@ class Web3Port(AuditorOps):
         )  # fmt: skip
 
     def segments(self, session_id: int) -> list[SegmentTally]:
-        return [SegmentTally.model_validate(s.model_dump()) for s in self.protocol.segments(session_id)]
+        """Round 0's tallies with each segment's current outcome (an appeal round's replaces it)."""
+        p = self.protocol
+        out = [SegmentTally.model_validate(s.model_dump()) for s in p.segments(session_id)]
+        if p.appeal_module is not None and p.session_appeals(session_id).appealed_count:
+            for seg in out:
+                history = p.segment_appeals(session_id, seg.index)
+                if history.depth:
+                    seg.outcome = SegmentOutcome(history.outcome)
+        return out
 
     def session_transactions(self, session_id: int) -> dict[str, list[str]]:
         txs: dict[str, list[str]] = {}
         for attr, event, phase in _PHASES:
-            logs = self._logs(getattr(self.protocol, attr), event, sessionId=session_id)
+            contract = getattr(self.protocol, attr)
+            if contract is None:
+                continue
+            logs = self._logs(contract, event, sessionId=session_id)
             hashes = [_hex(lg["transactionHash"]) for lg in logs]
             if hashes:
-                txs[phase] = list(dict.fromkeys(hashes))
+                txs[phase] = list(dict.fromkeys([*txs.get(phase, []), *hashes]))
         return txs
 
     def verify_segment(

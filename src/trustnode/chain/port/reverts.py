@@ -30,6 +30,9 @@ WITHDRAWAL_PENDING = "WithdrawalPending"
 INSUFFICIENT_SHARES = "InsufficientShares"
 WITHDRAWAL_NOT_READY = "WithdrawalNotReady"
 ALREADY_CLAIMED = "AlreadyClaimed"
+# Issue 15: settlement waits for the final outcome and for the appealed segments' money.
+OUTCOME_NOT_FINAL = "OutcomeNotFinal"
+APPEALS_UNRESOLVED = "AppealsUnresolved"
 
 #: The request can never succeed: the job fails with the reason instead of retrying.
 PERMANENT = frozenset(
@@ -49,6 +52,23 @@ PERMANENT = frozenset(
         "ZeroCommitment",
         "UnsupportedRound",
         "PanelOutOfRange",
+        # issue 15: an appeal or a canary reveal that can never pass as sent
+        "AppealsDisabled",
+        "EmptyAppeal",
+        "InvalidSegment",
+        "SegmentsNotAscending",
+        "SegmentIsCanary",
+        "MixedDepths",
+        "SegmentFinal",
+        "NoRoundsLeft",
+        "TooManyRounds",
+        "WrongCanaryCount",
+        "CanariesAlreadyCommitted",
+        "CommitTooLate",
+        "CanaryRevealClosed",
+        "CanaryMismatch",
+        "UnknownCanarySlot",
+        "InvalidVerdict",
     }
 )
 
@@ -64,6 +84,8 @@ NAMES = PERMANENT | {
     INSUFFICIENT_SHARES,
     WITHDRAWAL_NOT_READY,
     ALREADY_CLAIMED,
+    OUTCOME_NOT_FINAL,
+    APPEALS_UNRESOLVED,
 }
 
 
