@@ -32,13 +32,20 @@ def address(i: int) -> str:
 
 
 class MemoryNet:
-    def __init__(self, root: Path, params: SessionParams | None = None, **chain: Any) -> None:
+    def __init__(
+        self,
+        root: Path,
+        params: SessionParams | None = None,
+        *,
+        canary_rate_bps: int | None = None,
+        **chain: Any,
+    ) -> None:
         self.root = root
         self.chain = MemoryChain(params or MEMORY_SESSION_PARAMS.model_copy(update={"seat_cap": 32}), **chain)
         self.store = LocalStore(root / "blobs")
         self.chain.fund(PROVIDER, 1_000_000 * TOKEN)
         self.provider_ctx = self.context(root / "provider", PROVIDER)
-        self.pipeline = ProviderPipeline(self.provider_ctx)
+        self.pipeline = ProviderPipeline(self.provider_ctx, canary_rate_bps=canary_rate_bps)
         self.daemons: dict[str, AuditorDaemon] = {}
 
     def settings(self, data_dir: Path) -> Settings:
@@ -100,6 +107,19 @@ class MemoryNet:
     def close(self) -> None:
         for d in self.daemons.values():
             d.close()
+
+
+class RecordingAuditor:
+    """Wraps a backend and keeps every task it was given (what the auditor saw)."""
+
+    def __init__(self, inner: Auditor) -> None:
+        self.inner = inner
+        self.name = getattr(inner, "name", "recording")
+        self.tasks: list[AuditTask] = []
+
+    def audit(self, task: AuditTask) -> AuditResult:
+        self.tasks.append(task)
+        return self.inner.audit(task)
 
 
 class MarkedAuditor:

@@ -54,6 +54,9 @@ class Canary(BaseModel):
     mutation: Mutation
     tier: Tier
     target_chars: int
+    source: int | None = Field(
+        default=None, description="Position in `make_canaries`' `real` list of the segment it imitates."
+    )
 
 
 def _numeric_text(rng: random.Random, target: int, mutation: Mutation) -> str:
@@ -129,10 +132,12 @@ def make_canaries(
     if count and not real:
         raise ValueError("canaries imitate real segments: the session has none")
     out = []
+    shapes = list(real)
     for _ in range(count):
-        shape = rng.choice(list(real))
+        source = rng.randrange(len(shapes))
         verdict = Verdict.FAIL if rng.random() < fail_share else Verdict.PASS
-        out.append(make_canary(shape, verdict, rng, high_stakes=high_stakes))
+        made = make_canary(shapes[source], verdict, rng, high_stakes=high_stakes)
+        out.append(made.model_copy(update={"source": source}))
     return out
 
 

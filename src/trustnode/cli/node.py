@@ -62,6 +62,12 @@ def api_serve(
     port: int = typer.Option(None, help="Port (default: settings, 8080)."),
     worker: bool = typer.Option(None, "--worker/--no-worker", help="Run the provider pipeline worker here."),
     threads: int = typer.Option(4, help="Provider worker threads."),
+    canary_rate: int = typer.Option(
+        None,
+        "--canary-rate",
+        metavar="BPS",
+        help="Gold canaries per 10,000 segments (default: the chain's canaryRateBps).",
+    ),
 ) -> None:
     """Serve the REST API and the pages (and, by default, run the provider pipeline).
 
@@ -98,6 +104,7 @@ def api_serve(
             ctx,
             decomposer=mode,  # type: ignore[arg-type]
             privacy_share=s.privacy.max_decrypt_share,
+            canary_rate_bps=canary_rate,
         )
         pipeline.observe = getattr(app.state, "observe_stage", None)
         pipeline.on_llm_usage = getattr(app.state, "record_llm_usage", None)
@@ -146,6 +153,11 @@ def auditor_run(
         None, "--stake", metavar="TRUST", help="Self-stake in TRUST (default: settings auditor.stake)."
     ),
     once: bool = typer.Option(False, "--once", help="Process what is there now, then exit."),
+    lazy: bool = typer.Option(
+        False,
+        "--lazy",
+        help="DEMO ONLY: vote PASS on every seat without reading it (the auditor gold canaries catch).",
+    ),
 ) -> None:
     """Run the auditor daemon: register and stake, then audit, commit, reveal and settle.
 
@@ -171,9 +183,12 @@ def auditor_run(
             warn(message)
         check_auditor_funds(ctx, want)
         address = ctx.client().address
-        daemon = AuditorDaemon(ctx, t, backend_for_tier(t, s, address), undecided_policy=undecided_policy(t))
+        backend = backend_for_tier(t, s, address, lazy=lazy)
+        daemon = AuditorDaemon(ctx, t, backend, undecided_policy=undecided_policy(t))
         daemon.ensure_registered(stake=want)
     console.print(f"auditor {address} ({t.name.lower()}) registered and staked; following the chain")
+    if lazy:
+        warn("--lazy: this auditor votes PASS without reading; gold canaries will catch and slash it")
     if once:
         with errors_as_exit(ChainError):
             daemon.tick()

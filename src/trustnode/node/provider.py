@@ -29,10 +29,11 @@ from trustnode.hdag.offline import decompose_offline_report
 from trustnode.models.hdag import HDAG
 from trustnode.models.jobs import ChainBinding, JobStatus, SegmentRecord, TraceJob, TraceStage
 from trustnode.models.verdict import SessionOutcome, SessionState
+from trustnode.node import canaries
 from trustnode.node.context import NodeContext
 from trustnode.node.keyrelease import seal_session
 from trustnode.node.seating import cancel_reason, shortfall
-from trustnode.node.structure import SegmentPlaintext, SessionShape
+from trustnode.node.structure import SessionShape
 from trustnode.node.verdict import build_outcome
 from trustnode.storage.errors import StorageError
 from trustnode.storage.segments import PreparedSession, SegmentSecret, prepare_session
@@ -82,6 +83,7 @@ class ProviderPipeline:
         decomposer: DecomposerMode = "offline",
         observe: StageObserver | None = None,
         privacy_share: float | None = None,
+        canary_rate_bps: int | None = None,
     ) -> None:
         self.ctx = ctx
         self.decomposer = decomposer
@@ -92,6 +94,8 @@ class ProviderPipeline:
         )
         if not 0 < self.privacy_share <= 1:
             raise ValueError(f"privacy_share must be in (0, 1], got {self.privacy_share}")
+        #: Gold canaries per 10,000 segments (None: the chain's `canaryRateBps`).
+        self.canary_rate_bps = canary_rate_bps
         self._batch_lock = threading.Lock()
         self._llm: Any = None
         self.on_llm_usage: Callable[[Any], None] | None = None
@@ -213,48 +217,46 @@ class ProviderPipeline:
     def _pin(self, job: TraceJob) -> None:
         hdag = self._hdag(job)
         port = self.port
-        limit = port.max_segments()
-        if len(hdag.nodes) > limit:
-            raise PermanentFailure(
-                f"the trace decomposes into {len(hdag.nodes)} segments; a session holds at most {limit}"
-            )
         params = port.params()
-        tiers = [int(n.primary_auditor.tier) for n in hdag.nodes]
-        weights = [weight_of(params, t) for t in tiers]
-        plaintexts = [
-            SegmentPlaintext(
-                index=i,
-                node_id=n.id,
-                level=n.abstraction_level,
-                type=n.type,
-                auditor=n.primary_auditor,
-                content=n.content,
-                summary=n.summary,
-                domain=job.trace.domain,
+        leaves = canaries.layout(hdag, self._canary_rate(params), high_stakes=job.trace.high_stakes)
+        limit = port.max_segments()
+        if len(leaves) > limit:
+            extra = f" ({len(leaves)} with its gold canaries)" if len(leaves) > len(hdag.nodes) else ""
+            raise PermanentFailure(
+                f"the trace decomposes into {len(hdag.nodes)} segments{extra}; a session holds at most {limit}"
             )
-            .model_dump_json()
-            .encode()
-            for i, n in enumerate(hdag.nodes)
-        ]
+        texts = [canaries.plaintext(job, leaf, i) for i, leaf in enumerate(leaves)]
+        tiers = [int(t.auditor.tier) for t in texts]
+        weights = [weight_of(params, t) for t in tiers]
+        plaintexts = [t.model_dump_json().encode() for t in texts]
         prepared = prepare_session(self.ctx.store, plaintexts, tiers, weights, chain_id=port.chain_id)
         job.session_nonce = prepared.session_nonce
         job.merkle_root = "0x" + prepared.merkle_root.hex()
         job.segments = [
             SegmentRecord(
                 index=s.index,
-                node_id=hdag.nodes[s.index].id,
+                node_id=leaf.node_id,
                 cid=s.cid,
                 key_hex=s.key,
                 tier=s.tier,
                 weight=s.weight,
+                hdag_index=leaf.hdag_index,
+                canary=leaf.canary is not None,
             )
-            for s in prepared.segments
+            for s, leaf in zip(prepared.segments, leaves, strict=True)
         ]
+        job.canaries = [leaf.canary for leaf in leaves if leaf.canary is not None]
         job.stage = TraceStage.PINNED
         if prepared.pending:
             # Kept locally under the same CIDs; opening must wait until auditors can fetch them.
             self.ctx.jobs.save(job)
             raise StorageError(f"{len(prepared.pending)} segments are not on IPFS yet (kept locally)")
+
+    def _canary_rate(self, params: SessionParams) -> int:
+        """Canaries per 10,000 segments: the chain's `canaryRateBps`, or this pipeline's setting."""
+        if self.canary_rate_bps is not None:
+            return self.canary_rate_bps
+        return int(getattr(params, "canary_rate_bps", 0) or 0)
 
     def _prepared(self, job: TraceJob) -> PreparedSession:
         assert job.session_nonce is not None
@@ -382,8 +384,9 @@ class ProviderPipeline:
             keys = {a: port.profile(a).encryption_key for a in seats}
             bundle = seal_session(
                 self._prepared(job),
-                self._hdag(job),
                 self._shape(job),
+                canaries.session_spans(job),
+                canaries.session_summaries(job),
                 session_id=sid,
                 seats=seats,
                 auditor_keys=keys,
@@ -401,7 +404,8 @@ class ProviderPipeline:
         job.stage = TraceStage.KEYS_PUBLISHED
 
     def _shape(self, job: TraceJob) -> SessionShape:
-        return SessionShape.from_hdag(self._hdag(job), [s.weight for s in job.segments])
+        self._hdag(job)
+        return canaries.session_shape(job)
 
     @staticmethod
     def _hdag(job: TraceJob) -> HDAG:
@@ -440,6 +444,8 @@ class ProviderPipeline:
             port.segments(info.session_id),
             beta_bps=port.params(info.params_version).beta_bps,
             hdag=job.hdag,
+            hdag_index={s.index: h for s in job.segments if (h := canaries.hdag_index(s)) is not None},
+            canaries=canaries.canary_of(job),
             cids={s.index: s.cid for s in job.segments},
             reason=reason,
         )
