@@ -8,6 +8,8 @@ from eth_utils import to_checksum_address
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from trustnode.consensus.appeal_resolution import resolve, tally
+from trustnode.consensus.appeal_settlement import settle_segment
 from trustnode.consensus.appeals import (
     MAX_PANEL_SEATS,
     MAX_ROUNDS,
@@ -24,9 +26,6 @@ from trustnode.consensus.appeals import (
     check_appeal_params,
     min_bond,
     panel_seats,
-    resolve,
-    settle_segment,
-    tally,
 )
 from trustnode.consensus.rules import WAD, EconomicRules, segment_outcome
 from trustnode.models.enums import SegmentOutcome as O

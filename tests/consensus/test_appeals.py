@@ -6,6 +6,7 @@ import pytest
 from eth_abi import encode
 from eth_utils import keccak, to_checksum_address
 
+from trustnode.consensus.appeal_settlement import apply_effects, settle_segment
 from trustnode.consensus.appeals import (
     Appeal,
     AppealParams,
@@ -16,16 +17,13 @@ from trustnode.consensus.appeals import (
     PanelStatus,
     SegmentRecord,
     Vote,
-    apply_effects,
     cheapest_spoil,
     check_appeal_params,
     farming_loses,
     min_bond,
     panel_seats,
-    round_slash_draw,
-    settle_segment,
 )
-from trustnode.consensus.rules import WAD, EconomicRules, reputation_update, slash_probability
+from trustnode.consensus.rules import WAD, EconomicRules, reputation_update, slash_coin, slash_probability
 from trustnode.models.enums import SegmentOutcome as O
 from trustnode.models.enums import Tier
 
@@ -122,8 +120,8 @@ def test_slash_coin_is_the_v2_abi_encoding() -> None:
         bytes(SEED) + bytes(12) + bytes.fromhex(a[2:]) + (2).to_bytes(32, "big") + (9).to_bytes(32, "big")
     )
     assert digest == keccak(encode(["bytes32", "address", "uint256", "uint256"], [SEED, a, 2, 9]))
-    assert round_slash_draw(SEED, a, 2, 9) == int.from_bytes(digest, "big") % WAD
-    assert round_slash_draw(SEED, a, 2, 9) != round_slash_draw(SEED, a, 1, 9)  # rounds draw separately
+    assert slash_coin(SEED, a, 9, 2) == int.from_bytes(digest, "big") % WAD
+    assert slash_coin(SEED, a, 9, 2) != slash_coin(SEED, a, 9, 1)  # rounds draw separately
 
 
 # --- every path -----------------------------------------------------------------------------------
@@ -135,7 +133,7 @@ def test_no_appeal_round_zero_scored_as_before() -> None:
     assert [v.rewarded for v in st.votes] == [R, R, 0]
     dissent = st.votes[2]
     assert dissent.agreed is False and dissent.effect is Effect.INCORRECT
-    assert dissent.coin == round_slash_draw(SEED, addr(3), 0, 4)
+    assert dissent.coin == slash_coin(SEED, addr(3), 4, 0)
     assert dissent.slashed == (
         8 * T if dissent.coin < slash_probability(WAD // 2, ECON.p_min, ECON.p_max) else 0
     )
@@ -239,7 +237,8 @@ def test_inconclusive_panel_voids_the_appeal_without_reward() -> None:
     assert p.result is AppealResult.VOIDED and p.refund == 7 * R and p.reward_paid == 0
     assert st.rewards == 0 and st.to_treasury == 3 * R
     abstain = st.votes[-1]
-    assert abstain.vote is Vote.ABSTAIN and abstain.effect is Effect.INCORRECT and abstain.slashed == 0
+    # SettlementModule scores nothing on an INCONCLUSIVE segment, abstentions included
+    assert abstain.vote is Vote.ABSTAIN and abstain.effect is Effect.NONE and abstain.slashed == 0
     conserved(st)
 
 
@@ -261,7 +260,7 @@ def test_unrevealed_seat_is_always_slashed_even_on_inconclusive() -> None:
     [
         ([panel(0, "PPF", 1), panel(1, "PPPPPPP", 3, appeal=appeal(1, O.PASS))], "exclusion"),
         ([panel(0, "PPF", 1), panel(1, "PPPPPPP", 10, appeal=appeal(1, O.FAIL))], "must contest PASS"),
-        ([panel(0, "PPF", 1), panel(1, "PPPPPP", 10, appeal=appeal(1, O.PASS))], "k_r = 7"),
+        ([panel(0, "PPF", 1), panel(1, "PPPPPP", 10, appeal=appeal(1, O.PASS))], "k_d = 7"),
         (
             [
                 panel(0, "PPF", 1),

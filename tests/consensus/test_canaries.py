@@ -7,7 +7,8 @@ from eth_utils import keccak, to_checksum_address
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trustnode.consensus.appeals import Effect, Panel, PanelSeat, Vote, apply_effects, round_slash_draw
+from trustnode.consensus.appeal_settlement import apply_effects
+from trustnode.consensus.appeals import Effect, Panel, PanelSeat, Vote
 from trustnode.consensus.canaries import (
     CanaryParams,
     CanaryReveal,
@@ -21,7 +22,14 @@ from trustnode.consensus.canaries import (
     settle_canary,
     trace_verdict_with_canaries,
 )
-from trustnode.consensus.rules import WAD, EconomicRules, reputation_update, slash_probability, trace_verdict
+from trustnode.consensus.rules import (
+    WAD,
+    EconomicRules,
+    reputation_update,
+    slash_coin,
+    slash_probability,
+    trace_verdict,
+)
 from trustnode.models.enums import SegmentOutcome as O
 
 T = 10**18
@@ -92,7 +100,7 @@ def test_canary_votes_score_against_truth_not_majority() -> None:
     p = slash_probability(WAD // 2, ECON.p_min, ECON.p_max)
     for v in c.votes[:2]:
         assert v.effect is Effect.INCORRECT and v.gamma == CANARY.gamma
-        assert v.slashed == (8 * T if round_slash_draw(SEED, v.auditor, 0, 3) < p else 0)
+        assert v.slashed == (8 * T if slash_coin(SEED, v.auditor, 3, 0) < p else 0)
     assert c.to_treasury == 2 * R
     # reputation moves by canaryGamma, not gamma
     lazy = apply_effects(WAD // 2, canary_effects(c, addr(1)))

@@ -6,6 +6,7 @@ from eth_utils import to_checksum_address
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from trustnode.consensus.appeal_resolution import tally
 from trustnode.consensus.appeals import (
     Appeal,
     AppealParams,
@@ -17,7 +18,6 @@ from trustnode.consensus.appeals import (
     Vote,
     min_bond,
     panel_seats,
-    tally,
 )
 from trustnode.consensus.canaries import CanaryParams, canary_count
 from trustnode.consensus.final_settlement import RevealedCanary, SessionRecord, settle_session
@@ -28,6 +28,28 @@ from trustnode.models.enums import Tier
 T = 10**18
 TAU = 6000
 VOTES = [Vote.PASS, Vote.PASS, Vote.FAIL, Vote.FAIL, Vote.ABSTAIN, Vote.UNREVEALED]
+
+
+def _session_rounds(draw: st.DrawFn, segments: list[SegmentRecord]) -> list[SegmentRecord]:
+    """Number the appeal panels as the session does: one appeal (one round) names one or more
+    segments of one depth, rounds counted per session, so a segment's rounds increase by steps
+    of any size (the panels were generated with round = depth)."""
+    numbers: dict[tuple[int, int], int] = {}
+    next_round = 1
+    for depth in range(1, max(len(s.panels) for s in segments)):
+        named = [s.index for s in segments if len(s.panels) > depth]
+        named = draw(st.permutations(named))
+        while named:
+            size = draw(st.integers(1, len(named)))
+            for i in named[:size]:
+                numbers[(i, depth)] = next_round
+            named, next_round = named[size:], next_round + 1
+    return [
+        s.model_copy(update={"panels": [
+            p if d == 0 else p.model_copy(update={"round": numbers[(s.index, d)]}) for d, p in enumerate(s.panels)
+        ]})
+        for s in segments
+    ]  # fmt: skip
 
 
 @st.composite
@@ -88,6 +110,7 @@ def sessions(draw: st.DrawFn) -> tuple[SessionRecord, AppealParams, CanaryParams
             if status is not PanelStatus.DECIDED:
                 break
         segments.append(SegmentRecord(index=i, tier=tier, weight=draw(st.integers(1, 3)), panels=panels))
+    segments = _session_rounds(draw, segments)
     reserved = sum(seats[int(s.tier)] for s in segments) * R
     fee = -(-reserved * 10_000 // 8000) + draw(st.integers(0, 10 * T))
     rec = SessionRecord(
@@ -133,6 +156,8 @@ def test_every_token_is_accounted_for(case: tuple, seed: bytes) -> None:  # type
         assert c.to_treasury >= 0
         assert all(v.gamma == canary.gamma for v in c.votes)
     rounds = s.auditor_rounds()
+    panel_rounds = {p.round for seg in rec.segments for p in seg.panels}
+    assert {a.round for a in rounds} <= panel_rounds  # ledger keys are the session's round numbers
     assert sum(a.reward for a in rounds) == s.rewards
     assert sum(a.slash for a in rounds) == s.slashed
     # canaries never count in the trace verdict

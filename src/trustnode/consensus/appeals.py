@@ -1,32 +1,32 @@
-"""Reference rules of appeals (issue 15), in the contracts' integer arithmetic.
+"""Reference rules of appeals (issue 15): the data model, panel sizes and bonds, admission.
 
-A segment's history is a list of panels: round 0 is the session's own panel, round r >= 1 an
-appeal panel of k_r = 2 k_{r-1} + 1 seats.  Each DECIDED panel's quorum outcome replaces the
-segment's outcome; every vote of every round is scored against the FINAL outcome; bonds,
-freed first-round rewards and a capped treasury budget pay the appeal panels and the
-appellants.  `docs/appeals-canaries.md` is the prose of these functions; the contracts must
-reproduce them exactly (WAD and basis points, Solidity rounding = Python ``//`` on
-non-negative integers).  Functions take plain pydantic data and return plain pydantic data,
-so the simulator, the tests and the chain consistency test share one implementation.
+The shape.  A session's panels are numbered by **round**: round 0 is the session's own panel,
+round `a >= 1` is the session's `a`-th appeal (its ledger key is `PanelKey.keyOf(sessionId, a)`
+and its slash coins `keccak256(slashSeed, auditor, a, segment)`).  One appeal names one or more
+segments, all at the same **depth** d (the number of panels the segment has had after round 0);
+the round gives each of them a panel of k_{d+1} = 2 k_d + 1 seats of its tier, excluding the
+provider and everyone who sat on an earlier panel of that segment.  So a segment's history is a
+list of panels in depth order whose round numbers increase (not necessarily by one: other
+segments' appeals take rounds in between).  Each DECIDED panel's quorum outcome replaces the
+segment's outcome; every vote of every round is scored against the FINAL outcome
+(`appeal_settlement`); `appeal_resolution` validates a history and resolves it.
+
+`docs/appeals-canaries.md` is the prose; the contracts must reproduce these functions exactly
+(WAD and basis points, Solidity rounding = Python ``//`` on non-negative integers).  They take
+and return plain pydantic data, so the simulator, the tests, the in-memory chain and the chain
+consistency test share one implementation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from enum import StrEnum
 
-from eth_abi import encode
-from eth_utils import keccak, to_checksum_address
+from eth_utils import to_checksum_address
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from trustnode.consensus.rules import (
-    BPS,
-    WAD,
-    EconomicRules,
-    quorum,
-    segment_outcome,
-    slash_probability,
-)
+from trustnode.consensus.encoding import MAX_ROUND
+from trustnode.consensus.rules import BPS, WAD, EconomicRules, quorum
 from trustnode.models.enums import SegmentOutcome, Tier
 
 #: Panel tallies are 6-bit counters on chain: no panel may exceed 63 seats.
@@ -112,16 +112,18 @@ class Appeal(BaseModel):
 
 
 class Panel(BaseModel):
+    """One panel of one segment; its depth is its position in `SegmentRecord.panels`."""
+
     model_config = ConfigDict(frozen=True)
 
-    round: int = Field(ge=0, le=MAX_ROUNDS)
+    round: int = Field(ge=0, le=MAX_ROUND, description="the session round (0: its own panel; a: appeal a)")
     seats: list[PanelSeat]
     status: PanelStatus = PanelStatus.DECIDED
     appeal: Appeal | None = Field(default=None, description="None exactly for round 0")
 
 
 class SegmentRecord(BaseModel):
-    """Everything that happened to one segment, round 0 first."""
+    """Everything that happened to one segment, round 0 first, panels in depth order."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -130,22 +132,27 @@ class SegmentRecord(BaseModel):
     weight: int = Field(ge=1, le=0xFFFF)
     panels: list[Panel] = Field(min_length=1)
 
+    @property
+    def depth(self) -> int:
+        """Panels after round 0 (0 = never appealed)."""
+        return len(self.panels) - 1
+
 
 # --- sizes, bonds and the farming inequality -----------------------------------------------------
 
 
-def panel_seats(k0: int, round_: int) -> int:
-    """k_r = 2 k_{r-1} + 1 with k_0 the tier's seats, i.e. k_r = 2^r (k_0 + 1) - 1."""
-    if k0 < 1 or not 0 <= round_ <= MAX_ROUNDS:
-        raise ValueError("need k0 >= 1 and 0 <= round <= 4")
-    return (k0 + 1) * (1 << round_) - 1
+def panel_seats(k0: int, depth: int) -> int:
+    """k_d = 2 k_{d-1} + 1 with k_0 the tier's seats, i.e. k_d = 2^d (k_0 + 1) - 1 (d = panel depth)."""
+    if k0 < 1 or not 0 <= depth <= MAX_ROUNDS:
+        raise ValueError("need k0 >= 1 and 0 <= depth <= 4")
+    return (k0 + 1) * (1 << depth) - 1
 
 
-def min_bond(k0: int, round_: int, reward: int, multiplier_bps: int) -> int:
-    """Bond per segment to open round r >= 1: k_r * R * appealBondMultiplierBps / 10000."""
-    if round_ < 1:
-        raise ValueError("round 0 is not an appeal")
-    return panel_seats(k0, round_) * reward * multiplier_bps // BPS
+def min_bond(k0: int, depth: int, reward: int, multiplier_bps: int) -> int:
+    """Bond per segment for its panel of depth d >= 1: k_d * R * appealBondMultiplierBps / 10000."""
+    if depth < 1:
+        raise ValueError("depth 0 is not an appeal")
+    return panel_seats(k0, depth) * reward * multiplier_bps // BPS
 
 
 def appellant_reward(bond: int, reward_bps: int) -> int:
@@ -161,23 +168,23 @@ def cheapest_spoil(k: int, tau_bps: int) -> int:
 
 def farming_loses(
     k0: int,
-    round_: int,
+    depth: int,
     tau_bps: int,
     appeal: AppealParams,
     econ: EconomicRules,
     *,
     count_forgone: bool = True,
 ) -> bool:
-    """True iff a coalition that spoils round `round_` and appeals it expects to lose money.
+    """True iff a coalition that spoils a segment's panel of depth `depth` and appeals it expects to lose.
 
-    Cost: m = cheapest_spoil(k_r) wrong votes, each slashed P with probability >= p_min and (with
+    Cost: m = cheapest_spoil(k_d) wrong votes, each slashed P with probability >= p_min and (with
     `count_forgone`) forgoing the reward R it would have earned; gain: the appellant reward on the
-    bond of round r + 1, even if the appeal surely succeeds.  Exact in integers:
+    bond of depth d + 1, even if the appeal surely succeeds.  Exact in integers:
     m * (R * 1e18 [if forgone] + pMin * P) * 10000 > rewardBps * bond * 1e18.
     """
-    m = cheapest_spoil(panel_seats(k0, round_), tau_bps)
+    m = cheapest_spoil(panel_seats(k0, depth), tau_bps)
     per_vote = (econ.reward * WAD if count_forgone else 0) + econ.p_min * econ.penalty
-    bond = min_bond(k0, round_ + 1, econ.reward, appeal.bond_multiplier_bps)
+    bond = min_bond(k0, depth + 1, econ.reward, appeal.bond_multiplier_bps)
     return m * per_vote * BPS > appeal.reward_bps * bond * WAD
 
 
@@ -191,12 +198,34 @@ def check_appeal_params(
         for r in range(appeal.max_rounds):
             if not farming_loses(k0, r, tau_bps, appeal, econ):
                 raise ValueError(
-                    f"tier {t}: spoiling round {r} and appealing it would pay (lower reward_bps)"
+                    f"tier {t}: spoiling a depth-{r} panel and appealing it would pay (lower reward_bps)"
                 )
 
 
 class AppealRefused(ValueError):
-    """An appeal the contract reverts: nothing is taken from the appellant."""
+    """An appeal the contract reverts: nothing is taken from the appellant.
+
+    `name` is the contract's error name, the message starts with it.
+    """
+
+    def __init__(self, name: str, detail: str = "") -> None:
+        super().__init__(f"{name}: {detail}" if detail else name)
+        self.name = name
+        self.detail = detail
+
+
+def first_window(finalized_at: int, canary_reveal_blocks: int, appeal_blocks: int) -> tuple[int, int]:
+    """(canaryEnd, windowEnd) of a session whose round 0 finalized at block `finalized_at`: the
+    canary reveal window is (finalized_at, canaryEnd], then every segment's first appeal window is
+    (canaryEnd, windowEnd], `appealBlocks` long, so a revealed canary is known before any appeal."""
+    canary_end = finalized_at + canary_reveal_blocks
+    return canary_end, canary_end + appeal_blocks
+
+
+def window_after_round(round_end: int, appeal_blocks: int, *, rounds_left: bool) -> int:
+    """The last block the segments of a round that ended (decided) at `round_end` may be appealed
+    again: a new window of `appealBlocks` while rounds remain, none (0) otherwise."""
+    return round_end + appeal_blocks if rounds_left else 0
 
 
 def check_appeal(
@@ -210,380 +239,134 @@ def check_appeal(
     eligible: int,
     max_bond: int | None = None,
 ) -> tuple[int, int]:
-    """What `appeal(sessionId, segment)` checks; returns (round, bond) of the panel it opens.
+    """The per-segment checks of an appeal; returns (depth, bond) of the panel it would add.
 
-    `window_end`: last block of the window that is open now (the session's appeal window for
-    round 1, `appealBlocks` after the previous panel's reveal phase for later rounds).
+    `window_end`: last block of the window open now (`first_window`, `window_after_round`).
     `eligible`: auditors of the segment's tier who sat on none of its panels (the provider
-    excluded) - fewer than k_r and the appeal is refused up front, so no round ever starts that
+    excluded) - fewer than k_d and the appeal is refused up front, so no round ever starts that
     cannot be seated.  The bond is exactly `min_bond`; `max_bond` is the appellant's own limit.
     """
-    r = len(seg.panels)
+    d = len(seg.panels)
     last = seg.panels[-1]
     if appeal.appeal_blocks == 0 or appeal.max_rounds == 0:
         raise AppealRefused("AppealsDisabled")
     if block > window_end:
-        raise AppealRefused("AppealWindowClosed")
+        raise AppealRefused("AppealWindowClosed", f"the window ended at block {window_end}")
     if last.status is not PanelStatus.DECIDED:
-        raise AppealRefused("SegmentFinal")  # keys withheld or unfillable: that outcome is final
-    if r > appeal.max_rounds:
-        raise AppealRefused("NoRoundsLeft")
-    k = panel_seats(k0, r)
+        raise AppealRefused("SegmentFinal", f"segment {seg.index}: its last panel did not decide")
+    if d > appeal.max_rounds:
+        raise AppealRefused("NoRoundsLeft", f"segment {seg.index} had {appeal.max_rounds} appeal panels")
+    k = panel_seats(k0, d)
     if eligible < k:
-        raise AppealRefused(f"NotEnoughEligibleAuditors: {eligible} < k_{r} = {k}")
-    bond = min_bond(k0, r, reward, appeal.bond_multiplier_bps)
+        raise AppealRefused("NotEnoughEligibleAuditors", f"segment {seg.index}: {eligible} < k_{d} = {k}")
+    bond = min_bond(k0, d, reward, appeal.bond_multiplier_bps)
     if max_bond is not None and bond > max_bond:
-        raise AppealRefused(f"BondAboveLimit: the bond of round {r} is {bond}")
-    return r, bond
+        raise AppealRefused("BondAboveLimit", f"the bond of depth {d} is {bond}")
+    return d, bond
 
 
-# --- outcomes ------------------------------------------------------------------------------------
-
-
-class Resolution(BaseModel):
-    """The outcome after each panel (index = round), the final outcome, and each appeal's result."""
-
-    model_config = ConfigDict(frozen=True)
-
-    outcomes: list[SegmentOutcome]
-    final: SegmentOutcome
-    results: list[AppealResult | None] = Field(description="None for round 0")
-
-
-def tally(panel: Panel) -> tuple[int, int]:
-    """(PASS, FAIL) revealed votes; abstentions and missing reveals count in neither."""
-    return (
-        sum(1 for s in panel.seats if s.vote is Vote.PASS),
-        sum(1 for s in panel.seats if s.vote is Vote.FAIL),
-    )
-
-
-def appeal_result(appealed: SegmentOutcome, final: SegmentOutcome, status: PanelStatus) -> AppealResult:
-    """How an appeal ended, judged against the FINAL outcome of its segment."""
-    if status is PanelStatus.KEYS_WITHHELD:
-        return AppealResult.KEYS_WITHHELD
-    if status is PanelStatus.UNFILLABLE:
-        return AppealResult.UNFILLABLE
-    if final == appealed:
-        return AppealResult.UPHELD
-    if appealed in DECIDED and final == SegmentOutcome.INCONCLUSIVE:
-        return AppealResult.VOIDED
-    return AppealResult.OVERTURNED
-
-
-def resolve(seg: SegmentRecord, k0: int, tau_bps: int, appeal: AppealParams, reward: int) -> Resolution:
-    """Validate a segment's history as the contract would have let it happen, and resolve it."""
-    outcomes: list[SegmentOutcome] = []
-    seen: set[str] = set()
-    for r, panel in enumerate(seg.panels):
-        if panel.round != r:
-            raise ValueError(f"segment {seg.index}: panel {r} says round {panel.round}")
-        k = panel_seats(k0, r)
-        names = [s.auditor for s in panel.seats]
-        if len(set(names)) != len(names) or seen & set(names):
-            raise ValueError(f"segment {seg.index} round {r}: an auditor sits twice (exclusion violated)")
-        seen |= set(names)
-        if r == 0:
-            if panel.appeal is not None or panel.status is not PanelStatus.DECIDED:
-                raise ValueError("round 0 is the session's own decided panel")
-        else:
-            prev = outcomes[-1]
-            if r > appeal.max_rounds or seg.panels[r - 1].status is not PanelStatus.DECIDED:
-                raise ValueError(f"segment {seg.index}: round {r} is not allowed")
-            if panel.appeal is None or panel.appeal.appealed != prev:
-                raise ValueError(f"segment {seg.index} round {r}: the appeal must contest {prev.name}")
-            if panel.appeal.bond != min_bond(k0, r, reward, appeal.bond_multiplier_bps):
-                raise ValueError(f"segment {seg.index} round {r}: the bond is exactly the minimum bond")
-        if panel.status is PanelStatus.UNFILLABLE:
-            if len(panel.seats) >= k:
-                raise ValueError("an unfillable panel has fewer than k_r seats")
-            if any(s.vote is not Vote.UNREVEALED for s in panel.seats):
-                raise ValueError("an unfillable panel never votes")
-            outcomes.append(outcomes[-1])
-            continue
-        if len(panel.seats) != k:
-            raise ValueError(f"segment {seg.index} round {r}: {len(panel.seats)} seats, k_r = {k}")
-        if panel.status is PanelStatus.KEYS_WITHHELD:
-            if any(s.vote is not Vote.UNREVEALED for s in panel.seats):
-                raise ValueError("nobody can vote without keys")
-            outcomes.append(SegmentOutcome.INCONCLUSIVE)
-            continue
-        p, f = tally(panel)
-        outcomes.append(segment_outcome(p, f, k, tau_bps))
-    final = outcomes[-1]
-    results: list[AppealResult | None] = [None]
-    for panel in seg.panels[1:]:
-        assert panel.appeal is not None
-        results.append(appeal_result(panel.appeal.appealed, final, panel.status))
-    return Resolution(outcomes=outcomes, final=final, results=results)
-
-
-# --- scoring and money ---------------------------------------------------------------------------
-
-
-def round_slash_draw(slash_seed: bytes, auditor: str, round_: int, segment: int) -> int:
-    """uint256(keccak256(abi.encode(slashSeed, auditor, round, segment))) % 1e18 (protocol v2 coin)."""
-    if len(slash_seed) != 32:
-        raise ValueError("slash seed must be 32 bytes")
-    digest = keccak(
-        encode(["bytes32", "address", "uint256", "uint256"], [slash_seed, auditor, round_, segment])
-    )
-    return int.from_bytes(digest, "big") % WAD
-
-
-class VoteScore(BaseModel):
-    """One seat's result: what it earned, what it lost, how its reputation moves."""
+class Admission(BaseModel):
+    """An admitted appeal: the round it opens, the panels' depth, seats and bonds per named segment."""
 
     model_config = ConfigDict(frozen=True)
 
     round: int
-    segment: int
-    auditor: str
-    vote: Vote
-    agreed: bool | None = Field(description="None when the truth it is scored against is INCONCLUSIVE")
-    rewarded: int
-    slashed: int
-    coin: int | None = None
-    effect: Effect
-    gamma: int = Field(description="the reputation step this vote uses (gamma, or canaryGamma)")
-
-
-def score_seat(
-    seat: PanelSeat,
-    *,
-    round_: int,
-    segment: int,
-    truth: SegmentOutcome,
-    econ: EconomicRules,
-    gamma: int,
-    slash_seed: bytes,
-    reward: int,
-) -> VoteScore:
-    """Score one revealed-or-not seat of a panel that voted, against `truth` (final outcome or canary truth).
-
-    Agreeing vote on a decided truth: `reward`, CORRECT.  Disagreeing: slashed P iff its coin is
-    below pSlash(r at the panel's draw), INCORRECT.  Never revealed: always slashed, INCORRECT.
-    Abstained: nothing paid or slashed, INCORRECT.  Revealed vote on an INCONCLUSIVE truth: nothing.
-    """
-    base = {"round": round_, "segment": segment, "auditor": seat.auditor, "vote": seat.vote, "gamma": gamma}
-    if seat.vote is Vote.UNREVEALED:
-        return VoteScore(**base, agreed=None, rewarded=0, slashed=econ.penalty, effect=Effect.INCORRECT)
-    if seat.vote is Vote.ABSTAIN:
-        return VoteScore(**base, agreed=None, rewarded=0, slashed=0, effect=Effect.INCORRECT)
-    if truth not in DECIDED:
-        return VoteScore(**base, agreed=None, rewarded=0, slashed=0, effect=Effect.NONE)
-    if (seat.vote is Vote.FAIL) == (truth == SegmentOutcome.FAIL):
-        return VoteScore(**base, agreed=True, rewarded=reward, slashed=0, effect=Effect.CORRECT)
-    coin = round_slash_draw(slash_seed, seat.auditor, round_, segment)
-    hit = coin < slash_probability(seat.reputation, econ.p_min, econ.p_max)
-    return VoteScore(
-        **base,
-        agreed=False,
-        rewarded=0,
-        slashed=econ.penalty if hit else 0,
-        coin=coin,
-        effect=Effect.INCORRECT,
-    )
-
-
-class AppealPayout(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    round: int
-    appellant: str
-    bond: int
-    result: AppealResult
-    refund: int = Field(description="bond returned to the appellant")
-    reward_due: int
-    reward_paid: int
-
-
-class SegmentSettlement(BaseModel):
-    """Every token one segment moves once its outcome is final.
-
-    Conservation: reserved + sum(bonds) + budget_used == round0 rewards + panel rewards
-    + refunds + appellant rewards + to_treasury (slashes come from stake and go to the treasury
-    separately: `slashed`).
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    segment: int
-    final: SegmentOutcome
-    resolution: Resolution
-    votes: list[VoteScore]
-    payouts: list[AppealPayout]
-    reserved: int = Field(description="k_0 * R set aside in the session pool at opening")
-    bonds: int
-    budget_used: int
-    to_treasury: int
-    reward_per_vote: list[int] = Field(description="per round: what one funded seat of that panel gets")
-    shortfall: int = Field(description="dues the pot and the budget could not cover (reported by an event)")
+    depth: int = Field(ge=1, description="the depth of the new panels")
+    segments: list[int]
+    seats: list[int]
+    bonds: list[int]
 
     @property
-    def rewards(self) -> int:
-        return sum(v.rewarded for v in self.votes)
-
-    @property
-    def slashed(self) -> int:
-        return sum(v.slashed for v in self.votes)
+    def bond(self) -> int:
+        return sum(self.bonds)
 
 
-def settle_segment(
-    seg: SegmentRecord,
+def check_session_appeal(
+    segments: Sequence[SegmentRecord],
+    named: Sequence[int],
     *,
-    k0: int,
-    tau_bps: int,
+    seats: Sequence[int],
     appeal: AppealParams,
-    econ: EconomicRules,
-    slash_seed: bytes,
-    budget: int,
-) -> SegmentSettlement:
-    """Resolve a segment, score every vote of every round against the final outcome, move the money.
+    reward: int,
+    block: int,
+    opens_after: int,
+    window_ends: Sequence[int],
+    rounds_opened: int,
+    running: Collection[int],
+    canaries: Collection[int],
+    eligible: Callable[[int], int],
+    max_bond: int | None = None,
+) -> Admission:
+    """What `appeal(sessionId, segments, maxBond)` checks (IAppealModule); the round it opens.
 
-    Order (exactly the contract's): round-0 agreeing votes are paid R from the segment's
-    reservation; the rest of the reservation starts the segment's pot.  Per appeal round:
-    UPHELD - the bond pays the panel's agreeing votes R each, its surplus joins the pot;
-    OVERTURNED / VOIDED / KEYS_WITHHELD - the bond is refunded whole; UNFILLABLE - the bond pays
-    R per drawn seat and the rest is refunded.  Then, round by round, the panels owed by the pot
-    (agreeing votes of an OVERTURNED round, every seat of a KEYS_WITHHELD round) are paid
-    per_vote = min(R, (pot + budget) // count) each, from the pot first and the budget second;
-    then each OVERTURNED appellant's reward, pot first, budget second, as far as they reach.  The
-    pot's remainder goes to the treasury.  `budget` is what the treasury still grants.
+    `segments`: the session's segment histories (index order); `named`: the appealed indices,
+    strictly ascending; `seats`: k_0 per tier; `opens_after`: the canary window's end (no appeal
+    before); `window_ends[i]`: the last block segment i may be appealed (0: never again);
+    `rounds_opened`: appeals so far (the new round is that + 1); `running`: segments with a panel
+    still running; `canaries`: revealed canaries; `eligible(i)`: auditors who could sit on segment
+    i's new panel.  Refusals, first match: AppealsDisabled, EmptyAppeal, InvalidSegment,
+    SegmentsNotAscending, AppealWindowNotOpen, TooManyRounds (round 255 reached, PanelKey.MAX_ROUND),
+    then per segment SegmentIsCanary, AppealPending, MixedDepths and `check_appeal`'s
+    AppealWindowClosed, SegmentFinal, NoRoundsLeft, NotEnoughEligibleAuditors, then BondAboveLimit on
+    the sum of the bonds.
     """
-    if budget < 0:
-        raise ValueError("budget must be >= 0")
-    R = econ.reward
-    res = resolve(seg, k0, tau_bps, appeal, R)
-    final = res.final
-    reserved = k0 * R
-    votes: list[VoteScore] = []
-    payouts: list[AppealPayout] = []
-    per_vote = [0] * len(seg.panels)
-    pot = reserved
-    bonds = 0
-    owed: list[tuple[int, list[int]]] = []  # (round, indices into votes) paid from pot + budget
-    for r, panel in enumerate(seg.panels):
-        result = res.results[r]
-        if panel.status is not PanelStatus.DECIDED:
-            start = len(votes)
-            for s in panel.seats:
-                votes.append(
-                    VoteScore(round=r, segment=seg.index, auditor=s.auditor, vote=s.vote, agreed=None,
-                              rewarded=0, slashed=0, effect=Effect.NONE, gamma=econ.gamma)
-                )  # fmt: skip
-            if panel.status is PanelStatus.KEYS_WITHHELD:
-                owed.append((r, list(range(start, len(votes)))))
-            else:  # UNFILLABLE: the bond pays R per drawn seat
-                per_vote[r] = R
-                votes[start:] = [v.model_copy(update={"rewarded": R}) for v in votes[start:]]
-        else:
-            # The appeal's own bond pays an UPHELD panel, so its rewards are final now; an
-            # OVERTURNED panel's rewards wait for the pot (set to 0 here, filled in below).
-            upheld_or_first = result in (None, AppealResult.UPHELD)
-            start = len(votes)
-            for s in panel.seats:
-                votes.append(
-                    score_seat(s, round_=r, segment=seg.index, truth=final, econ=econ, gamma=econ.gamma,
-                               slash_seed=slash_seed, reward=R if upheld_or_first else 0)
-                )  # fmt: skip
-            if upheld_or_first:
-                per_vote[r] = R
-            agreeing = [i for i in range(start, len(votes)) if votes[i].agreed]
-            if r == 0:
-                pot -= len(agreeing) * R
-            elif result is AppealResult.OVERTURNED and agreeing:
-                owed.append((r, agreeing))
-        if panel.appeal is not None:
-            assert result is not None
-            b = panel.appeal.bond
-            bonds += b
-            refund = b
-            if result is AppealResult.UPHELD:
-                refund = 0
-                pot += b - sum(votes[i].rewarded for i in range(len(votes)) if votes[i].round == r)
-            elif result is AppealResult.UNFILLABLE:
-                refund = b - len(panel.seats) * R
-            due = appellant_reward(b, appeal.reward_bps) if result is AppealResult.OVERTURNED else 0
-            payouts.append(
-                AppealPayout(round=r, appellant=panel.appeal.appellant, bond=b, result=result, refund=refund,
-                             reward_due=due, reward_paid=0)
-            )  # fmt: skip
-    budget_left = budget
-    shortfall = 0
-
-    def take(amount: int) -> None:
-        nonlocal pot, budget_left
-        from_pot = min(amount, pot)
-        pot -= from_pot
-        budget_left -= amount - from_pot
-
-    for r, idx in owed:
-        pv = min(R, (pot + budget_left) // len(idx))
-        per_vote[r] = pv
-        take(pv * len(idx))
-        shortfall += (R - pv) * len(idx)
-        for i in idx:
-            votes[i] = votes[i].model_copy(update={"rewarded": pv})
-    for j, p in enumerate(payouts):
-        paid = min(p.reward_due, pot + budget_left)
-        take(paid)
-        shortfall += p.reward_due - paid
-        payouts[j] = p.model_copy(update={"reward_paid": paid})
-    return SegmentSettlement(
-        segment=seg.index,
-        final=final,
-        resolution=res,
-        votes=votes,
-        payouts=payouts,
-        reserved=reserved,
-        bonds=bonds,
-        budget_used=budget - budget_left,
-        to_treasury=pot,
-        reward_per_vote=per_vote,
-        shortfall=shortfall,
-    )
-
-
-def apply_effects(reputation: int, effects: Sequence[tuple[Effect, int]]) -> int:
-    """Reputation after a sequence of (effect, gamma) in seat order: r' = ((1e18 - g) r + g * 1e18 * c) / 1e18."""
-    r = reputation
-    for effect, gamma in effects:
-        if effect is Effect.NONE:
-            continue
-        r = ((WAD - gamma) * r + (gamma * WAD if effect is Effect.CORRECT else 0)) // WAD
-    return r
+    if appeal.appeal_blocks == 0 or appeal.max_rounds == 0:
+        raise AppealRefused("AppealsDisabled")
+    if not named:
+        raise AppealRefused("EmptyAppeal")
+    for j, i in enumerate(named):
+        if not 0 <= i < len(segments):
+            raise AppealRefused("InvalidSegment", f"the session has no segment {i}")
+        if j and i <= named[j - 1]:
+            raise AppealRefused("SegmentsNotAscending", "name segments in strictly ascending order")
+    if block <= opens_after:
+        raise AppealRefused("AppealWindowNotOpen", f"appeals open after block {opens_after}")
+    if rounds_opened + 1 > MAX_ROUND:
+        raise AppealRefused("TooManyRounds", f"the session used all {MAX_ROUND} rounds")
+    depth = len(segments[named[0]].panels)
+    out_seats: list[int] = []
+    bonds: list[int] = []
+    for i in named:
+        seg = segments[i]
+        if i in canaries:
+            raise AppealRefused("SegmentIsCanary", f"segment {i} is a revealed canary")
+        if i in running:
+            raise AppealRefused("AppealPending", f"segment {i} has a panel running")
+        if len(seg.panels) != depth:
+            raise AppealRefused("MixedDepths", "one appeal names segments of one depth")
+        k0 = seats[int(seg.tier)]
+        d, bond = check_appeal(seg, k0=k0, appeal=appeal, reward=reward, block=block, window_end=window_ends[i],
+                               eligible=eligible(i))  # fmt: skip
+        out_seats.append(panel_seats(k0, d))
+        bonds.append(bond)
+    total = sum(bonds)
+    if max_bond is not None and total > max_bond:
+        raise AppealRefused("BondAboveLimit", f"the bond is {total}")
+    return Admission(round=rounds_opened + 1, depth=depth, segments=list(named), seats=out_seats, bonds=bonds)
 
 
 __all__ = [
     "MAX_PANEL_SEATS",
     "MAX_ROUNDS",
+    "Admission",
     "Appeal",
     "AppealParams",
-    "AppealPayout",
     "AppealRefused",
     "AppealResult",
     "Effect",
     "Panel",
     "PanelSeat",
     "PanelStatus",
-    "Resolution",
     "SegmentRecord",
-    "SegmentSettlement",
     "Vote",
-    "VoteScore",
-    "appeal_result",
     "appellant_reward",
     "check_appeal",
-    "apply_effects",
     "check_appeal_params",
+    "check_session_appeal",
     "cheapest_spoil",
     "farming_loses",
+    "first_window",
     "min_bond",
     "panel_seats",
-    "resolve",
-    "round_slash_draw",
-    "score_seat",
-    "settle_segment",
-    "tally",
+    "window_after_round",
 ]

@@ -18,14 +18,8 @@ from eth_abi import encode
 from eth_utils import keccak, to_checksum_address
 from pydantic import BaseModel, ConfigDict, Field
 
-from trustnode.consensus.appeals import (
-    DECIDED,
-    Effect,
-    Panel,
-    PanelStatus,
-    VoteScore,
-    score_seat,
-)
+from trustnode.consensus.appeal_settlement import VoteScore, score_seat
+from trustnode.consensus.appeals import DECIDED, Effect, Panel, PanelStatus
 from trustnode.consensus.rules import BPS, WAD, EconomicRules, TraceVerdict
 from trustnode.models.enums import SegmentOutcome
 

@@ -14,13 +14,8 @@ from collections import defaultdict
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from trustnode.consensus.appeals import (
-    AppealParams,
-    Effect,
-    SegmentRecord,
-    SegmentSettlement,
-    settle_segment,
-)
+from trustnode.consensus.appeal_settlement import SegmentSettlement, settle_segment
+from trustnode.consensus.appeals import AppealParams, Effect, SegmentRecord
 from trustnode.consensus.canaries import (
     CanaryParams,
     CanarySettlement,

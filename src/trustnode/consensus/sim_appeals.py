@@ -23,6 +23,7 @@ from eth_utils import keccak, to_checksum_address
 from pydantic import BaseModel, Field
 from scipy import stats
 
+from trustnode.consensus.appeal_settlement import settle_segment
 from trustnode.consensus.appeals import (
     Appeal,
     AppealParams,
@@ -35,7 +36,6 @@ from trustnode.consensus.appeals import (
     Vote,
     check_appeal,
     panel_seats,
-    settle_segment,
 )
 from trustnode.consensus.rules import WAD, EconomicRules, quorum, segment_outcome, trace_verdict
 from trustnode.consensus.trace import ConsensusParams, TierSetting, TraceShape

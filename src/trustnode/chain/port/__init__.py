@@ -21,9 +21,33 @@ from trustnode.chain.port.types import (
     VoteState,
     Withdrawal,
 )
+from trustnode.chain.port.types_appeals import (
+    AppealOpened,
+    AppealQuote,
+    AppealResult,
+    AppealStatus,
+    CanaryReveal,
+    CanaryState,
+    PanelStatus,
+    RevealedCanary,
+    RoundInfo,
+    RoundSegment,
+    RoundState,
+)
 
 __all__ = [
     "AbstainNotSupported",
+    "AppealOpened",
+    "AppealQuote",
+    "AppealResult",
+    "AppealStatus",
+    "CanaryReveal",
+    "CanaryState",
+    "PanelStatus",
+    "RevealedCanary",
+    "RoundInfo",
+    "RoundSegment",
+    "RoundState",
     "AuditorProfile",
     "Ballot",
     "Capabilities",

@@ -12,7 +12,9 @@ Conventions: amounts in token wei, reputation in WAD, deadlines in block numbers
 checksummed. Writes return what they did with their transaction (`TxRef`); a revert raises
 `chain.errors.ContractRevertError` with the ABI's error name (`chain.port.reverts`); an action
 that is not possible *yet* raises `NotReady`; an unreachable chain `ChainUnavailableError`.
-`round` is the panel of a session (0 = the first; issue 15's appeals add rounds).
+`round` is the panel of a session: 0 = the session's own panel, `a >= 1` = its `a`-th appeal
+(issue 15, `chain.port.types_appeals` explains the shape). Every vote of every round is settled
+against the session's final outcome, so `settle` waits (NotReady) until `appeal_status(...).final`.
 """
 
 from __future__ import annotations
@@ -36,6 +38,14 @@ from trustnode.chain.port.types import (
     TxRef,
     VoteState,
     Withdrawal,
+)
+from trustnode.chain.port.types_appeals import (
+    AppealOpened,
+    AppealQuote,
+    AppealStatus,
+    CanaryReveal,
+    CanaryState,
+    RoundInfo,
 )
 from trustnode.chain.protocol import SessionParams
 from trustnode.models.enums import Tier
@@ -75,7 +85,11 @@ class ChainPort(Protocol):
         ...
 
     # -- parameters and auditors ---------------------------------------------------------------
-    def params(self, version: int | None = None) -> SessionParams: ...
+    def params(self, version: int | None = None) -> SessionParams:
+        """Parameters of `version` (default: current), appeal and canary fields included
+        (`SessionParams.appeal`, `SessionParams.canary`)."""
+        ...
+
     def max_segments(self) -> int: ...
     def eligible_auditors(self, tier: Tier) -> list[EligibleAuditor]:
         """Auditors of `tier` a draw could pick now (registered, staked, free stake for a seat)."""
@@ -99,8 +113,12 @@ class ChainPort(Protocol):
         """A session this signer already opened for `merkle_root` (recovery after a crash)."""
         ...
 
-    def draw(self, session_id: int, max_seats: int) -> DrawStep:
-        """Draw up to `max_seats` seats; NotReady while the draw's randomness is not fixed."""
+    def draw(self, session_id: int, max_seats: int, round: int = 0) -> DrawStep:
+        """Draw up to `max_seats` seats of `round`'s panel; NotReady while its randomness is not fixed.
+
+        For an appeal round the step's state is the session's (FINALIZED) and the seat counts are
+        the round's; `rounds()` tells the round's own state (UNFILLABLE when the draw ran out).
+        """
         ...
 
     def draw_failure(self, session_id: int) -> DrawFailure | None:
@@ -111,10 +129,18 @@ class ChainPort(Protocol):
         """Every drawn auditor's seats (segment indices in seat order)."""
         ...
 
-    def publish_keys(self, session_id: int, manifest_cid: str) -> TxRef: ...
-    def keys_published(self, session_id: int) -> KeysPublished | None: ...
+    def publish_keys(self, session_id: int, manifest_cid: str, round: int = 0) -> TxRef:
+        """Publish the key manifest of `round` (the provider; one manifest per round)."""
+        ...
+
+    def keys_published(self, session_id: int, round: int = 0) -> KeysPublished | None: ...
     def advance(self, session_id: int) -> tuple[SessionState, TxRef]:
-        """Apply due deadline transitions and finalize when due (anyone may call)."""
+        """Apply due deadline transitions and finalize when due (anyone may call).
+
+        Also ends due appeal rounds (finalizes a round whose votes are in or whose reveal phase
+        closed, marks KEYS_WITHHELD a round without keys by its key deadline) and closes the
+        appeal phase, so that the session's outcome becomes final.
+        """
         ...
 
     def finalized(self, session_id: int) -> TxRef | None:
@@ -129,7 +155,8 @@ class ChainPort(Protocol):
         ...
 
     def events(self, from_block: int, to_block: int) -> list[KeysPublished]:
-        """Key publications in [from_block, to_block], in chain order (what a daemon follows)."""
+        """Key publications of every round in [from_block, to_block], in chain order (what a daemon
+        follows: a round-r event means the auditors of `seats(session, r)` can start)."""
         ...
 
     def vote(self, session_id: int, auditor: str, round: int = 0) -> VoteState: ...
@@ -146,7 +173,8 @@ class ChainPort(Protocol):
         ...
 
     def settle(self, session_id: int, auditor: str, round: int = 0) -> Settlement | None:
-        """Settle `auditor`; None when already settled; NotReady while its slash coins are unknown."""
+        """Settle `auditor`'s seats of `round`; None when already settled; NotReady while the
+        session's outcome can still change (appeals) or its slash coins are unknown."""
         ...
 
     def settlements(
@@ -173,3 +201,42 @@ class ChainPort(Protocol):
     def verify_segment(
         self, session_id: int, index: int, cid: str, tier: int, weight: int, proof: Sequence[bytes]
     ) -> bool: ...
+
+    # -- gold canaries (issue 15) ---------------------------------------------------------------
+    def commit_canaries(self, session_id: int, commitments: Sequence[bytes]) -> TxRef:
+        """The provider commits one `canaries.canary_commitment` per canary, all at once, while
+        the draw's randomness is pending; the count must be `CanaryState.required`
+        (reverts: NotProvider, WrongCanaryCount, CanariesAlreadyCommitted, CommitTooLate)."""
+        ...
+
+    def reveal_canaries(self, session_id: int, reveals: Sequence[CanaryReveal]) -> TxRef:
+        """The provider reveals (slot, index, verdict, salt) of its canaries inside the canary
+        reveal window (after the round-0 reveal phase); each must match its slot's commitment.
+        Canaries never revealed never block settlement."""
+        ...
+
+    def canaries(self, session_id: int) -> CanaryState:
+        """Committed count and hashes, revealed canaries, and the commit and reveal windows."""
+        ...
+
+    # -- appeals (issue 15) ---------------------------------------------------------------------
+    def appeal_quote(self, session_id: int, segments: Sequence[int]) -> AppealQuote:
+        """What an appeal of `segments` by this signer would open and cost now, or the named
+        refusal it would hit; sends nothing."""
+        ...
+
+    def appeal(self, session_id: int, segments: Sequence[int], max_bond: int) -> AppealOpened:
+        """Appeal `segments` (one depth), paying their bond (approving it if needed); refused
+        with BondAboveLimit when the bond exceeds `max_bond`. Anyone may appeal."""
+        ...
+
+    def appeal_status(self, session_id: int) -> AppealStatus:
+        """Appealable until block N (or not), rounds opened and running, and whether the
+        session's outcome is final."""
+        ...
+
+    def rounds(self, session_id: int) -> list[RoundInfo]:
+        """Every appeal round of the session (rounds 1, 2, ...; round 0 is `session` and
+        `segments`): segments, depth, appellant, bond, state, deadlines, tallies, outcomes and,
+        once the session is final, each segment's appeal result."""
+        ...

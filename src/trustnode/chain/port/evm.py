@@ -14,6 +14,7 @@ from typing import Any
 
 from trustnode.chain.errors import ContractRevertError
 from trustnode.chain.port import reverts
+from trustnode.chain.port.evm_appeals import AppealOps
 from trustnode.chain.port.evm_auditor import AuditorOps, ref
 from trustnode.chain.port.types import (
     Capabilities,
@@ -52,7 +53,7 @@ def _state(status: SessionStatus) -> SessionState:
     return SessionState(status.name.lower())
 
 
-class Web3Port(AuditorOps):
+class Web3Port(AppealOps, AuditorOps):
     """`ChainPort` over a `Protocol` (one signer, one deployment)."""
 
     capabilities = Capabilities(protocol_version=2, abstain=True, refund_cancel=False)
@@ -171,7 +172,9 @@ class Web3Port(AuditorOps):
                 )
         return None
 
-    def draw(self, session_id: int, max_seats: int) -> DrawStep:
+    def draw(self, session_id: int, max_seats: int, round: int = 0) -> DrawStep:
+        if round != 0:
+            raise self._unsupported()
         p = self.protocol
         info = p.session(session_id)
         if info.status == SessionStatus.CREATED:
@@ -219,10 +222,14 @@ class Web3Port(AuditorOps):
         p = self.protocol
         return {a: p.seats_of(session_id, a, round) for a in p.auditors_of(session_id, round)}
 
-    def publish_keys(self, session_id: int, manifest_cid: str) -> TxRef:
+    def publish_keys(self, session_id: int, manifest_cid: str, round: int = 0) -> TxRef:
+        if round != 0:
+            raise self._unsupported()
         return ref(self.protocol.publish_keys(session_id, manifest_cid))
 
-    def keys_published(self, session_id: int) -> KeysPublished | None:
+    def keys_published(self, session_id: int, round: int = 0) -> KeysPublished | None:
+        if round != 0:
+            return None
         logs = self._logs(self.protocol.sessions, "KeysPublished", sessionId=session_id)
         return self._keys_event(logs[0]) if logs else None
 

@@ -175,10 +175,11 @@ class KeysPublished(BaseModel):
 
 
 class Settlement(BaseModel):
-    """One auditor settled in one session: what it earned, lost and its new reputation."""
+    """One auditor settled in one session round: what it earned, lost and its new reputation."""
 
     session_id: int
     auditor: str
+    round: int = Field(default=0, description="the panel settled (0 = the session's own)")
     correct: int
     incorrect: int
     slashes: int

@@ -13,6 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from trustnode.consensus.appeals import AppealParams
+from trustnode.consensus.canaries import CanaryParams
+from trustnode.consensus.rules import EconomicRules
+
 WAD = 10**18
 TOKEN = 10**18
 
@@ -79,6 +83,54 @@ class SessionParams(BaseModel):
     key_blocks: int = Field(ge=1)
     commit_blocks: int = Field(ge=1)
     reveal_blocks: int = Field(ge=1)
+    # issue 15 (the names of consensus.appeals.AppealParams / canaries.CanaryParams); the
+    # defaults disable both, as a contract version without them behaves
+    appeal_blocks: int = Field(default=0, ge=0, description="appeal window (blocks); 0 disables appeals")
+    max_rounds: int = Field(default=0, ge=0, le=4, description="appeal panels per segment")
+    appeal_bond_multiplier_bps: int = Field(default=10_000, ge=10_000, le=100_000)
+    appeal_reward_bps: int = Field(
+        default=0, ge=0, le=10_000, description="successful appellant's reward / bond"
+    )
+    appeal_budget: int = Field(
+        default=0, ge=0, description="most the treasury grants one session for appeal panels and rewards"
+    )
+    canary_rate_bps: int = Field(default=0, ge=0, le=3000, description="canaries / segments")
+    canary_reveal_blocks: int = Field(default=1, ge=1, description="canary reveal window (blocks)")
+    canary_gamma: int = Field(default=0, ge=0, le=WAD, description="reputation step of a canary vote")
+    canary_refund_bps: int = Field(
+        default=0, ge=0, le=10_000, description="refund per revealed canary / (k R)"
+    )
+
+    @property
+    def appeal(self) -> AppealParams:
+        """The appeal part, as the reference rules take it."""
+        return AppealParams(
+            appeal_blocks=self.appeal_blocks,
+            max_rounds=self.max_rounds,
+            bond_multiplier_bps=self.appeal_bond_multiplier_bps,
+            reward_bps=self.appeal_reward_bps,
+        )
+
+    @property
+    def canary(self) -> CanaryParams:
+        """The canary part, as the reference rules take it."""
+        return CanaryParams(
+            rate_bps=self.canary_rate_bps,
+            gamma=self.canary_gamma,
+            reveal_blocks=self.canary_reveal_blocks,
+            refund_bps=self.canary_refund_bps,
+        )
+
+    @property
+    def econ(self) -> EconomicRules:
+        """R, P, pMin, pMax and gamma, as the reference rules take them."""
+        return EconomicRules(
+            reward=self.reward,
+            penalty=self.slash_amount,
+            p_min=self.p_min,
+            p_max=self.p_max,
+            gamma=self.gamma,
+        )
 
     @model_validator(mode="after")
     def _check(self) -> SessionParams:
@@ -108,7 +160,7 @@ class SessionParams(BaseModel):
 
     @classmethod
     def from_abi(cls, t: Sequence[Any]) -> SessionParams:
-        names = list(cls.model_fields)
+        names = list(cls.model_fields)[: len(t)]
         values = dict(zip(names, t, strict=True))
         values["seats_per_tier"] = tuple(values["seats_per_tier"])
         values["tier_weight"] = tuple(values["tier_weight"])

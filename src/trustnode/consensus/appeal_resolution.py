@@ -1,0 +1,108 @@
+"""Resolving one segment's history of panels (issue 15): each panel's outcome, the final one, and
+how each appeal ended, after checking the history is one the contract would have allowed.
+
+Panels are in depth order (`appeals` explains depth versus round); the outcome after a DECIDED
+panel is its quorum outcome, after KEYS_WITHHELD it is INCONCLUSIVE, after UNFILLABLE the
+previous outcome stands.  Appeal results are judged against the FINAL outcome.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from trustnode.consensus.appeals import (
+    DECIDED,
+    AppealParams,
+    AppealResult,
+    Panel,
+    PanelStatus,
+    SegmentRecord,
+    Vote,
+    min_bond,
+    panel_seats,
+)
+from trustnode.consensus.rules import segment_outcome
+from trustnode.models.enums import SegmentOutcome
+
+
+class Resolution(BaseModel):
+    """The outcome after each panel (index = depth), the final outcome, and each appeal's result."""
+
+    model_config = ConfigDict(frozen=True)
+
+    outcomes: list[SegmentOutcome]
+    final: SegmentOutcome
+    results: list[AppealResult | None] = Field(description="per depth; None for round 0")
+
+
+def tally(panel: Panel) -> tuple[int, int]:
+    """(PASS, FAIL) revealed votes; abstentions and missing reveals count in neither."""
+    return (
+        sum(1 for s in panel.seats if s.vote is Vote.PASS),
+        sum(1 for s in panel.seats if s.vote is Vote.FAIL),
+    )
+
+
+def appeal_result(appealed: SegmentOutcome, final: SegmentOutcome, status: PanelStatus) -> AppealResult:
+    """How an appeal ended, judged against the FINAL outcome of its segment."""
+    if status is PanelStatus.KEYS_WITHHELD:
+        return AppealResult.KEYS_WITHHELD
+    if status is PanelStatus.UNFILLABLE:
+        return AppealResult.UNFILLABLE
+    if final == appealed:
+        return AppealResult.UPHELD
+    if appealed in DECIDED and final == SegmentOutcome.INCONCLUSIVE:
+        return AppealResult.VOIDED
+    return AppealResult.OVERTURNED
+
+
+def resolve(seg: SegmentRecord, k0: int, tau_bps: int, appeal: AppealParams, reward: int) -> Resolution:
+    """Validate a segment's history as the contract would have let it happen, and resolve it."""
+    outcomes: list[SegmentOutcome] = []
+    seen: set[str] = set()
+    for d, panel in enumerate(seg.panels):
+        if d == 0 and panel.round != 0:
+            raise ValueError(f"segment {seg.index}: its first panel is round 0, not {panel.round}")
+        if d and panel.round <= seg.panels[d - 1].round:
+            raise ValueError(f"segment {seg.index}: panel {d} (round {panel.round}) follows a later round")
+        k = panel_seats(k0, d)
+        names = [s.auditor for s in panel.seats]
+        if len(set(names)) != len(names) or seen & set(names):
+            raise ValueError(f"segment {seg.index} depth {d}: an auditor sits twice (exclusion violated)")
+        seen |= set(names)
+        if d == 0:
+            if panel.appeal is not None or panel.status is not PanelStatus.DECIDED:
+                raise ValueError("round 0 is the session's own decided panel")
+        else:
+            prev = outcomes[-1]
+            if d > appeal.max_rounds or seg.panels[d - 1].status is not PanelStatus.DECIDED:
+                raise ValueError(f"segment {seg.index}: depth {d} is not allowed")
+            if panel.appeal is None or panel.appeal.appealed != prev:
+                raise ValueError(f"segment {seg.index} depth {d}: the appeal must contest {prev.name}")
+            if panel.appeal.bond != min_bond(k0, d, reward, appeal.bond_multiplier_bps):
+                raise ValueError(f"segment {seg.index} depth {d}: the bond is exactly the minimum bond")
+        if panel.status is PanelStatus.UNFILLABLE:
+            if len(panel.seats) > k:
+                raise ValueError("an unfillable panel has at most k_d seats (those drawn before it failed)")
+            if any(s.vote is not Vote.UNREVEALED for s in panel.seats):
+                raise ValueError("an unfillable panel never votes")
+            outcomes.append(outcomes[-1])
+            continue
+        if len(panel.seats) != k:
+            raise ValueError(f"segment {seg.index} depth {d}: {len(panel.seats)} seats, k_d = {k}")
+        if panel.status is PanelStatus.KEYS_WITHHELD:
+            if any(s.vote is not Vote.UNREVEALED for s in panel.seats):
+                raise ValueError("nobody can vote without keys")
+            outcomes.append(SegmentOutcome.INCONCLUSIVE)
+            continue
+        p, f = tally(panel)
+        outcomes.append(segment_outcome(p, f, k, tau_bps))
+    final = outcomes[-1]
+    results: list[AppealResult | None] = [None]
+    for panel in seg.panels[1:]:
+        assert panel.appeal is not None
+        results.append(appeal_result(panel.appeal.appealed, final, panel.status))
+    return Resolution(outcomes=outcomes, final=final, results=results)
+
+
+__all__ = ["Resolution", "appeal_result", "resolve", "tally"]
