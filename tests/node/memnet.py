@@ -17,6 +17,7 @@ from trustnode.models.audit import AuditResult, AuditTask, Evidence
 from trustnode.models.enums import Tier, Verdict
 from trustnode.models.jobs import JobStatus, TraceJob
 from trustnode.models.trace import TraceInput
+from trustnode.node.appeals import ProviderAppeals
 from trustnode.node.auditor import AuditorDaemon, BackendFactory
 from trustnode.node.context import NodeContext
 from trustnode.node.provider import ProviderPipeline
@@ -46,6 +47,7 @@ class MemoryNet:
         self.chain.fund(PROVIDER, 1_000_000 * TOKEN)
         self.provider_ctx = self.context(root / "provider", PROVIDER)
         self.pipeline = ProviderPipeline(self.provider_ctx, canary_rate_bps=canary_rate_bps)
+        self.appeals = ProviderAppeals(self.provider_ctx)
         self.daemons: dict[str, AuditorDaemon] = {}
 
     def settings(self, data_dir: Path) -> Settings:
@@ -88,6 +90,7 @@ class MemoryNet:
             conn.execute("UPDATE jobs SET not_before = 0")
         while self.pipeline.step():
             pass
+        self.appeals.step()
         for d in self.daemons.values():
             d.tick()
         self.chain.mine(1)

@@ -56,18 +56,22 @@ def _provider_start(s: Settings, run_worker: bool) -> tuple[NodeContext, str]:
     return ctx, mode
 
 
+def _start_appeals(ctx: NodeContext, s: Settings, stop: threading.Event) -> threading.Thread:
+    """The provider's appeal duties (draw, key manifests and ends of its sessions' appeal rounds)."""
+    from trustnode.node.appeals import ProviderAppeals
+
+    duties = ProviderAppeals(ctx, privacy_share=s.privacy.max_decrypt_share)
+    t = threading.Thread(target=duties.run, args=(stop,), name="provider-appeals", daemon=True)
+    t.start()
+    return t
+
+
 @api_app.command("serve")
 def api_serve(
     host: str = typer.Option(None, help="Bind address (default: settings, 127.0.0.1)."),
     port: int = typer.Option(None, help="Port (default: settings, 8080)."),
     worker: bool = typer.Option(None, "--worker/--no-worker", help="Run the provider pipeline worker here."),
     threads: int = typer.Option(4, help="Provider worker threads."),
-    canary_rate: int = typer.Option(
-        None,
-        "--canary-rate",
-        metavar="BPS",
-        help="Gold canaries per 10,000 segments (default: the chain's canaryRateBps).",
-    ),
 ) -> None:
     """Serve the REST API and the pages (and, by default, run the provider pipeline).
 
@@ -104,7 +108,6 @@ def api_serve(
             ctx,
             decomposer=mode,  # type: ignore[arg-type]
             privacy_share=s.privacy.max_decrypt_share,
-            canary_rate_bps=canary_rate,
         )
         pipeline.observe = getattr(app.state, "observe_stage", None)
         pipeline.on_llm_usage = getattr(app.state, "record_llm_usage", None)
@@ -112,6 +115,7 @@ def api_serve(
             t = threading.Thread(target=pipeline.run, args=(stop,), name=f"provider-{i}", daemon=True)
             t.start()
             pool.append(t)
+        pool.append(_start_appeals(ctx, s, stop))
     config = uvicorn_config(app, s, host=host, port=port)
     server = uvicorn.Server(config)
     console.print(
@@ -141,6 +145,7 @@ def worker_cmd(threads: int = typer.Option(2, help="Worker threads.")) -> None:
     pool = [threading.Thread(target=pipeline.run, args=(stop,), daemon=True) for _ in range(max(1, threads))]
     for t in pool:
         t.start()
+    _start_appeals(ctx, s, stop)
     console.print(f"provider worker running ({threads} threads); Ctrl-C to stop")
     while not stop.is_set():
         stop.wait(0.5)

@@ -24,13 +24,14 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
 from trustnode.audit.base import Auditor
 from trustnode.chain.errors import ChainError, ContractRevertError
 from trustnode.chain.port import ChainPort, KeysPublished, NotReady, SeatVote, reverts
+from trustnode.chain.port.types_appeals import RoundState
 from trustnode.chain.units import format_trust
 from trustnode.llm.errors import LLMError
 from trustnode.models.audit import AuditResult, AuditTask
@@ -53,6 +54,26 @@ MIN_WITHDRAWAL = 10**18
 WITHDRAW_EVERY_S = 10.0
 COMMIT_PHASE = (SessionState.KEYS_PUBLISHED, SessionState.COMMIT)
 ENDED = (SessionState.CANCELLED, SessionState.EXPIRED)
+
+
+class Phase(NamedTuple):
+    """A panel's phase as the daemon needs it (round 0's session, or an appeal round)."""
+
+    name: str
+    state: SessionState
+    commit_deadline: int
+    ended: str  # why there is nothing to vote on, or ""
+
+
+#: An appeal round's states read as the session phases the vote steps follow.
+_ROUND_PHASE = {
+    RoundState.CREATED: SessionState.CREATED,
+    RoundState.DRAWING: SessionState.DRAWING,
+    RoundState.KEYS_PUBLISHED: SessionState.KEYS_PUBLISHED,
+    RoundState.COMMIT: SessionState.COMMIT,
+    RoundState.REVEAL: SessionState.REVEAL,
+    RoundState.FINALIZED: SessionState.FINALIZED,
+}
 
 
 class UndecidedRule(StrEnum):
@@ -263,29 +284,49 @@ class AuditorDaemon:
 
     # -- one session ------------------------------------------------------------------------------
     def drive(self, rec: VoteRecord) -> None:
-        """Take the next step the session allows (idempotent; safe after any crash)."""
+        """Take the next step the session (or its appeal round) allows (idempotent; safe after any crash)."""
         p = self.port
-        info = p.session(rec.session_id)
-        if info.state in ENDED:
-            self._abandon(rec, f"session {info.state.value}; nothing to vote on", level=logging.INFO)
+        phase = self._phase(rec)
+        if phase.ended:
+            self._abandon(rec, phase.ended, level=logging.INFO)
             return
         if rec.state == VoteState.AUDITING:
-            if info.state not in COMMIT_PHASE:
-                self._abandon(rec, f"keys seen too late (session {info.state.value})")
+            if phase.state not in COMMIT_PHASE:
+                self._abandon(rec, f"keys seen too late ({phase.name} {phase.state.value})")
                 return
-            self._audit(rec, info.commit_deadline)
+            self._audit(rec, phase.commit_deadline)
         if rec.state == VoteState.DECIDED:
-            self._commit(rec, info.state)
-        if rec.state == VoteState.COMMITTED and info.state == SessionState.REVEAL:
+            self._commit(rec, phase.state)
+        if rec.state == VoteState.COMMITTED and phase.state == SessionState.REVEAL:
             self._reveal(rec)
         elif (
             rec.state == VoteState.COMMITTED
-            and info.state in COMMIT_PHASE
-            and p.block_number() > info.commit_deadline
+            and phase.state in COMMIT_PHASE
+            and p.block_number() > phase.commit_deadline
         ):
             p.advance(rec.session_id)
-        if rec.state in (VoteState.COMMITTED, VoteState.REVEALED) and info.state == SessionState.FINALIZED:
+        if (
+            rec.state in (VoteState.COMMITTED, VoteState.REVEALED)
+            and phase.state == SessionState.FINALIZED
+            and p.appeal_status(rec.session_id).final  # every round is scored against the final outcome
+        ):
             self._settle(rec)
+
+    def _phase(self, rec: VoteRecord) -> Phase:
+        """Where the vote's panel stands: the session's own phases for round 0, the round's for an appeal."""
+        p = self.port
+        if rec.round == 0:
+            info = p.session(rec.session_id)
+            ended = f"session {info.state.value}; nothing to vote on" if info.state in ENDED else ""
+            return Phase("session", info.state, info.commit_deadline, ended)
+        rnd = next((r for r in p.rounds(rec.session_id) if r.round == rec.round), None)
+        if rnd is None:
+            return Phase(
+                f"round {rec.round}", SessionState.CREATED, 0, f"no appeal round {rec.round} on chain"
+            )
+        state = _ROUND_PHASE.get(rnd.state)
+        ended = "" if state is not None else f"appeal round {rec.round} {rnd.state.value}; nothing to vote on"
+        return Phase(f"appeal round {rec.round}", state or SessionState.FINALIZED, rnd.commit_deadline, ended)
 
     def _tasks(self, rec: VoteRecord) -> list[AuditTask]:
         bundle = SessionBundle.model_validate_json(self.ctx.store.cat(rec.manifest_cid))
@@ -383,13 +424,15 @@ class AuditorDaemon:
         done = p.settle(rec.session_id, self.address, rec.round)
         if done is None:
             found = p.settlements(auditor=self.address, session_id=rec.session_id)
-            done = found[0] if found else None
+            done = next((f for f in found if f.round == rec.round), None)
         if done is not None:
             rec.tx_hashes["settle"] = done.tx.tx_hash
             slash = p.params(p.session(rec.session_id).params_version).slash_amount
             self._say(
                 rec.session_id,
-                "settled: %d correct, %d incorrect, reward %s, %d slashes (%s), reputation %.4f",
+                "settled"
+                + (f" appeal round {rec.round}" if rec.round else "")
+                + ": %d correct, %d incorrect, reward %s, %d slashes (%s), reputation %.4f",
                 done.correct,
                 done.incorrect,
                 format_trust(done.reward),

@@ -29,7 +29,7 @@ from trustnode.hdag.offline import decompose_offline_report
 from trustnode.models.hdag import HDAG
 from trustnode.models.jobs import ChainBinding, JobStatus, SegmentRecord, TraceJob, TraceStage
 from trustnode.models.verdict import SessionOutcome, SessionState
-from trustnode.node import canaries
+from trustnode.node import canaries, canary_duties
 from trustnode.node.context import NodeContext
 from trustnode.node.keyrelease import seal_session
 from trustnode.node.seating import cancel_reason, shortfall
@@ -94,7 +94,7 @@ class ProviderPipeline:
         )
         if not 0 < self.privacy_share <= 1:
             raise ValueError(f"privacy_share must be in (0, 1], got {self.privacy_share}")
-        #: Gold canaries per 10,000 segments (None: the chain's `canaryRateBps`).
+        #: Gold canaries per 10,000 segments (None: the chain's `canaryRateBps`; see `_canary_rate`).
         self.canary_rate_bps = canary_rate_bps
         self._batch_lock = threading.Lock()
         self._llm: Any = None
@@ -253,10 +253,11 @@ class ProviderPipeline:
             raise StorageError(f"{len(prepared.pending)} segments are not on IPFS yet (kept locally)")
 
     def _canary_rate(self, params: SessionParams) -> int:
-        """Canaries per 10,000 segments: the chain's `canaryRateBps`, or this pipeline's setting."""
-        if self.canary_rate_bps is not None:
-            return self.canary_rate_bps
-        return int(getattr(params, "canary_rate_bps", 0) or 0)
+        """Canaries per 10,000 segments: the chain's `canaryRateBps` (the contract checks the count).
+
+        `canary_rate_bps` overrides it for tests of the injection path only: on a chain that takes
+        no commitments the canaries would count as trace segments there."""
+        return params.canary_rate_bps if self.canary_rate_bps is None else self.canary_rate_bps
 
     def _prepared(self, job: TraceJob) -> PreparedSession:
         assert job.session_nonce is not None
@@ -361,6 +362,10 @@ class ProviderPipeline:
 
     def _draw(self, job: TraceJob) -> None:
         info = self._session(job)
+        committed = canary_duties.commit(self.port, job)  # before the draw's randomness is known
+        if committed is not None:
+            job.tx_hashes["commit_canaries"] = committed
+            self.ctx.jobs.save(job, lease_s=LEASE_S)
         if info.state not in (SessionState.CREATED, SessionState.DRAWING) or info.draw_complete:
             job.stage = TraceStage.DRAWN
             return
@@ -430,6 +435,14 @@ class ProviderPipeline:
             raise Waiting("commit phase open", delay_s=WAIT_S)
         if info.state != SessionState.FINALIZED:
             raise Waiting(f"session is {info.state.value}", delay_s=WAIT_S)
+        try:
+            revealed = canary_duties.reveal(port, job)
+        except NotReady as exc:
+            self.ctx.jobs.save(job, lease_s=LEASE_S)
+            raise Waiting(str(exc), delay_s=WAIT_S * max(1, exc.retry_blocks)) from exc
+        if revealed is not None:
+            job.tx_hashes["reveal_canaries"] = revealed
+            info = self._session(job)
         final = port.finalized(sid)
         if final is not None:
             job.tx_hashes["finalize"] = final.tx_hash
@@ -438,20 +451,26 @@ class ProviderPipeline:
         log.info("trace %s: session %d %s", job.id, sid, job.outcome.summary)
 
     def _outcome(self, job: TraceJob, info: SessionInfo, *, reason: str | None = None) -> SessionOutcome:
-        port = self.port
-        return build_outcome(
-            info,
-            port.segments(info.session_id),
-            beta_bps=port.params(info.params_version).beta_bps,
-            hdag=job.hdag,
-            hdag_index={s.index: h for s in job.segments if (h := canaries.hdag_index(s)) is not None},
-            canaries=canaries.canary_of(job),
-            cids={s.index: s.cid for s in job.segments},
-            reason=reason,
-        )
+        return job_outcome(self.port, job, info, reason=reason)
 
     @staticmethod
     def _sid(job: TraceJob) -> int:
         if job.session_id is None:
             raise PermanentFailure("job has no session id at a stage that needs one")
         return job.session_id
+
+
+def job_outcome(
+    port: ChainPort, job: TraceJob, info: SessionInfo, *, reason: str | None = None
+) -> SessionOutcome:
+    """The provider's report of its session: HDAG ids and steps, its committed canaries apart."""
+    return build_outcome(
+        info,
+        port.segments(info.session_id),
+        beta_bps=port.params(info.params_version).beta_bps,
+        hdag=job.hdag,
+        hdag_index={s.index: h for s in job.segments if (h := canaries.hdag_index(s)) is not None},
+        canaries={i: c for i, c in canaries.canary_of(job).items() if c.committed},
+        cids={s.index: s.cid for s in job.segments},
+        reason=reason,
+    )
