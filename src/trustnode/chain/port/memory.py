@@ -7,8 +7,10 @@ reputation moves as for an incorrect vote); settlement waits for the slash rando
 requested at finalization (`slash_delay` blocks, 2 by default as the devnet's lookahead); a
 session that ends without a verdict keeps R per drawn seat, paid (and the seat's stake
 unlocked) when its auditor settles. Quorum, outcomes, the trace verdict, commitments, slash
-coins, reputation and settlement amounts come from `consensus.rules`. Not simulated: staking
-epochs (every stake counts at once), the FIFO ledger, commissions.
+coins, reputation and settlement amounts come from `consensus.rules`. Issue 15's canaries and
+appeal rounds (`memory_canaries`, `memory_appeals`, `memory_rounds`) apply `consensus.appeals`,
+`canaries` and `final_settlement`. Not simulated: staking epochs (every stake counts at once),
+the FIFO ledger, commissions.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from collections.abc import Sequence
 from eth_utils import keccak, to_checksum_address
 
 from trustnode.chain.port import memory_staking as staking
+from trustnode.chain.port.memory_appeals import AppealOps
+from trustnode.chain.port.memory_canaries import CanaryOps
 from trustnode.chain.port.memory_state import MemoryChain, Session, revert
 from trustnode.chain.port.memory_voting import VotingOps
 from trustnode.chain.port.types import (
@@ -37,7 +41,7 @@ from trustnode.models.enums import SegmentOutcome
 from trustnode.models.verdict import SessionState, TierName
 
 
-class MemoryPort(staking.StakingOps, VotingOps):
+class MemoryPort(staking.StakingOps, VotingOps, AppealOps, CanaryOps):
     """One signer's view of a `MemoryChain`."""
 
     def __init__(self, chain: MemoryChain, address: str, *, abstain: bool = True) -> None:
@@ -96,13 +100,14 @@ class MemoryPort(staking.StakingOps, VotingOps):
                 if w <= 0 or (p.tier_weight[t] and w != p.tier_weight[t]):
                     raise revert("InvalidWeight", index=i, weight=w)
             seats = sum(p.seats_per_tier[t] for t in tiers)
-            pool, _ = rules.fee_split(fee)
+            pool, fee_share = rules.fee_split(fee)
             if not rules.fee_covers_seats(fee, seats, p.reward):
                 raise revert("FeeTooLow", pool=pool, required=seats * p.reward)
             have = self.c.balances.get(self.address, 0)
             if have < fee:
                 raise revert("ERC20InsufficientBalance", sender=self.address, balance=have, needed=fee)
             self.c.balances[self.address] = have - fee
+            self.c.treasury += fee_share
             tx = self.c.tx()
             s = Session(
                 id=len(self.c.sessions) + 1,
@@ -136,10 +141,12 @@ class MemoryPort(staking.StakingOps, VotingOps):
                     return Opened.model_validate(lg.data.model_dump())
             return None
 
-    def draw(self, session_id: int, max_seats: int) -> DrawStep:
+    def draw(self, session_id: int, max_seats: int, round: int = 0) -> DrawStep:
         with self.c.op():
             s = self.c.session(session_id)
             self._sync(s)
+            if round:
+                return self._draw_round(s, round, max_seats)
             p = self.c.params_of(s)
             if s.state == SessionState.CREATED:
                 if self.c.block <= s.target:
@@ -231,13 +238,15 @@ class MemoryPort(staking.StakingOps, VotingOps):
 
     def seats(self, session_id: int, round: int = 0) -> dict[str, list[int]]:
         with self.c.op():
-            self._round0(round)
-            return {a: list(v) for a, v in self.c.session(session_id).seats.items()}
+            panel = self._panel(self.c.session(session_id), round)
+            return {a: list(v) for a, v in panel.seats.items()}
 
-    def publish_keys(self, session_id: int, manifest_cid: str) -> TxRef:
+    def publish_keys(self, session_id: int, manifest_cid: str, round: int = 0) -> TxRef:
         with self.c.op():
             s = self.c.session(session_id)
             self._sync(s)
+            if round:
+                return self._publish_round_keys(s, round, manifest_cid)
             if self.address != s.provider:
                 raise revert("NotProvider", sessionId=session_id)
             if s.state != SessionState.DRAWING:
@@ -255,10 +264,10 @@ class MemoryPort(staking.StakingOps, VotingOps):
             self.c.emit("KeysPublished", tx, KeysPublished(session_id=s.id, manifest_cid=manifest_cid, tx=tx))
             return tx
 
-    def keys_published(self, session_id: int) -> KeysPublished | None:
+    def keys_published(self, session_id: int, round: int = 0) -> KeysPublished | None:
         with self.c.op():
             for lg in self.c.logs:
-                if lg.name == "KeysPublished" and lg.data.session_id == session_id:
+                if lg.name == "KeysPublished" and lg.data.session_id == session_id and lg.data.round == round:
                     return lg.data.model_copy(update={"log_index": lg.log_index})
             return None
 
@@ -299,20 +308,22 @@ class MemoryPort(staking.StakingOps, VotingOps):
                 or sum(v.word is not None for v in s.votes.values()) == len(s.seats)
             ):
                 self._finalize(s, tx)
+            elif s.state == SessionState.FINALIZED:
+                self._advance_rounds(s, tx)
+                self._check_final(s, tx.block)
             return s.state, tx
 
     def _finalize(self, s: Session, tx: TxRef) -> None:
+        """Round 0's outcomes; the appeal phase opens (and the outcome is final at once without
+        canaries or appeals, when the slash randomness is requested)."""
         p = self.c.params_of(s)
         s.outcomes = [
             rules.segment_outcome(ps, fl, p.seats_per_tier[t], p.tau_bps)
             for (ps, fl), t in zip(s.tally, s.tiers, strict=True)
         ]
-        tv = rules.trace_verdict(s.outcomes, s.weights, p.beta_bps)
-        s.passed, s.score_bps = tv.passed, tv.score_bps
-        s.pass_weight, s.total_weight = tv.weight_passed, tv.total_weight
         s.state = SessionState.FINALIZED
-        s.slash_target = tx.block + self.c.slash_delay if self.c.slash_delay else tx.block - 1
         s.note("finalize", tx)
+        self._open_appeal_phase(s, tx)
 
     def finalized(self, session_id: int) -> TxRef | None:
         with self.c.op():

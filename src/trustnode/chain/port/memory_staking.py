@@ -6,18 +6,20 @@ from typing import TYPE_CHECKING
 
 from eth_utils import keccak, to_checksum_address
 
-from trustnode.chain.port.memory_state import Auditor, Session, Vote, WithdrawalRow, revert
+from trustnode.chain.port.memory_state import Auditor, Round, Session, Vote, WithdrawalRow, revert
 from trustnode.chain.port.types import (
     AuditorProfile,
     EligibleAuditor,
     NotReady,
     PoolState,
-    SeatVote,
     Settlement,
     TxRef,
     Withdrawal,
 )
 from trustnode.consensus import rules
+from trustnode.consensus.appeal_settlement import effects_map
+from trustnode.consensus.appeals import Vote as AppealVote
+from trustnode.consensus.final_settlement import SessionSettlement
 from trustnode.models.enums import SegmentOutcome, Tier
 from trustnode.models.verdict import SessionState, TierName
 
@@ -33,6 +35,12 @@ class StakingOps:
     @property
     def address(self) -> str:
         raise NotImplementedError
+
+    if TYPE_CHECKING:  # provided by the other mixins of MemoryPort
+
+        def _panel(self, s: Session, round: int) -> Session | Round: ...
+        def _check_final(self, s: Session, block: int) -> None: ...
+        def _final_settlement(self, s: Session, seed: bytes) -> SessionSettlement: ...
 
     def register(self, tier: Tier, expertise: int, encryption_key: bytes) -> TxRef:
         with self.c.op():
@@ -130,62 +138,72 @@ class StakingOps:
 
     # -- settlement ----------------------------------------------------------------------------
     def settle(self, session_id: int, auditor: str, round: int = 0) -> Settlement | None:
-        from trustnode.chain.port.ballots import word_ballot
-
         with self.c.op():
-            if round != 0:
-                raise NotImplementedError("appeal rounds (issue 15) are not simulated yet")
             s = self.c.session(session_id)
             if s.state not in (SessionState.FINALIZED, SessionState.CANCELLED, SessionState.EXPIRED):
                 raise revert("WrongStatus", sessionId=session_id, status=s.state.value)
-            segs = s.seats.get(auditor)
+            panel = self._panel(s, round)
+            segs = panel.seats.get(auditor)
             if not segs:
                 raise revert("NotSeated", sessionId=session_id, auditor=auditor)
-            v = s.votes.setdefault(auditor, Vote())
+            v = panel.votes.setdefault(auditor, Vote())
             if v.settled:
                 return None
-            seed = self._slash_seed(s)
             p = self.c.params_of(s)
             a = self.c.auditors[auditor]
-            ballot = None if v.word is None else word_ballot(v.word, len(segs))
-            tx = self.c.tx()
+            if s.state != SessionState.FINALIZED:  # no verdict: R per drawn seat, nothing else
+                tx = self.c.tx()
+                result = rules.settle_auditor(
+                    auditor=auditor, seats=[rules.Seat(segment_index=g) for g in segs],
+                    outcomes=[SegmentOutcome.NONE] * len(s.tiers), reputation=a.reputation,
+                    pool_assets=a.assets, commission_bps=0, rules=p.econ, finalized=False,
+                )  # fmt: skip
+                reward, counts, reputation = result.gross_reward, (0, 0, 0), a.reputation
+                a.assets += result.reward_to_pool
+            else:
+                money = self._final_settlement(s, self._slash_seed(s))
+                tx = self.c.tx()
+                votes = [
+                    x
+                    for x in [*(v for g in money.segments for v in g.votes), *(v for c in money.canaries for v in c.votes)]
+                    if x.auditor == auditor and x.round == round
+                ]  # fmt: skip
+                votes.sort(key=lambda x: x.segment)
+                reward = sum(x.rewarded for x in votes)
+                applied = rules.apply_result(
+                    assets=a.assets, reward=reward, slash=sum(x.slashed for x in votes), commission_bps=0
+                )
+                mul, add = effects_map([(x.effect, x.gamma) for x in votes])
+                reputation = rules.apply_reputation(a.reputation, mul, add)
+                a.assets = applied.assets_after
+                counts = (
+                    sum(x.agreed is True for x in votes),
+                    sum(x.agreed is False or x.vote is AppealVote.UNREVEALED for x in votes),
+                    sum(x.slashed > 0 for x in votes),
+                )
             v.settled = True
             a.locked -= len(segs) * p.slash_amount
-            finalized = s.state == SessionState.FINALIZED
-            votes = ballot.votes if ballot else (None,) * len(segs)
-            counted = [
-                rules.Seat(
-                    segment_index=g,
-                    vote_fail=None if vote is None else vote == SeatVote.FAIL,
-                    abstain=vote == SeatVote.ABSTAIN,
-                )
-                for g, vote in zip(segs, votes, strict=True)
-            ]
-            econ = rules.EconomicRules(
-                reward=p.reward, penalty=p.slash_amount, p_min=p.p_min, p_max=p.p_max, gamma=p.gamma
-            )
-            result = rules.settle_auditor(
-                auditor=auditor, seats=counted, outcomes=s.outcomes or [SegmentOutcome.NONE] * len(s.tiers),
-                reputation=a.reputation, draw_reputation=s.draw_reputation.get(auditor, a.reputation),
-                pool_assets=a.assets, commission_bps=0, slash_seed=seed, rules=econ, finalized=finalized,
-            )  # fmt: skip
-            correct, slashes, reward = result.correct, result.slashes, result.gross_reward
-            incorrect = result.incorrect
-            a.reputation = result.reputation_after
-            a.assets += result.reward_to_pool - result.slashed
-            s.pool -= reward
+            a.reputation = reputation
+            if round == 0:
+                s.pool -= reward
             settled = Settlement(
-                session_id=s.id, auditor=auditor, correct=correct, incorrect=incorrect, slashes=slashes,
-                reward=reward, reputation=a.reputation, tx=tx,
+                session_id=s.id, auditor=auditor, round=round, correct=counts[0], incorrect=counts[1],
+                slashes=counts[2], reward=reward, reputation=a.reputation, tx=tx,
             )  # fmt: skip
             s.note("settle", tx)
             self.c.emit("AuditorSettled", tx, settled)
             return settled
 
-    def _slash_seed(self, s: Session) -> bytes | None:
-        """The slash coins' randomness, requested at finalization (`slash_delay` blocks later)."""
-        if s.state != SessionState.FINALIZED:
-            return None  # no verdict: nothing is scored
+    def _slash_seed(self, s: Session) -> bytes:
+        """The slash coins' randomness, requested when the outcome became final (`slash_delay` later)."""
+        if not s.outcome_final:
+            self._check_final(s, self.c.block)
+        if not s.outcome_final:
+            last = max([s.canary_end, *s.window_ends])
+            raise NotReady(
+                f"session {s.id}: the outcome can change until block {last} (canary reveals, appeals)",
+                retry_blocks=max(1, last + 1 - self.c.block),
+            )
         target = s.slash_target or 0
         if self.c.block <= target:
             raise NotReady(

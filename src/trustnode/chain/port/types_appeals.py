@@ -118,6 +118,9 @@ class AppealStatus(BaseModel):
         default_factory=list, description="segments an appeal could name now (depth below maxRounds)"
     )
     depths: list[int] = Field(default_factory=list, description="per segment: its panels after round 0")
+    window_ends: list[int] = Field(
+        default_factory=list, description="per segment: last block it may be appealed (0: never again)"
+    )
     final: bool = False
 
 

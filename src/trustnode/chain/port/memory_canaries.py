@@ -1,0 +1,107 @@
+"""The in-memory chain's gold canaries (issue 15), as ICanaryModule does them.
+
+The provider commits exactly `canary_count(segments, canaryRateBps)` hashes while the draw's
+randomness is pending (before anyone can know the seats), and reveals `(slot, index, verdict,
+salt)` in the canary window `(finalizedAt, finalizedAt + canaryRevealBlocks]`. A revealed canary
+leaves the trace verdict and its votes are scored against its truth; a commitment never revealed
+(or never made) takes the largest segment weight off the passed weight and blocks nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from trustnode.chain.port.memory_state import Session, revert
+from trustnode.chain.port.types import TxRef
+from trustnode.chain.port.types_appeals import CanaryReveal, CanaryState, RevealedCanary
+from trustnode.consensus.appeals import DECIDED
+from trustnode.consensus.canaries import canary_commitment, canary_count
+from trustnode.models.verdict import SessionState
+
+if TYPE_CHECKING:
+    from trustnode.chain.port.memory_state import MemoryChain
+
+
+class CanaryOps:
+    """Canary commit, reveal and state of `MemoryPort` (mixed in)."""
+
+    c: MemoryChain
+
+    @property
+    def address(self) -> str:
+        raise NotImplementedError
+
+    def _recompute_verdict(self, s: Session) -> None:
+        raise NotImplementedError
+
+    def _required(self, s: Session) -> int:
+        return canary_count(len(s.tiers), self.c.params_of(s).canary_rate_bps)
+
+    def commit_canaries(self, session_id: int, commitments: Sequence[bytes]) -> TxRef:
+        with self.c.op():
+            s = self.c.session(session_id)
+            if self.address != s.provider:
+                raise revert("NotProvider", sessionId=s.id)
+            if s.canary_commitments is not None:
+                raise revert("CanariesAlreadyCommitted", sessionId=s.id)
+            if s.state != SessionState.CREATED or self.c.block + 1 > s.target:
+                raise revert("CommitTooLate", sessionId=s.id)
+            required = self._required(s)
+            if len(commitments) != required:
+                raise revert("WrongCanaryCount", sessionId=s.id, given=len(commitments), required=required)
+            for slot, h in enumerate(commitments):
+                if len(h) != 32 or not any(h):
+                    raise revert("ZeroCommitment", sessionId=s.id, slot=slot)
+            tx = self.c.tx()
+            s.canary_commitments = [bytes(h) for h in commitments]
+            s.note("canaries", tx)
+            return tx
+
+    def _check_reveal(self, s: Session, r: CanaryReveal, pending: list[RevealedCanary]) -> bool:
+        """False when the slot is revealed already; the named revert for any other bad item."""
+        commitments = s.canary_commitments or []
+        if not r.slot < len(commitments):
+            raise revert("UnknownCanarySlot", sessionId=s.id, slot=r.slot)
+        if any(c.slot == r.slot for c in pending):
+            return False
+        if r.index >= len(s.tiers):
+            raise revert("InvalidSegment", sessionId=s.id, index=r.index)
+        if any(c.index == r.index for c in pending):
+            raise revert("SegmentAlreadyCanary", sessionId=s.id, index=r.index)
+        if r.verdict not in DECIDED:
+            raise revert("InvalidVerdict", sessionId=s.id, verdict=int(r.verdict))
+        if canary_commitment(s.id, r.index, r.verdict, r.salt) != commitments[r.slot]:
+            raise revert("CanaryMismatch", sessionId=s.id, slot=r.slot)
+        return True
+
+    def reveal_canaries(self, session_id: int, reveals: Sequence[CanaryReveal]) -> TxRef:
+        with self.c.op():
+            s = self.c.session(session_id)
+            block = self.c.block + 1
+            if not s.finalized_at or block <= s.finalized_at:
+                raise revert("CanaryRevealNotOpen", sessionId=s.id, opensAfter=s.finalized_at)
+            if block > s.canary_end:
+                raise revert("CanaryRevealClosed", sessionId=s.id, closedAt=s.canary_end)
+            pending = list(s.canaries_revealed)
+            for r in reveals:  # every item is checked before anything is recorded
+                if self._check_reveal(s, r, pending):
+                    pending.append(RevealedCanary(slot=r.slot, index=r.index, verdict=r.verdict))
+            tx = self.c.tx()
+            s.canaries_revealed = pending
+            self._recompute_verdict(s)
+            s.note("canaries", tx)
+            return tx
+
+    def canaries(self, session_id: int) -> CanaryState:
+        with self.c.op():
+            s = self.c.session(session_id)
+            return CanaryState(
+                session_id=s.id,
+                required=self._required(s),
+                commitments=["0x" + h.hex() for h in s.canary_commitments or []],
+                commit_until=s.target,
+                reveal_from=s.finalized_at + 1 if s.finalized_at else None,
+                reveal_until=s.canary_end if s.finalized_at else None,
+                revealed=list(s.canaries_revealed),
+            )

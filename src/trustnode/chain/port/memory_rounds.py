@@ -1,0 +1,192 @@
+"""The in-memory chain's appeal rounds (issue 15): draw, keys, deadlines and the end of a round.
+
+A round runs like round 0 (`memory.py`): its own randomness (`randomness_delay` blocks after the
+appeal), a draw without replacement that excludes the provider and every earlier auditor of each
+named segment, keys by the provider, commit-reveal (`memory_voting`), then the round ends:
+FINALIZED (its quorum outcomes replace the segments' outcomes and a new appeal window opens on
+them while rounds remain), KEYS_WITHHELD (the segments become INCONCLUSIVE, final) or UNFILLABLE
+(the draw ran out or nobody drew in time: the outcomes stand, final).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from eth_utils import keccak
+
+from trustnode.chain.port.memory_state import Round, Session, revert
+from trustnode.chain.port.types import DrawStep, KeysPublished, NotReady, TxRef
+from trustnode.chain.port.types_appeals import RoundState
+from trustnode.chain.protocol import SessionParams
+from trustnode.consensus import rules
+from trustnode.consensus.appeals import PanelStatus, window_after_round
+from trustnode.models.enums import SegmentOutcome
+
+if TYPE_CHECKING:
+    from trustnode.chain.port.memory_state import MemoryChain
+
+
+class RoundOps:
+    """Round lifecycle of `MemoryPort` (mixed in)."""
+
+    c: MemoryChain
+
+    @property
+    def address(self) -> str:
+        raise NotImplementedError
+
+    def _recompute_verdict(self, s: Session) -> None:
+        raise NotImplementedError
+
+    def _round(self, s: Session, number: int) -> Round:
+        if not 1 <= number <= len(s.rounds):
+            raise revert("UnknownRound", sessionId=s.id, round=number)
+        return s.rounds[number - 1]
+
+    def earlier_auditors(self, s: Session, seg: int, before: int) -> set[str]:
+        """Everyone who sat on a panel of `seg` in round 0 or in a round below `before`."""
+        out = set(s.segment_auditors[seg])
+        for r in s.rounds[: before - 1]:
+            out |= r.segment_auditors.get(seg, set())
+        return out
+
+    def round_candidates(self, s: Session, seg: int, before: int, p: SessionParams) -> list[str]:
+        """Auditors who could sit on `seg`'s panel of round `before` now (cap and stake aside)."""
+        tier = s.tiers[seg]
+        excluded = self.earlier_auditors(s, seg, before)
+        return [
+            addr
+            for addr, a in self.c.auditors.items()
+            if addr != s.provider
+            and a.tier == tier
+            and addr not in excluded
+            and self.c.weight(a) > 0
+            and a.assets - a.locked >= p.slash_amount
+        ]
+
+    def _draw_round(self, s: Session, number: int, max_seats: int) -> DrawStep:
+        rnd = self._round(s, number)
+        self._sync_round(s, rnd)
+        p = self.c.params_of(s)
+        if rnd.state == RoundState.CREATED:
+            if self.c.block <= rnd.target:
+                raise NotReady(
+                    f"session {s.id} round {number}: randomness at block {rnd.target}",
+                    retry_blocks=rnd.target + 1 - self.c.block,
+                )
+            rnd.seed = keccak(b"round" + rnd.target.to_bytes(32, "big") + s.id.to_bytes(32, "big"))
+            rnd.state = RoundState.DRAWING
+            rnd.draw_deadline = self.c.block + p.draw_blocks
+        elif rnd.state != RoundState.DRAWING:
+            raise revert("WrongRoundStatus", sessionId=s.id, round=number, status=rnd.state.value)
+        if rnd.drawn == rnd.total_seats:
+            raise revert("DrawComplete", sessionId=s.id, round=number)
+        tx = self.c.tx()
+        drawn = 0
+        while drawn < max_seats and rnd.drawn < rnd.total_seats:
+            pos, j = rnd.cursor
+            seg = rnd.segments[pos]
+            picked = self._pick_round(s, rnd, seg, p)
+            if picked is None:
+                self._end_round(s, rnd, RoundState.UNFILLABLE, tx)
+                break
+            a = self.c.auditors[picked]
+            a.locked += p.slash_amount
+            rnd.draw_reputation.setdefault(picked, a.reputation)
+            rnd.seats.setdefault(picked, []).append(seg)
+            rnd.segment_auditors.setdefault(seg, set()).add(picked)
+            drawn += 1
+            rnd.drawn += 1
+            rnd.cursor = (pos + 1, 0) if j + 1 == rnd.seats_k[pos] else (pos, j + 1)
+        if rnd.state == RoundState.DRAWING and rnd.drawn == rnd.total_seats:
+            rnd.key_deadline = self.c.block + p.key_blocks
+        s.note("draw", tx)
+        return DrawStep(tx=tx, state=s.state, drawn_seats=rnd.drawn, total_seats=rnd.total_seats)
+
+    def _pick_round(self, s: Session, rnd: Round, seg: int, p: SessionParams) -> str | None:
+        """Weighted pick without replacement from the round's candidates for `seg` (seat cap per round)."""
+        assert rnd.seed is not None
+        pool = [
+            a
+            for a in self.round_candidates(s, seg, rnd.number, p)
+            if a not in rnd.segment_auditors.get(seg, set()) and len(rnd.seats.get(a, [])) < p.seat_cap
+        ]
+        if not pool:
+            return None
+        weights = [self.c.weight(self.c.auditors[a]) for a in pool]
+        value = int.from_bytes(keccak(rnd.seed + rnd.drawn.to_bytes(32, "big")), "big") % sum(weights)
+        for a, w in zip(pool, weights, strict=True):
+            if value < w:
+                return a
+            value -= w
+        return pool[-1]
+
+    def _publish_round_keys(self, s: Session, number: int, manifest_cid: str) -> TxRef:
+        rnd = self._round(s, number)
+        self._sync_round(s, rnd)
+        if self.address != s.provider:
+            raise revert("NotProvider", sessionId=s.id)
+        if rnd.state != RoundState.DRAWING:
+            raise revert("WrongRoundStatus", sessionId=s.id, round=number, status=rnd.state.value)
+        if rnd.drawn != rnd.total_seats:
+            raise revert("DrawIncomplete", sessionId=s.id)
+        if not manifest_cid:
+            raise revert("EmptyManifest")
+        p = self.c.params_of(s)
+        tx = self.c.tx()
+        rnd.commit_deadline = tx.block + p.commit_blocks
+        rnd.reveal_deadline = rnd.commit_deadline + p.reveal_blocks
+        rnd.state = RoundState.KEYS_PUBLISHED
+        rnd.manifest = manifest_cid
+        s.note("publish_keys", tx)
+        event = KeysPublished(session_id=s.id, round=number, manifest_cid=manifest_cid, tx=tx)
+        self.c.emit("KeysPublished", tx, event)
+        return tx
+
+    def _sync_round(self, s: Session, rnd: Round) -> None:
+        """Deadline transitions of a round that need no transaction of their own (like `_sync`)."""
+        b = self.c.block
+        if rnd.state in (RoundState.KEYS_PUBLISHED, RoundState.COMMIT) and b > rnd.commit_deadline:
+            rnd.state = RoundState.REVEAL
+
+    def _advance_rounds(self, s: Session, tx: TxRef) -> None:
+        """End every round that is due: nobody drew in time, keys withheld, or its votes are in."""
+        b = self.c.block
+        p = self.c.params_of(s)
+        for rnd in s.rounds:
+            self._sync_round(s, rnd)
+            if rnd.state == RoundState.CREATED and b > rnd.target + p.draw_blocks:
+                self._end_round(s, rnd, RoundState.UNFILLABLE, tx)  # its randomness was never used
+            elif rnd.state == RoundState.DRAWING:
+                if rnd.drawn < rnd.total_seats and b > rnd.draw_deadline:
+                    self._end_round(s, rnd, RoundState.UNFILLABLE, tx)
+                elif rnd.drawn == rnd.total_seats and b > rnd.key_deadline:
+                    self._end_round(s, rnd, RoundState.KEYS_WITHHELD, tx)
+            elif rnd.state == RoundState.REVEAL and (
+                b > rnd.reveal_deadline
+                or sum(v.word is not None for v in rnd.votes.values()) == len(rnd.seats)
+            ):
+                self._end_round(s, rnd, RoundState.FINALIZED, tx)
+
+    def _end_round(self, s: Session, rnd: Round, state: RoundState, tx: TxRef) -> None:
+        """The round's outcomes replace its segments' (or stand), and their next windows open."""
+        p = self.c.params_of(s)
+        rnd.state = state
+        for seg, k, appealed in zip(rnd.segments, rnd.seats_k, rnd.appealed, strict=True):
+            if state == RoundState.FINALIZED:
+                rnd.status = PanelStatus.DECIDED
+                outcome = rules.segment_outcome(rnd.tally[seg][0], rnd.tally[seg][1], k, p.tau_bps)
+                s.window_ends[seg] = window_after_round(tx.block, p.appeal_blocks,
+                                                        rounds_left=rnd.depth < p.max_rounds)  # fmt: skip
+            elif state == RoundState.KEYS_WITHHELD:
+                rnd.status = PanelStatus.KEYS_WITHHELD
+                outcome = SegmentOutcome.INCONCLUSIVE
+                s.window_ends[seg] = 0
+            else:
+                rnd.status = PanelStatus.UNFILLABLE
+                outcome = appealed
+                s.window_ends[seg] = 0
+            rnd.outcomes[seg] = outcome
+            s.outcomes[seg] = outcome
+        s.note("finalize", tx)
+        self._recompute_verdict(s)
