@@ -16,24 +16,29 @@ from tests.node.memnet import MemoryNet, RecordingAuditor
 from trustnode.audit.computer import ComputerAuditor
 from trustnode.chain.port.memory_state import MEMORY_SESSION_PARAMS
 from trustnode.consensus.canaries import canaries_for_real
+from trustnode.consensus.rules import WAD
 from trustnode.hdag.offline import decompose_offline_report
 from trustnode.llm.fake_server import FakeOpenAIServer
 from trustnode.models.enums import Level, Tier
 from trustnode.models.jobs import JobStatus
 from trustnode.node import canaries
 from trustnode.node.privacy import plan_release
+from trustnode.node.queries import SessionQueries
 from trustnode.node.samples import load_samples
 from trustnode.node.structure import SessionBundle
 
-PARAMS = MEMORY_SESSION_PARAMS.model_copy(
-    update={"seat_cap": 32, "seats_per_tier": (2, 1, 1), "beta_bps": 9000}
-)
 RATE = 3000
+PARAMS = MEMORY_SESSION_PARAMS.model_copy(
+    update={
+        "seat_cap": 32, "seats_per_tier": (2, 1, 1), "beta_bps": 9000,
+        "canary_rate_bps": RATE, "canary_reveal_blocks": 10, "canary_gamma": WAD // 5,
+    }
+)  # fmt: skip
 
 
 @pytest.fixture
 def net(tmp_path: Path, fake_llm: FakeOpenAIServer) -> Iterator[MemoryNet]:
-    n = MemoryNet(tmp_path, PARAMS, canary_rate_bps=RATE)
+    n = MemoryNet(tmp_path, PARAMS)
     n.add_auditor("computer-1", Tier.COMPUTER, RecordingAuditor(ComputerAuditor()), 2)
     n.add_auditor("computer-2", Tier.COMPUTER, RecordingAuditor(ComputerAuditor()), 3)
     n.add_auditor("llm-1", Tier.LLM, RecordingAuditor(judge_for(fake_llm, tmp_path / "judge")), 4)
@@ -116,3 +121,13 @@ def test_canaries_are_encrypted_keyed_and_shaped_like_real_segments(net: MemoryN
     ]
     assert out.total_weight == sum(s.weight for s in job.segments if not s.canary)
     assert not {s.index for s in out.failing_segments} & set(truth)
+    # Committed before the draw, revealed after the votes; the public sees them only then.
+    assert all(c.committed and c.revealed for c in job.canaries)
+    assert {"commit_canaries", "reveal_canaries"} <= set(job.tx_hashes)
+    view = SessionQueries(net.provider_ctx).session(job.session_id or 0)
+    assert [c.index for c in view.canaries] == sorted(truth)
+    assert {c.index for c in view.outcome.canaries} == set(truth)
+    assert not {s.index for s in view.outcome.segments} & set(truth)
+    for c in view.canaries:
+        assert c.truth.value == truth[c.index].verdict.value and c.votes
+        assert all(v.agrees == (v.vote == c.truth.value) for v in c.votes if v.vote not in (None, "ABSTAIN"))
