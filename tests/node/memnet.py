@@ -5,6 +5,7 @@ session runs from submission to settlement in milliseconds."""
 from __future__ import annotations
 
 import logging
+import random
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ class MemoryNet:
         params: SessionParams | None = None,
         *,
         canary_rate_bps: int | None = None,
+        canary_rng: random.Random | None = None,
         **chain: Any,
     ) -> None:
         self.root = root
@@ -46,7 +48,9 @@ class MemoryNet:
         self.store = LocalStore(root / "blobs")
         self.chain.fund(PROVIDER, 1_000_000 * TOKEN)
         self.provider_ctx = self.context(root / "provider", PROVIDER)
-        self.pipeline = ProviderPipeline(self.provider_ctx, canary_rate_bps=canary_rate_bps)
+        self.pipeline = ProviderPipeline(
+            self.provider_ctx, canary_rate_bps=canary_rate_bps, canary_rng=canary_rng
+        )
         self.appeals = ProviderAppeals(self.provider_ctx)
         self.daemons: dict[str, AuditorDaemon] = {}
 
@@ -106,6 +110,14 @@ class MemoryNet:
         raise AssertionError(
             f"not finished after {rounds} rounds: {[(j.id, j.stage, j.error) for j in jobs.values()]}"
         )
+
+    def until(self, done: Any, *, rounds: int = 400, what: str = "the condition") -> None:
+        """Run rounds until `done()` holds."""
+        for _ in range(rounds):
+            if done():
+                return
+            self.round()
+        raise AssertionError(f"{what} not reached after {rounds} rounds")
 
     def close(self) -> None:
         for d in self.daemons.values():

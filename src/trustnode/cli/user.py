@@ -262,9 +262,15 @@ def print_appeals(view: Any) -> None:
     assert isinstance(view, SessionView)
     a = view.appeal
     if a is not None:
-        if a.appealable_until is not None:
-            which = f" (segments {', '.join(map(str, a.appealable))})" if a.appealable else ""
-            console.print(f"  [bold]appealable until block {a.appealable_until}[/]{which}", highlight=False)
+        if a.appealable_until is not None and a.appealable:
+            which = ", ".join(map(str, a.appealable))
+            console.print(
+                f"  [bold]appealable until block {a.appealable_until}[/] (segments {which})", highlight=False
+            )
+        elif a.appealable_until is not None:
+            console.print(
+                f"  appealable from block {a.opens_at} until block {a.appealable_until}", highlight=False
+            )
         elif a.final:
             console.print("  final: the outcome can no longer change", highlight=False)
         elif a.enabled and not a.running:

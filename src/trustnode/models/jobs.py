@@ -109,7 +109,8 @@ class TraceJob(BaseModel):
     canaries: list[CanaryRecord] = Field(default_factory=list, description="Gold canaries (secret).")
     canary_note: str | None = Field(default=None, description="Why the canaries were not committed, if so.")
     final: bool = Field(
-        default=False, description="The session's outcome can no longer change (appeals closed, rounds ended)."
+        default=False,
+        description="The session's outcome can no longer change (appeals closed, rounds ended).",
     )
     session_nonce: str | None = None
     merkle_root: str | None = None

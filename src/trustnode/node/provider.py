@@ -16,6 +16,7 @@ lacks auditors); a session that ends without a verdict ends the job with its rea
 from __future__ import annotations
 
 import logging
+import random
 import secrets
 import threading
 import time
@@ -84,6 +85,7 @@ class ProviderPipeline:
         observe: StageObserver | None = None,
         privacy_share: float | None = None,
         canary_rate_bps: int | None = None,
+        canary_rng: random.Random | None = None,
     ) -> None:
         self.ctx = ctx
         self.decomposer = decomposer
@@ -96,6 +98,8 @@ class ProviderPipeline:
             raise ValueError(f"privacy_share must be in (0, 1], got {self.privacy_share}")
         #: Gold canaries per 10,000 segments (None: the chain's `canaryRateBps`; see `_canary_rate`).
         self.canary_rate_bps = canary_rate_bps
+        #: Where canaries go and what they say (None: the OS's randomness; tests pass a seeded one).
+        self.canary_rng = canary_rng
         self._batch_lock = threading.Lock()
         self._llm: Any = None
         self.on_llm_usage: Callable[[Any], None] | None = None
@@ -218,7 +222,9 @@ class ProviderPipeline:
         hdag = self._hdag(job)
         port = self.port
         params = port.params()
-        leaves = canaries.layout(hdag, self._canary_rate(params), high_stakes=job.trace.high_stakes)
+        leaves = canaries.layout(
+            hdag, self._canary_rate(params), high_stakes=job.trace.high_stakes, rng=self.canary_rng
+        )
         limit = port.max_segments()
         if len(leaves) > limit:
             extra = f" ({len(leaves)} with its gold canaries)" if len(leaves) > len(hdag.nodes) else ""
