@@ -60,12 +60,34 @@ def _seed_with_fail_computer_canary() -> random.Random:
     raise AssertionError("no seed gives a FAIL computer canary")
 
 
-@pytest.fixture
-def net(tmp_path: Path, fake_llm: FakeOpenAIServer) -> Iterator[MemoryNet]:
+def lazy_network(tmp_path: Path, fake_llm: FakeOpenAIServer) -> MemoryNet:
+    """The lazy auditor alone in the computer tier, an honest LLM judge, a funded appellant."""
     n = MemoryNet(tmp_path, PARAMS, canary_rng=_seed_with_fail_computer_canary())
     n.add_auditor("lazy", Tier.COMPUTER, LazyAuditor(), LAZY)
     n.add_auditor("llm-1", Tier.LLM, judge_for(fake_llm, tmp_path / "judge"), 4)
     n.chain.fund(address(APPELLANT), 1_000 * TOKEN)
+    return n
+
+
+def run_to_appeal_window(net: MemoryNet, honest: tuple[int, ...] = (5, 6, 7)) -> tuple[str, int, int]:
+    """Submit tunnel-flawed, let honest computer auditors join after the draw, run round 0 and the
+    canary reveals, wait for the appeal window: (trace id, session id, the wrongly passed segment)."""
+    sample = next(s for s in load_samples() if s.name == "tunnel-flawed")
+    tid = net.submit(sample.trace)
+    net.until(lambda: net.job(tid).stage.order >= 5, what="the draw")  # DRAWN: the lazy one sits alone
+    for i, account in enumerate(honest):  # honest computer auditors join after the draw
+        net.add_auditor(f"computer-{i + 1}", Tier.COMPUTER, ComputerAuditor(), account)
+    net.until(lambda: net.job(tid).status == JobStatus.DONE, what="round 0 and the canary reveals")
+    job = net.job(tid)
+    sid, wrong = job.session_id or 0, _wrong_segment(job)
+    port = net.chain.port(address(APPELLANT))
+    net.until(lambda: wrong in port.appeal_status(sid).appealable, what="the appeal window")
+    return tid, sid, wrong
+
+
+@pytest.fixture
+def net(tmp_path: Path, fake_llm: FakeOpenAIServer) -> Iterator[MemoryNet]:
+    n = lazy_network(tmp_path, fake_llm)
     yield n
     n.close()
 
@@ -81,15 +103,8 @@ def _wrong_segment(job: TraceJob) -> int:
 
 
 def test_an_appeal_overturns_a_lazy_first_round_and_a_canary_catches_the_lazy_auditor(net: MemoryNet) -> None:
-    sample = next(s for s in load_samples() if s.name == "tunnel-flawed")
-    tid = net.submit(sample.trace)
-    net.until(lambda: net.job(tid).stage.order >= 5, what="the draw")  # DRAWN: the lazy one sits alone
-    for i, account in enumerate((5, 6, 7)):  # honest computer auditors join after the draw
-        net.add_auditor(f"computer-{i + 1}", Tier.COMPUTER, ComputerAuditor(), account)
-    net.until(lambda: net.job(tid).status == JobStatus.DONE, what="round 0 and the canary reveals")
+    tid, sid, wrong = run_to_appeal_window(net)
     job = net.job(tid)
-    sid = job.session_id or 0
-    wrong = _wrong_segment(job)
     assert job.outcome is not None and job.outcome.verdict == TraceVerdict.PASS, "the lazy round 0 passed it"
     assert all(c.committed and c.revealed for c in job.canaries)
 
@@ -104,10 +119,8 @@ def test_an_appeal_overturns_a_lazy_first_round_and_a_canary_catches_the_lazy_au
     assert caught and all(v.vote == "PASS" and v.agrees is False for _, v in caught), caught
 
     port = net.chain.port(address(APPELLANT))
-    with pytest.raises(AppealRefused) as refused:
-        appeal(port, sid, [wrong], max_bond=1)
-    assert refused.value.name in ("AppealWindowNotOpen", "BondAboveLimit"), refused.value
-    net.until(lambda: wrong in port.appeal_status(sid).appealable, what="the appeal window")
+    with pytest.raises(AppealRefused, match="SegmentIsCanary"):
+        appeal(port, sid, [job.canaries[0].index])
     view = queries.session(sid)
     assert view.appeal is not None and view.appeal.appealable_until is not None
     with pytest.raises(AppealRefused, match="BondAboveLimit"):

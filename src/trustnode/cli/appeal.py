@@ -51,7 +51,7 @@ def appeal_cmd(
         except AppealRefused as exc:
             if json_out:
                 print_json({"quote": q.model_dump(mode="json"), "refusal": exc.name, "reason": exc.reason})
-            fail(f"appeal refused: {exc.name}: {exc.reason}")
+            fail(f"appeal refused: {exc}")
     if json_out:
         print_json({"quote": q.model_dump(mode="json"), "opened": opened.model_dump(mode="json")})
         return
@@ -76,7 +76,9 @@ def _print_quote(q: object) -> None:
     window = f"; appealable until block {q.appealable_until}" if q.appealable_until is not None else ""
     console.print(f"  total bond {format_trust(q.bond)}{window}", highlight=False)
     if q.refusal is not None:
-        console.print(f"  [red]refused: {q.refusal}[/]: {q.reason or ''}", highlight=False)
+        reason = q.reason or q.refusal
+        shown = reason if reason.startswith(q.refusal) else f"{q.refusal}: {reason}"
+        console.print(f"  [red]refused: {shown}[/]", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -22,7 +22,7 @@ class AppealRefused(Exception):
     """The appeal would be (or was) refused: `name` is the contract's error, `reason` in words."""
 
     def __init__(self, name: str, reason: str, quote: AppealQuote | None = None) -> None:
-        super().__init__(f"{name}: {reason}")
+        super().__init__(reason if reason.startswith(name) else f"{name}: {reason}")
         self.name, self.reason, self.quote = name, reason, quote
 
 
