@@ -25,7 +25,11 @@ from trustnode.node.context import NodeContext
 
 
 @pytest.fixture
-def net(tmp_path: Path, fake_llm: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[MemoryNet]:
+def net(
+    tmp_path: Path,
+    fake_llm: FakeOpenAIServer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[MemoryNet]:
     n = lazy_network(tmp_path, fake_llm)
     as_appellant = n.context(tmp_path / "appellant", address(APPELLANT))
 
