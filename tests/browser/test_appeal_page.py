@@ -46,6 +46,7 @@ def test_session_page_shows_the_window_the_canaries_and_every_round(
         lazy_row = pg.locator("#canaries tr", has_text=address(LAZY)[:8]).first
         assert "PASS" in lazy_row.inner_text() and "(wrong)" in lazy_row.inner_text()
         assert pg.locator("#verdict").inner_text() == "PASS", "round 0's (wrong) verdict"
+        assert pg.locator("#hdag svg").count() == 1, "the picture draws every leaf, canaries included"
         shot(pg, "session-appeal-window")
 
         appeal(port, sid, [wrong])
