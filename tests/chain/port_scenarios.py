@@ -29,7 +29,7 @@ Mine = Callable[[int], None]
 ISSUE15_PARAMS = DEVNET_SESSION_PARAMS.model_copy(
     update={
         "draw_blocks": 20, "key_blocks": 20, "commit_blocks": 20, "reveal_blocks": 20,
-        "appeal_blocks": 12, "max_rounds": 2, "appeal_bond_multiplier_bps": 10_000, "appeal_reward_bps": 2000,
+        "appeal_blocks": 40, "max_rounds": 2, "appeal_bond_multiplier_bps": 10_000, "appeal_reward_bps": 2000,
         "appeal_budget": 50 * TOKEN, "canary_rate_bps": 2000, "canary_reveal_blocks": 10,
         "canary_gamma": WAD // 5, "canary_refund_bps": 5000,
     }
@@ -106,7 +106,7 @@ def appeal_scenario(
     assert status.enabled and not status.final and status.appealable_until is not None
     assert status.appealable == [0, 1]
     quote = appellant.appeal_quote(sid, [0])
-    assert quote.admissible and (quote.round, quote.depth, quote.seats) == (1, 0, [3])
+    assert quote.admissible and (quote.round, quote.depth, quote.seats) == (1, 1, [3])
     assert quote.bond == 3 * p.reward * p.appeal_bond_multiplier_bps // 10_000
     refusals = {
         "duplicate": appellant.appeal_quote(sid, [0, 0]).refusal,
@@ -258,4 +258,72 @@ def expected_canary(p: SessionParams) -> dict[str, object]:
         "verdict": (True, 4, 4),  # the revealed canary leaves both sums
         "lazy": (1, True),  # scored against the truth FAIL, reputation by canaryGamma
         "totals": (4, 1, 4 * p.reward),
+    }
+
+
+def withheld_scenario(
+    provider: ChainPort, appellant: ChainPort, auditors: dict[str, ChainPort], mine: Mine
+) -> dict[str, object]:
+    """Two segments appealed in one round; the provider never publishes the round's keys: both become
+    INCONCLUSIVE and final, the appellant gets the bond back, the locked panel is paid, and a canary
+    committed but never revealed blocks nothing (it takes the largest weight off W)."""
+    for a in auditors.values():
+        a.register(Tier.COMPUTER, 1, b"\x44" * 32)
+        a.stake(100 * TOKEN)
+    # a fee of 300 leaves the treasury 60 (its 20% share): enough budget to pay the withheld panel;
+    # the one canary required is committed (any hash: it is never revealed)
+    sid = open_session(provider, 5, 300 * TOKEN, mine, canaries=[b"\x99" * 32])
+    vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, mine)
+    assert provider.canaries(sid).revealed == []
+    status = provider.appeal_status(sid)
+    mine(max(0, (status.opens_at or 0) - provider.block_number()))
+    quote = appellant.appeal_quote(sid, [3, 1])
+    assert quote.admissible and quote.segments == [1, 3] and quote.seats == [3, 3]
+    before = appellant.token_balance(appellant.address)
+    opened = appellant.appeal(sid, [1, 3], quote.bond)
+    assert opened.segments == [1, 3] and opened.bond == quote.bond
+    step = when_ready(lambda: provider.draw(sid, 64, round=1), mine)
+    assert step.drawn_seats == step.total_seats == 6
+    panel = provider.seats(sid, 1)
+    (info,) = provider.rounds(sid)
+    assert info.state == RoundState.DRAWING and info.key_deadline > provider.block_number()
+    mine(info.key_deadline - provider.block_number() + 1)
+    provider.advance(sid)
+    (info,) = provider.rounds(sid)
+    status = provider.appeal_status(sid)
+    refusal = appellant.appeal_quote(sid, [1]).refusal
+    mine(max(0, max([0, *status.window_ends]) - provider.block_number()) + 1)
+    provider.advance(sid)
+    final = provider.appeal_status(sid).final
+    settled = settle_all(auditors, provider, sid, 1, mine)
+    (info,) = provider.rounds(sid)
+    seg = provider.session(sid)
+    return {
+        "round": (info.state, [(s.outcome, s.status, s.result) for s in info.segments]),
+        "outcomes": [s.outcome for s in provider.segments(sid)],
+        "window_ends": [status.window_ends[i] for i in (1, 3)],
+        "refusal": refusal,
+        "final": final,
+        "verdict": (seg.pass_weight, seg.total_weight),
+        "panel_paid": sum(settled[(1, a)].reward for a in panel),
+        "panel_size": sum(len(v) for v in panel.values()),
+        "appellant_net": appellant.token_balance(appellant.address) - before,
+    }
+
+
+def expected_withheld(p: SessionParams) -> dict[str, object]:
+    inc = SegmentOutcome.INCONCLUSIVE
+    return {
+        "round": (RoundState.KEYS_WITHHELD, [(inc, "keys_withheld", "keys_withheld")] * 2),
+        "outcomes": [SegmentOutcome.PASS, inc, SegmentOutcome.PASS, inc, SegmentOutcome.PASS],
+        "window_ends": [0, 0],
+        "refusal": "SegmentFinal",  # its last panel did not decide: the outcome is final
+        "final": True,
+        # 3 PASS of weight 1 out of 5; the canary never revealed takes the largest weight (1) off
+        "verdict": (2, 5),
+        # each locked seat of a withheld panel is paid R: the pots are empty (round 0 agreed and
+        # was paid its reservations), so the treasury's appeal budget pays
+        "panel_paid": 6 * p.reward,
+        "panel_size": 6,
+        "appellant_net": 0,
     }

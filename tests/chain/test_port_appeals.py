@@ -13,6 +13,8 @@ from tests.chain.port_scenarios import (
     canary_scenario,
     expected_appeal,
     expected_canary,
+    expected_withheld,
+    withheld_scenario,
 )
 from trustnode.chain.port import ChainPort
 from trustnode.chain.port.memory_state import MemoryChain
@@ -38,3 +40,8 @@ def test_an_appeal_overturns_a_wrong_outcome_on_the_memory_port() -> None:
 def test_a_canary_catches_a_lazy_auditor_on_the_memory_port() -> None:
     chain, provider, _, auditors = _memory(5)
     assert canary_scenario(provider, auditors, chain.mine) == expected_canary(ISSUE15_PARAMS)
+
+
+def test_withheld_panel_keys_end_the_round_and_an_unrevealed_canary_blocks_nothing() -> None:
+    chain, provider, appellant, auditors = _memory(8)
+    assert withheld_scenario(provider, appellant, auditors, chain.mine) == expected_withheld(ISSUE15_PARAMS)

@@ -83,7 +83,7 @@ def _session() -> list[SegmentRecord]:
 
 def _check(named: list[int], **kw: object) -> object:
     args: dict[str, object] = {
-        "seats": SEATS, "appeal": PARAMS, "reward": R, "block": 100, "opens_after": 90,
+        "seats": SEATS, "appeal": PARAMS, "reward": R, "block": 100, "opens_after": 90, "outcome_final": False,
         "window_ends": [100, 100, 100, 100], "rounds_opened": 2, "running": set(), "canaries": set(),
         "eligible": lambda i: 50,
     }  # fmt: skip
@@ -103,19 +103,25 @@ def test_one_appeal_names_segments_of_one_depth_and_pays_the_sum_of_their_bonds(
     ("named", "kw", "name"),
     [
         ([1], {"appeal": AppealParams(appeal_blocks=0, max_rounds=2)}, "AppealsDisabled"),
+        ([1], {"opens_after": None}, "AppealWindowNotOpen"),
         ([], {}, "EmptyAppeal"),
+        ([1], {"outcome_final": True}, "AppealWindowClosed"),
+        ([1], {"block": 90}, "AppealWindowNotOpen"),
+        ([1], {"rounds_opened": 8}, "TooManyRounds"),  # max_rounds * 4 segments
         ([9], {}, "InvalidSegment"),
         ([1, 1], {}, "SegmentsNotAscending"),
         ([1, 0], {}, "SegmentsNotAscending"),
-        ([1], {"block": 90}, "AppealWindowNotOpen"),
-        ([1], {"rounds_opened": 255}, "TooManyRounds"),
         ([1], {"canaries": {1}}, "SegmentIsCanary"),
-        ([1], {"running": {1}}, "AppealPending"),
         ([1, 2], {}, "MixedDepths"),
+        ([1, 2], {"running": {1}}, "AppealPending"),  # a running panel counts in the depth
+        ([1], {"running": {1}}, "AppealPending"),
+        ([3], {"window_ends": [100, 100, 100, 0]}, "SegmentFinal"),  # says why before the window
+        (
+            [2],
+            {"appeal": AppealParams(appeal_blocks=10, max_rounds=1), "window_ends": [0] * 4},
+            "NoRoundsLeft",
+        ),
         ([1], {"window_ends": [100, 99, 100, 100]}, "AppealWindowClosed"),
-        ([1], {"window_ends": [100, 0, 100, 100]}, "AppealWindowClosed"),
-        ([3], {}, "SegmentFinal"),
-        ([2], {"appeal": AppealParams(appeal_blocks=10, max_rounds=1)}, "NoRoundsLeft"),
         ([0, 1], {"eligible": lambda i: 6}, "NotEnoughEligibleAuditors"),
         ([0, 1], {"max_bond": 10 * R - 1}, "BondAboveLimit"),
     ],

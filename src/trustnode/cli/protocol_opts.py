@@ -13,8 +13,11 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
+from trustnode.chain.protocol import WAD, SessionParams
+from trustnode.chain.units import parse_trust
 from trustnode.cli.common import fail
 from trustnode.config import ProtocolSettings, Settings
+from trustnode.consensus.appeals import check_appeal_params
 
 SeatsOpt = Annotated[
     str | None,
@@ -99,3 +102,83 @@ def asked_protocol(
     if not all(1 <= k <= 31 for k in merged.seats_per_tier):
         fail(f"seats per tier must each be 1..31, got {merged.seats_per_tier}")
     return merged, set(s.protocol.model_fields_set) | set(given)
+
+
+# -- issue 15: appeals and gold canaries (AppealModule parameters, pinned per session) --------------
+AppealBlocksOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--appeal-blocks", metavar="BLOCKS", help="Appeal window after each decision; 0 disables appeals."
+    ),
+]
+MaxRoundsOpt = Annotated[
+    int | None, typer.Option("--max-rounds", metavar="N", help="Appeal panels per segment (0..4).")
+]
+BondMultOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--appeal-bond-multiplier-bps", metavar="BPS", help="Bond = k * R * this / 10000 (>= 10000)."
+    ),
+]
+AppealRewardOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--appeal-reward-bps", metavar="BPS", help="A successful appellant's reward, share of its bond."
+    ),
+]
+AppealBudgetOpt = Annotated[
+    Decimal | None,
+    typer.Option("--appeal-budget", metavar="TRUST", help="Most the treasury grants one session's appeals."),
+]
+CanaryRateOpt = Annotated[
+    int | None,
+    typer.Option("--canary-rate-bps", metavar="BPS", help="Canaries per segment of a session (0..3000)."),
+]
+CanaryRevealOpt = Annotated[
+    int | None, typer.Option("--canary-reveal-blocks", metavar="BLOCKS", help="Canary reveal window (>= 1).")
+]
+CanaryGammaOpt = Annotated[
+    Decimal | None,
+    typer.Option("--canary-gamma", metavar="STEP", help="Reputation step of a canary vote (0..1)."),
+]
+CanaryRefundOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--canary-refund-bps", metavar="BPS", help="Treasury refund per revealed canary, share of k R."
+    ),
+]
+
+
+def asked_appeals(
+    base: SessionParams,
+    *,
+    appeal_blocks: int | None = None,
+    max_rounds: int | None = None,
+    appeal_bond_multiplier_bps: int | None = None,
+    appeal_reward_bps: int | None = None,
+    appeal_budget: Decimal | None = None,
+    canary_rate_bps: int | None = None,
+    canary_reveal_blocks: int | None = None,
+    canary_gamma: Decimal | None = None,
+    canary_refund_bps: int | None = None,
+) -> dict[str, int]:
+    """The appeal and canary fields asked for, checked against `base` as `setParams` would check them
+    (panels within 63 seats, spoiling a panel and appealing it never pays)."""
+    flags: dict[str, int | None] = {
+        "appeal_blocks": appeal_blocks,
+        "max_rounds": max_rounds,
+        "appeal_bond_multiplier_bps": appeal_bond_multiplier_bps,
+        "appeal_reward_bps": appeal_reward_bps,
+        "appeal_budget": None if appeal_budget is None else parse_trust(appeal_budget),
+        "canary_rate_bps": canary_rate_bps,
+        "canary_reveal_blocks": canary_reveal_blocks,
+        "canary_gamma": None if canary_gamma is None else int(canary_gamma * WAD),
+        "canary_refund_bps": canary_refund_bps,
+    }
+    given = {k: v for k, v in flags.items() if v is not None}
+    try:
+        merged = SessionParams.model_validate({**base.model_dump(), **given})
+        check_appeal_params(merged.appeal, merged.seats_per_tier, merged.tau_bps, merged.econ)
+    except (ValidationError, ValueError) as exc:
+        fail(f"invalid appeal or canary parameters: {exc}")
+    return given

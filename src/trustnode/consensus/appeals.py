@@ -239,7 +239,9 @@ def check_appeal(
     eligible: int,
     max_bond: int | None = None,
 ) -> tuple[int, int]:
-    """The per-segment checks of an appeal; returns (depth, bond) of the panel it would add.
+    """The per-segment checks of an appeal (AppealModule._checkOne's order: a segment that can never
+    be appealed again says why before its window is looked at); returns (depth, bond) of the panel
+    it would add.
 
     `window_end`: last block of the window open now (`first_window`, `window_after_round`).
     `eligible`: auditors of the segment's tier who sat on none of its panels (the provider
@@ -250,12 +252,14 @@ def check_appeal(
     last = seg.panels[-1]
     if appeal.appeal_blocks == 0 or appeal.max_rounds == 0:
         raise AppealRefused("AppealsDisabled")
-    if block > window_end:
-        raise AppealRefused("AppealWindowClosed", f"the window ended at block {window_end}")
     if last.status is not PanelStatus.DECIDED:
         raise AppealRefused("SegmentFinal", f"segment {seg.index}: its last panel did not decide")
     if d > appeal.max_rounds:
         raise AppealRefused("NoRoundsLeft", f"segment {seg.index} had {appeal.max_rounds} appeal panels")
+    if block > window_end:
+        raise AppealRefused(
+            "AppealWindowClosed", f"segment {seg.index}: its window ended at block {window_end}"
+        )
     k = panel_seats(k0, d)
     if eligible < k:
         raise AppealRefused("NotEnoughEligibleAuditors", f"segment {seg.index}: {eligible} < k_{d} = {k}")
@@ -289,7 +293,8 @@ def check_session_appeal(
     appeal: AppealParams,
     reward: int,
     block: int,
-    opens_after: int,
+    opens_after: int | None,
+    outcome_final: bool,
     window_ends: Sequence[int],
     rounds_opened: int,
     running: Collection[int],
@@ -297,45 +302,52 @@ def check_session_appeal(
     eligible: Callable[[int], int],
     max_bond: int | None = None,
 ) -> Admission:
-    """What `appeal(sessionId, segments, maxBond)` checks (IAppealModule); the round it opens.
+    """What `appeal(sessionId, segments, maxBond)` checks, in AppealModule's order; the round it opens.
 
-    `segments`: the session's segment histories (index order); `named`: the appealed indices,
-    strictly ascending; `seats`: k_0 per tier; `opens_after`: the canary window's end (no appeal
-    before); `window_ends[i]`: the last block segment i may be appealed (0: never again);
+    `segments`: the session's segment histories of ended panels (index order); `named`: the appealed
+    indices, strictly ascending; `seats`: k_0 per tier; `opens_after`: the canary window's end (None:
+    round 0 has not finalized); `window_ends[i]`: the last block of segment i's window;
     `rounds_opened`: appeals so far (the new round is that + 1); `running`: segments with a panel
-    still running; `canaries`: revealed canaries; `eligible(i)`: auditors who could sit on segment
-    i's new panel.  Refusals, first match: AppealsDisabled, EmptyAppeal, InvalidSegment,
-    SegmentsNotAscending, AppealWindowNotOpen, TooManyRounds (round 255 reached, PanelKey.MAX_ROUND),
-    then per segment SegmentIsCanary, AppealPending, MixedDepths and `check_appeal`'s
-    AppealWindowClosed, SegmentFinal, NoRoundsLeft, NotEnoughEligibleAuditors, then BondAboveLimit on
-    the sum of the bonds.
+    still running (it counts in their depth); `canaries`: revealed canaries; `eligible(i)`: auditors
+    who could sit on segment i's new panel.  Refusals, first match: AppealsDisabled,
+    AppealWindowNotOpen (not finalized), EmptyAppeal, AppealWindowClosed (the outcome is final),
+    AppealWindowNotOpen (canary window running), TooManyRounds (round above min(maxRounds * n, 255)),
+    then segment by segment InvalidSegment, SegmentsNotAscending, SegmentIsCanary, MixedDepths,
+    AppealPending and `check_appeal`'s SegmentFinal, NoRoundsLeft, AppealWindowClosed,
+    NotEnoughEligibleAuditors; last BondAboveLimit on the sum of the bonds.
     """
     if appeal.appeal_blocks == 0 or appeal.max_rounds == 0:
         raise AppealRefused("AppealsDisabled")
+    if opens_after is None:
+        raise AppealRefused("AppealWindowNotOpen", "round 0 has not finalized")
     if not named:
         raise AppealRefused("EmptyAppeal")
+    if outcome_final:
+        raise AppealRefused("AppealWindowClosed", "the outcome is final")
+    if block <= opens_after:
+        raise AppealRefused("AppealWindowNotOpen", f"appeals open after block {opens_after}")
+    if rounds_opened + 1 > min(appeal.max_rounds * len(segments), MAX_ROUND):
+        raise AppealRefused("TooManyRounds", "the session has no round left")
+    depth = 0
+    out_seats: list[int] = []
+    bonds: list[int] = []
     for j, i in enumerate(named):
         if not 0 <= i < len(segments):
             raise AppealRefused("InvalidSegment", f"the session has no segment {i}")
         if j and i <= named[j - 1]:
             raise AppealRefused("SegmentsNotAscending", "name segments in strictly ascending order")
-    if block <= opens_after:
-        raise AppealRefused("AppealWindowNotOpen", f"appeals open after block {opens_after}")
-    if rounds_opened + 1 > MAX_ROUND:
-        raise AppealRefused("TooManyRounds", f"the session used all {MAX_ROUND} rounds")
-    depth = len(segments[named[0]].panels)
-    out_seats: list[int] = []
-    bonds: list[int] = []
-    for i in named:
-        seg = segments[i]
         if i in canaries:
             raise AppealRefused("SegmentIsCanary", f"segment {i} is a revealed canary")
+        seg = segments[i]
+        d = len(seg.panels) + (1 if i in running else 0)  # the new panel's depth
+        if j == 0:
+            depth = d
+        elif d != depth:
+            raise AppealRefused("MixedDepths", "one appeal names segments of one depth")
         if i in running:
             raise AppealRefused("AppealPending", f"segment {i} has a panel running")
-        if len(seg.panels) != depth:
-            raise AppealRefused("MixedDepths", "one appeal names segments of one depth")
         k0 = seats[int(seg.tier)]
-        d, bond = check_appeal(seg, k0=k0, appeal=appeal, reward=reward, block=block, window_end=window_ends[i],
+        _, bond = check_appeal(seg, k0=k0, appeal=appeal, reward=reward, block=block, window_end=window_ends[i],
                                eligible=eligible(i))  # fmt: skip
         out_seats.append(panel_seats(k0, d))
         bonds.append(bond)

@@ -42,6 +42,11 @@ _PHASES = (
     ("voting", "Revealed", "reveal"),
     ("sessions", "SessionFinalized", "finalize"),
     ("settlement", "AuditorSettled", "settle"),
+    ("appeal_module", "AppealOpened", "appeal"),
+    ("appeal_module", "PanelKeysPublished", "publish_keys"),
+    ("appeal_module", "RoundFinalized", "finalize"),
+    ("canary_module", "CanariesCommitted", "canaries"),
+    ("canary_module", "CanaryRevealed", "canaries"),
 )
 
 
@@ -174,7 +179,7 @@ class Web3Port(AppealOps, AuditorOps):
 
     def draw(self, session_id: int, max_seats: int, round: int = 0) -> DrawStep:
         if round != 0:
-            raise self._unsupported()
+            return self._draw_round(session_id, max_seats, round)
         p = self.protocol
         info = p.session(session_id)
         if info.status == SessionStatus.CREATED:
@@ -203,6 +208,31 @@ class Web3Port(AppealOps, AuditorOps):
             total_seats=after.total_seats,
         )  # fmt: skip
 
+    def _draw_round(self, session_id: int, max_seats: int, round: int) -> DrawStep:
+        """Draw an appeal round's panel; NotReady while the round's own randomness is not fixed."""
+        p = self.protocol
+        if p.appeal_module is None:
+            raise self._unsupported()
+        rv = p.round_of(session_id, round)
+        if rv.status == SessionStatus.CREATED:
+            state = p.randomness_state(p.source_of(session_id), rv.draw_request)
+            if state.status == RequestStatus.PENDING:
+                wait = max(1, state.target_block + 1 - p.client.block_number()) if state.target_block else 1
+                raise NotReady(
+                    f"session {session_id} round {round}: randomness not fixed yet", retry_blocks=wait
+                )
+        try:
+            receipt = p.draw_panel(session_id, round, max_seats)
+        except ContractRevertError as exc:
+            if reverts.is_revert(exc, reverts.TOO_EARLY):
+                raise NotReady(f"session {session_id} round {round}: randomness not fixed yet") from exc
+            raise
+        after = p.round_of(session_id, round)
+        return DrawStep(
+            tx=ref(receipt), state=_state(p.session(session_id).status), drawn_seats=after.drawn_seats,
+            total_seats=after.total_seats,
+        )  # fmt: skip
+
     def draw_failure(self, session_id: int) -> DrawFailure | None:
         """The DrawModule's `DrawFailed` reason of a cancelled session."""
         p = self.protocol
@@ -224,34 +254,50 @@ class Web3Port(AppealOps, AuditorOps):
 
     def publish_keys(self, session_id: int, manifest_cid: str, round: int = 0) -> TxRef:
         if round != 0:
-            raise self._unsupported()
+            if self.protocol.appeal_module is None:
+                raise self._unsupported()
+            return ref(self.protocol.publish_panel_keys(session_id, round, manifest_cid))
         return ref(self.protocol.publish_keys(session_id, manifest_cid))
 
     def keys_published(self, session_id: int, round: int = 0) -> KeysPublished | None:
+        p = self.protocol
         if round != 0:
-            return None
-        logs = self._logs(self.protocol.sessions, "KeysPublished", sessionId=session_id)
+            if p.appeal_module is None:
+                return None
+            logs = self._logs(p.appeal_module, "PanelKeysPublished", sessionId=session_id, round=round)
+        else:
+            logs = self._logs(p.sessions, "KeysPublished", sessionId=session_id)
         return self._keys_event(logs[0]) if logs else None
 
     @staticmethod
     def _keys_event(ev: Any) -> KeysPublished:
         return KeysPublished(
             session_id=int(ev["args"]["sessionId"]),
+            round=int(ev["args"].get("round", 0)),
             manifest_cid=str(ev["args"]["manifestCid"]),
             tx=ref(ev),
             log_index=int(ev["logIndex"]),
         )
 
     def events(self, from_block: int, to_block: int) -> list[KeysPublished]:
-        logs = self.protocol.sessions.events.KeysPublished().get_logs(
-            from_block=from_block, to_block=to_block
-        )
+        """Round-0 `KeysPublished` of the core and every round's `PanelKeysPublished`, in chain order."""
+        p = self.protocol
+        logs = list(p.sessions.events.KeysPublished().get_logs(from_block=from_block, to_block=to_block))
+        if p.appeal_module is not None:
+            logs += p.appeal_module.events.PanelKeysPublished().get_logs(
+                from_block=from_block, to_block=to_block
+            )
         ordered = sorted(logs, key=lambda lg: (lg["blockNumber"], lg["logIndex"]))
         return [self._keys_event(lg) for lg in ordered]
 
     def advance(self, session_id: int) -> tuple[SessionState, TxRef]:
-        receipt = self.protocol.advance(session_id)
-        return _state(self.protocol.session(session_id).status), ref(receipt)
+        """The core's transitions; once finalized, the appeal module's (rounds, the outcome's finality)."""
+        p = self.protocol
+        if p.session(session_id).status == SessionStatus.FINALIZED and p.appeal_module is not None:
+            receipt = p.advance_appeals(session_id)
+        else:
+            receipt = p.advance(session_id)
+        return _state(p.session(session_id).status), ref(receipt)
 
     def finalized(self, session_id: int) -> TxRef | None:
         logs = self._logs(self.protocol.sessions, "SessionFinalized", sessionId=session_id)
@@ -262,6 +308,8 @@ class Web3Port(AppealOps, AuditorOps):
         return self.protocol.session_count()
 
     def session(self, session_id: int) -> SessionInfo:
+        """The core's session; with issue 15, the verdict the appeal module last recomputed (appeal
+        rounds, canaries out of the sums)."""
         p = self.protocol
         s = p.session(session_id)
         pass_weight = total_weight = 0
@@ -269,6 +317,15 @@ class Web3Port(AppealOps, AuditorOps):
             segs = p.segments(session_id)
             total_weight = sum(g.weight for g in segs)
             pass_weight = sum(g.weight for g in segs if g.outcome == SegmentOutcome.PASS)
+            updates = (
+                self._logs(p.appeal_module, "TraceVerdictUpdated", sessionId=session_id)
+                if p.appeal_module
+                else []
+            )
+            if updates:
+                a = updates[-1]["args"]
+                s = s.model_copy(update={"passed": bool(a["passed"]), "score_bps": int(a["scoreBps"])})
+                pass_weight, total_weight = int(a["passWeight"]), int(a["totalWeight"])
         return SessionInfo(
             session_id=session_id, provider=s.provider, state=_state(s.status),
             params_version=s.params_version, segment_count=s.segment_count, auditor_count=s.auditor_count,
@@ -281,15 +338,26 @@ class Web3Port(AppealOps, AuditorOps):
         )  # fmt: skip
 
     def segments(self, session_id: int) -> list[SegmentTally]:
-        return [SegmentTally.model_validate(s.model_dump()) for s in self.protocol.segments(session_id)]
+        """Round 0's tallies with each segment's current outcome (an appeal round's replaces it)."""
+        p = self.protocol
+        out = [SegmentTally.model_validate(s.model_dump()) for s in p.segments(session_id)]
+        if p.appeal_module is not None and p.session_appeals(session_id).appealed_count:
+            for seg in out:
+                history = p.segment_appeals(session_id, seg.index)
+                if history.depth:
+                    seg.outcome = SegmentOutcome(history.outcome)
+        return out
 
     def session_transactions(self, session_id: int) -> dict[str, list[str]]:
         txs: dict[str, list[str]] = {}
         for attr, event, phase in _PHASES:
-            logs = self._logs(getattr(self.protocol, attr), event, sessionId=session_id)
+            contract = getattr(self.protocol, attr)
+            if contract is None:
+                continue
+            logs = self._logs(contract, event, sessionId=session_id)
             hashes = [_hex(lg["transactionHash"]) for lg in logs]
             if hashes:
-                txs[phase] = list(dict.fromkeys(hashes))
+                txs[phase] = list(dict.fromkeys([*txs.get(phase, []), *hashes]))
         return txs
 
     def verify_segment(

@@ -19,7 +19,7 @@ from trustnode.chain.port.types import (
     VoteState,
     Withdrawal,
 )
-from trustnode.chain.protocol import WAD, Protocol, RequestStatus
+from trustnode.chain.protocol import WAD, Protocol, RequestStatus, SessionStatus
 from trustnode.models.enums import Tier
 from trustnode.models.verdict import TierName
 
@@ -110,14 +110,17 @@ class AuditorOps:
 
     # -- settlement ------------------------------------------------------------------------------
     def settle(self, session_id: int, auditor: str, round: int = 0) -> Settlement | None:
-        """Settle `auditor`; the settle transaction itself fixes the slash seed once it exists."""
+        """Settle `auditor`'s seats of `round`; the settle transaction itself fixes the slash seed once
+        it exists. With appeals, the outcome must be final first (this advances the appeal module
+        when it is due) and the appealed segments' money resolved (`settleAppeals`, done here)."""
         p = self.protocol
+        self._outcome_final(session_id)
         state = p.slash_randomness(session_id)
         if state is not None and state.status == RequestStatus.PENDING:
             wait = max(1, state.target_block + 1 - p.client.block_number()) if state.target_block else 1
             raise NotReady(f"session {session_id}: slash randomness not fixed yet", retry_blocks=wait)
         try:
-            receipt = p.settle(session_id, auditor, round)
+            receipt = self._settle_resolved(session_id, auditor, round)
         except ContractRevertError as exc:
             if reverts.is_revert(exc, reverts.ALREADY_SETTLED):
                 return None
@@ -125,12 +128,45 @@ class AuditorOps:
                 exc, reverts.TOO_EARLY
             ):
                 raise NotReady(f"session {session_id}: slash randomness not fixed yet") from exc
+            if exc.name == reverts.OUTCOME_NOT_FINAL:
+                raise NotReady(f"session {session_id}: the outcome is not final yet") from exc
             raise
         events = p.settlement.events.AuditorSettled().process_receipt(receipt, errors=DISCARD)
         mine = [e for e in events if e["args"]["auditor"] == to_checksum_address(auditor)]
         if not mine:
             return None
         return self._settlement(mine[0], ref(receipt), reputation=p.reputation(auditor))
+
+    def _outcome_final(self, session_id: int) -> None:
+        """NotReady while the session's outcome can still change (canary reveals, appeals)."""
+        p = self.protocol
+        if p.appeal_module is None or p.session(session_id).status != SessionStatus.FINALIZED:
+            return
+        if p.is_outcome_final(session_id):
+            return
+        until = p.session_appeals(session_id).last_window_end
+        if p.client.block_number() + 1 > until and p.session_appeals(session_id).open_rounds == 0:
+            p.advance_appeals(session_id)
+            if p.is_outcome_final(session_id):
+                return
+        raise NotReady(
+            f"session {session_id}: the outcome can change until block {until} (canary reveals, appeals)",
+            retry_blocks=max(1, until + 1 - p.client.block_number()),
+        )
+
+    def _settle_resolved(self, session_id: int, auditor: str, round: int) -> Any:
+        """`settle`, resolving the appealed segments' money first when the contract asks for it."""
+        p = self.protocol
+        try:
+            return p.settle(session_id, auditor, round)
+        except ContractRevertError as exc:
+            if exc.name != reverts.APPEALS_UNRESOLVED:
+                raise
+        for _ in range(1024):  # bounded: each call resolves up to 64 segments
+            p.settle_appeals(session_id)
+            if p.session_appeals(session_id).resolved_count == p.session_appeals(session_id).appealed_count:
+                break
+        return p.settle(session_id, auditor, round)
 
     def _settlement(self, ev: Any, tx: TxRef | None = None, *, reputation: int | None = None) -> Settlement:
         a = ev["args"]
@@ -140,6 +176,7 @@ class AuditorOps:
         return Settlement(
             session_id=int(a["sessionId"]),
             auditor=str(a["auditor"]),
+            round=int(a["round"]),
             correct=int(a["correct"]),
             incorrect=int(a["incorrect"]),
             slashes=int(a["slashes"]),

@@ -37,6 +37,7 @@ from trustnode.consensus.appeals import (
     Vote,
     check_session_appeal,
     first_window,
+    panel_seats,
 )
 from trustnode.consensus.canaries import canary_count, trace_verdict_with_canaries
 from trustnode.consensus.final_settlement import (
@@ -155,16 +156,29 @@ class AppealOps(RoundOps):
     # -- appeals -------------------------------------------------------------------------------
     def _admit(self, s: Session, segments: Sequence[int], max_bond: int | None) -> Admission:
         p = self.c.params_of(s)
-        block = self.c.block + 1  # the block the appeal's transaction would be in
-        if s.state != SessionState.FINALIZED:
-            raise AppealRefused("AppealWindowNotOpen", "the session has not finalized")
-        nxt = len(s.rounds) + 1
+        records = self._records(s)
+        running = self._running(s)
         return check_session_appeal(
-            self._records(s), list(segments), seats=p.seats_per_tier, appeal=p.appeal, reward=p.reward,
-            block=block, opens_after=s.canary_end, window_ends=s.window_ends, rounds_opened=len(s.rounds),
-            running=self._running(s), canaries={c.index for c in s.canaries_revealed},
-            eligible=lambda i: len(self.round_candidates(s, i, nxt, p)), max_bond=max_bond,
+            records, list(segments), seats=p.seats_per_tier, appeal=p.appeal, reward=p.reward,
+            block=self.c.block + 1,  # the block the appeal's transaction would be in
+            opens_after=s.canary_end if s.finalized_at else None, outcome_final=s.outcome_final,
+            window_ends=s.window_ends or [0] * len(s.tiers), rounds_opened=len(s.rounds), running=running,
+            canaries={c.index for c in s.canaries_revealed},
+            eligible=lambda i: self._eligible_bound(s, i, len(records[i].panels) - 1 + (i in running)),
+            max_bond=max_bond,
         )  # fmt: skip
+
+    def _eligible_bound(self, s: Session, seg: int, depth: int) -> int:
+        """AppealModule's count: the tier's members (leaves are permanent) minus the seats of the
+        segment's panels so far (k_0 + ... + k_depth) minus the provider; an upper bound on who can
+        serve, so a draw can still end UNFILLABLE."""
+        tier = s.tiers[seg]
+        k0 = self.c.params_of(s).seats_per_tier[tier]
+        taken = sum(panel_seats(k0, j) for j in range(depth + 1))
+        provider = self.c.auditors.get(s.provider)
+        taken += provider is not None and provider.tier == tier
+        leaves = sum(1 for a in self.c.auditors.values() if a.tier == tier)
+        return max(0, leaves - taken)
 
     def appeal_quote(self, session_id: int, segments: Sequence[int]) -> AppealQuote:
         with self.c.op():
@@ -174,13 +188,13 @@ class AppealOps(RoundOps):
             try:
                 adm = self._admit(s, named, None)
             except AppealRefused as exc:
-                depth = len([r for r in s.rounds if named and named[0] in r.segments])
+                depth = 1 + len([r for r in s.rounds if named and named[0] in r.segments])
                 return AppealQuote(
                     session_id=s.id, segments=named, round=len(s.rounds) + 1, depth=depth, seats=[], bonds=[],
                     bond=0, appealable_until=status.appealable_until, refusal=exc.name, reason=str(exc),
                 )  # fmt: skip
             return AppealQuote(
-                session_id=s.id, segments=named, round=adm.round, depth=adm.depth - 1, seats=adm.seats,
+                session_id=s.id, segments=named, round=adm.round, depth=adm.depth, seats=adm.seats,
                 bonds=adm.bonds, bond=adm.bond, appealable_until=status.appealable_until,
             )  # fmt: skip
 

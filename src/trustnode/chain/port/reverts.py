@@ -30,6 +30,9 @@ WITHDRAWAL_PENDING = "WithdrawalPending"
 INSUFFICIENT_SHARES = "InsufficientShares"
 WITHDRAWAL_NOT_READY = "WithdrawalNotReady"
 ALREADY_CLAIMED = "AlreadyClaimed"
+# Issue 15: settlement waits for the final outcome and for the appealed segments' money.
+OUTCOME_NOT_FINAL = "OutcomeNotFinal"
+APPEALS_UNRESOLVED = "AppealsUnresolved"
 
 #: The request can never succeed: the job fails with the reason instead of retrying.
 PERMANENT = frozenset(

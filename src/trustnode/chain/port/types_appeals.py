@@ -71,7 +71,7 @@ class AppealQuote(BaseModel):
     session_id: int
     segments: list[int]
     round: int = Field(description="the round the appeal would open (the session's next appeal number)")
-    depth: int = Field(ge=0, description="earlier panels of each named segment (0 = only round 0)")
+    depth: int = Field(ge=1, description="depth of the new panels (1 = a segment's first appeal panel)")
     seats: list[int] = Field(description="k_{depth+1} per named segment, in `segments` order")
     bonds: list[int] = Field(description="min_bond per named segment, token wei")
     bond: int = Field(description="sum of `bonds`: exactly what the appeal takes")
@@ -90,7 +90,7 @@ class AppealOpened(BaseModel):
     session_id: int
     round: int
     segments: list[int]
-    depth: int
+    depth: int = Field(ge=1, description="depth of the round's panels (1 = first appeal panel)")
     appellant: str
     bond: int
     tx: TxRef
@@ -169,7 +169,7 @@ class RoundInfo(BaseModel):
     round: int = Field(ge=1)
     appellant: str
     bond: int
-    depth: int
+    depth: int = Field(ge=1, description="depth of the round's panels on its segments")
     state: RoundState
     segments: list[RoundSegment]
     total_seats: int

@@ -14,7 +14,8 @@ segment leaf = keccak256(bytes.concat(keccak256(abi.encode(index, cid, tier, wei
 
 The parts, one concept each: `base` (wiring, token, chain), `sessions` (open, draw, keys,
 finalize), `votes` (commit-reveal), `staking` (registry, pools, ledger, settlement), `views`
-(reads), `params` and `models` (what they exchange).
+(reads), `appeals` (issue 15: appeal rounds and canaries), `params`, `models` and
+`models_appeals` (what they exchange).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from trustnode.chain.client import ChainClient
+from trustnode.chain.protocol.appeals import AppealBindings
 from trustnode.chain.protocol.base import REQUIRED, TOKEN_NAME
 from trustnode.chain.protocol.models import (
     AuditorProfile,
@@ -55,7 +57,7 @@ from trustnode.consensus.rules import pack_tiers_weights, verdict_bitmap
 from trustnode.storage.merkle import segment_leaf
 
 
-class Protocol(SessionOps, VoteOps, StakingOps):
+class Protocol(SessionOps, VoteOps, StakingOps, AppealBindings):
     """The protocol's contracts seen by one signer."""
 
     def __init__(self, client: ChainClient, addresses: Mapping[str, str]) -> None:

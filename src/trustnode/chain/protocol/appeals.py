@@ -1,0 +1,152 @@
+"""Bindings of the issue-15 modules: appeals (IAppealModule) and gold canaries (ICanaryModule).
+
+Both are optional parts of a deployment (`AuditSessions.appealModule()` / `canaryModule()` read
+zero without them: the outcome is then final at `finalize`). Appeal rounds > 0 live in the appeal
+module: their draw, keys, phases and money; their votes go through the VotingModule and their
+settlement through the SettlementModule with `round = a`, like round 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+
+from web3.contract import Contract
+from web3.logs import DISCARD
+from web3.types import TxReceipt
+
+from trustnode.chain.errors import ChainError
+from trustnode.chain.protocol.base import ProtocolBase
+from trustnode.chain.protocol.models_appeals import (
+    AppealModuleParams,
+    CanaryStateView,
+    QuoteView,
+    RoundView,
+    SegmentAppealsView,
+    SessionAppealsView,
+)
+from trustnode.consensus.canaries import CanaryReveal
+
+ZERO = "0x" + "00" * 20
+
+
+class AppealBindings(ProtocolBase):
+    """Appeal and canary calls (mixed into `Protocol`)."""
+
+    def _module(self, name: str, getter: str) -> Contract | None:
+        addr = self.addresses.get(name)
+        if addr is None:
+            fns = {f.get("name") for f in self.sessions.abi if f.get("type") == "function"}
+            if getter not in fns:
+                return None
+            addr = str(self._call(getattr(self.sessions.functions, getter)()))
+        if int(addr, 16) == 0:
+            return None
+        self.addresses[name] = addr
+        return self.client.contract(name, addr)
+
+    @cached_property
+    def appeal_module(self) -> Contract | None:
+        return self._module("AppealModule", "appealModule")
+
+    @cached_property
+    def canary_module(self) -> Contract | None:
+        return self._module("CanaryModule", "canaryModule")
+
+    def _appeals(self) -> Contract:
+        if self.appeal_module is None:
+            raise ChainError("this deployment has no appeal module (issue 15)")
+        return self.appeal_module
+
+    def _canaries(self) -> Contract:
+        if self.canary_module is None:
+            raise ChainError("this deployment has no canary module (issue 15)")
+        return self.canary_module
+
+    # -- parameters ------------------------------------------------------------------------------
+    def appeal_params_of(self, session_id: int) -> AppealModuleParams:
+        """The appeal and canary parameters `session_id` runs under (a future id: the current ones)."""
+        return AppealModuleParams.from_abi(self._call(self._appeals().functions.paramsOf(session_id)))
+
+    def set_appeal_params(self, params: AppealModuleParams) -> TxReceipt:
+        return self._tx(self._appeals().functions.setParams(params.as_abi()))
+
+    # -- appeals ---------------------------------------------------------------------------------
+    def appeal_quote(self, session_id: int, segments: Sequence[int]) -> QuoteView:
+        """What `appeal` would open now; the refusal's revert otherwise."""
+        return QuoteView.from_abi(self._call(self._appeals().functions.quote(session_id, list(segments))))
+
+    def appeal(self, session_id: int, segments: Sequence[int], max_bond: int) -> tuple[int, TxReceipt]:
+        """Appeal (approving up to `max_bond`); returns the round opened and the receipt."""
+        m = self._appeals()
+        self.ensure_allowance(m.address, max_bond)
+        receipt = self._tx(m.functions.appeal(session_id, list(segments), max_bond))
+        events = m.events.AppealOpened().process_receipt(receipt, errors=DISCARD)
+        return int(events[0]["args"]["round"]), receipt
+
+    def draw_panel(self, session_id: int, round: int, max_seats: int) -> TxReceipt:
+        return self._tx(self._appeals().functions.drawPanel(session_id, round, max_seats))
+
+    def publish_panel_keys(self, session_id: int, round: int, manifest_cid: str) -> TxReceipt:
+        return self._tx(self._appeals().functions.publishPanelKeys(session_id, round, manifest_cid))
+
+    def finalize_round(self, session_id: int, round: int) -> TxReceipt:
+        return self._tx(self._appeals().functions.finalizeRound(session_id, round))
+
+    def advance_appeals(self, session_id: int) -> TxReceipt:
+        """Every due round transition, and the outcome's finality when every window closed."""
+        return self._tx(self._appeals().functions.advance(session_id))
+
+    def settle_appeals(self, session_id: int, max_segments: int = 64) -> TxReceipt:
+        """Resolve the money of up to `max_segments` appealed segments (after the outcome is final)."""
+        return self._tx(self._appeals().functions.settleAppeals(session_id, max_segments))
+
+    def round_of(self, session_id: int, round: int) -> RoundView:
+        return RoundView.from_abi(self._call(self._appeals().functions.roundOf(session_id, round)))
+
+    def round_segments(self, session_id: int, round: int) -> list[int]:
+        return [int(x) for x in self._call(self._appeals().functions.roundSegments(session_id, round))]
+
+    def segment_appeals(self, session_id: int, segment: int) -> SegmentAppealsView:
+        t = self._call(self._appeals().functions.segmentAppeals(session_id, segment))
+        return SegmentAppealsView.from_abi(t)
+
+    def session_appeals(self, session_id: int) -> SessionAppealsView:
+        return SessionAppealsView.from_abi(self._call(self._appeals().functions.sessionAppeals(session_id)))
+
+    def round_word(self, session_id: int, round: int, word: int) -> int:
+        return int(self._call(self._appeals().functions.roundWord(session_id, round, word)))
+
+    def appealable_until(self, session_id: int) -> int:
+        return int(self._call(self._appeals().functions.appealableUntil(session_id)))
+
+    def is_outcome_final(self, session_id: int) -> bool:
+        if self.appeal_module is None:
+            return True
+        return bool(self._call(self._appeals().functions.isOutcomeFinal(session_id)))
+
+    # -- canaries --------------------------------------------------------------------------------
+    def commit_canaries(self, session_id: int, commitments: Sequence[bytes]) -> TxReceipt:
+        return self._tx(
+            self._canaries().functions.commitCanaries(session_id, [bytes(h) for h in commitments])
+        )
+
+    def reveal_canary(self, session_id: int, reveal: CanaryReveal) -> TxReceipt:
+        item = (reveal.slot, reveal.index, int(reveal.verdict), reveal.salt)
+        return self._tx(self._canaries().functions.revealCanary(session_id, item))
+
+    def reveal_canaries(self, session_id: int, reveals: Sequence[CanaryReveal]) -> TxReceipt:
+        """Batch reveal: bad or already revealed items are skipped (`ItemSkipped`)."""
+        items = [(r.slot, r.index, int(r.verdict), r.salt) for r in reveals]
+        return self._tx(self._canaries().functions.revealCanaries(session_id, items))
+
+    def canary_state(self, session_id: int) -> CanaryStateView:
+        return CanaryStateView.from_abi(self._call(self._canaries().functions.canariesOf(session_id)))
+
+    def canary_commitments(self, session_id: int) -> list[bytes]:
+        return [bytes(h) for h in self._call(self._canaries().functions.commitmentsOf(session_id))]
+
+    def revealed_canaries(self, session_id: int) -> list[tuple[int, int]]:
+        """(segment index, verdict 1 PASS / 2 FAIL) in reveal order."""
+        indices, verdicts = self._call(self._canaries().functions.revealedOf(session_id))
+        return [(int(i), int(v)) for i, v in zip(indices, verdicts, strict=True)]

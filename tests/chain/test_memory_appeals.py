@@ -1,0 +1,105 @@
+"""In-memory chain paths of issue 15 that the shared scenarios do not reach: a round nobody draws
+(UNFILLABLE), a second appeal of one segment (depth 2, k = 7), canary timing refusals, and every
+round's money equal to `final_settlement.settle_session`."""
+
+from __future__ import annotations
+
+from tests.chain.port_scenarios import ISSUE15_PARAMS, TOKEN, revert_name, vote_round, when_ready
+from tests.chain.test_port_appeals import _memory
+from trustnode.chain.port import RoundState, SeatVote
+from trustnode.consensus.appeals import AppealResult
+from trustnode.models.enums import SegmentOutcome, Tier
+
+
+def _staked(n: int, tier: Tier = Tier.COMPUTER):  # type: ignore[no-untyped-def]
+    chain, provider, appellant, auditors = _memory(n)
+    for a in auditors.values():
+        a.register(tier, 1, b"\x45" * 32)
+        a.stake(100 * TOKEN)
+    return chain, provider, appellant, auditors
+
+
+def test_a_round_nobody_draws_is_unfillable_and_refunds_the_bond() -> None:
+    chain, provider, appellant, auditors = _staked(5)
+    sid = provider.open_session(b"\x01" * 32, [0, 0], [1, 1], 100 * TOKEN).session_id
+    provider.commit_canaries(sid, [])
+    vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.FAIL, chain.mine)
+    before = appellant.token_balance(appellant.address)
+    opened = appellant.appeal(sid, [0], 10**30)
+    chain.mine(ISSUE15_PARAMS.draw_blocks + 5)
+    provider.advance(sid)
+    (info,) = provider.rounds(sid)
+    assert info.state == RoundState.UNFILLABLE and info.segments[0].outcome == SegmentOutcome.FAIL
+    assert provider.appeal_status(sid).window_ends[0] == 0  # the outcome stands and is final
+    status = provider.appeal_status(sid)
+    chain.mine(max(status.window_ends) - chain.block + 1)
+    provider.advance(sid)
+    assert provider.appeal_status(sid).final
+    for a in provider.seats(sid, 0):
+        when_ready(lambda a=a: auditors[a].settle(sid, a, 0), chain.mine)  # type: ignore[misc]
+    (info,) = provider.rounds(sid)
+    assert info.segments[0].result == AppealResult.UNFILLABLE
+    assert appellant.token_balance(appellant.address) == before  # no seat drawn: the whole bond back
+    assert opened.bond == 3 * ISSUE15_PARAMS.reward
+
+
+def test_a_segment_appealed_twice_gets_a_panel_of_seven_in_a_later_session_round() -> None:
+    chain, provider, appellant, auditors = _staked(14)
+    sid = provider.open_session(b"\x02" * 32, [0, 0], [1, 1], 200 * TOKEN).session_id
+    provider.commit_canaries(sid, [])
+    vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.FAIL, chain.mine)
+    appellant.appeal(sid, [0], 10**30)  # round 1: segment 0, depth 1
+    appellant.appeal(sid, [1], 10**30)  # round 2: segment 1, depth 1
+    # round 1 overturns segment 0 to PASS, round 2 upholds segment 1's FAIL
+    vote_round(provider, auditors, sid, 1, lambda r, g: SeatVote.PASS, chain.mine)
+    vote_round(provider, auditors, sid, 2, lambda r, g: SeatVote.FAIL, chain.mine)
+    quote = appellant.appeal_quote(sid, [0])
+    assert (quote.round, quote.depth, quote.seats) == (3, 2, [7])
+    assert appellant.appeal_quote(sid, [0, 1]).refusal is None  # both at depth 1 now
+    appellant.appeal(sid, [0], quote.bond)
+    vote_round(provider, auditors, sid, 3, lambda r, g: SeatVote.FAIL, chain.mine)  # back to FAIL
+    earlier = set().union(*(set(provider.seats(sid, r)) for r in (1,)))
+    seg0_r0 = {a for a, s in provider.seats(sid, 0).items() if 0 in s}
+    assert not set(provider.seats(sid, 3)) & (earlier | seg0_r0)
+    # max_rounds = 2 reached: no window opens on segment 0 again, it says why
+    assert provider.appeal_status(sid).window_ends[0] == 0 and not provider.appeal_status(sid).final
+    assert appellant.appeal_quote(sid, [0]).refusal == "NoRoundsLeft"
+    status = provider.appeal_status(sid)
+    assert status.depths == [2, 1] and status.rounds == 3
+    chain.mine(max(status.window_ends) - chain.block + 1)
+    provider.advance(sid)
+    assert appellant.appeal_quote(sid, [1]).refusal == "AppealWindowClosed"  # the outcome is final
+    for rnd in range(4):
+        for a in provider.seats(sid, rnd):
+            when_ready(lambda a=a, rnd=rnd: auditors[a].settle(sid, a, rnd), chain.mine)  # type: ignore[misc]
+    results = {(r.round, s.index): s.result for r in provider.rounds(sid) for s in r.segments}
+    # judged against the FINAL outcome (FAIL): round 1's appeal of FAIL failed in the end, round 3's
+    # appeal of PASS succeeded, round 2 upheld segment 1's FAIL
+    assert results == {
+        (1, 0): AppealResult.UPHELD,
+        (2, 1): AppealResult.UPHELD,
+        (3, 0): AppealResult.OVERTURNED,
+    }
+    # every round's money is the reference settlement's, auditor by auditor
+    money = chain.sessions[sid - 1].settlement
+    assert money is not None and money.inflow == money.outflow
+    for s in provider.settlements(session_id=sid):
+        votes = [v for g in money.segments for v in g.votes if v.auditor == s.auditor and v.round == s.round]
+        assert s.reward == sum(v.rewarded for v in votes)
+
+
+def test_canaries_are_committed_before_the_randomness_and_revealed_only_after_round_0() -> None:
+    chain, provider, _, auditors = _staked(5)
+    late = provider.open_session(b"\x03" * 32, [0] * 5, [1] * 5, 100 * TOKEN).session_id
+    chain.mine(5)
+    assert revert_name(lambda: provider.commit_canaries(late, [b"\x01" * 32])) == "CommitTooLate"
+    sid = provider.open_session(b"\x04" * 32, [0] * 5, [1] * 5, 100 * TOKEN).session_id
+    assert revert_name(lambda: provider.commit_canaries(sid, [bytes(32)])) == "ZeroCommitment"
+    provider.commit_canaries(sid, [b"\x05" * 32])
+    from trustnode.chain.port import CanaryReveal
+
+    reveal = CanaryReveal(slot=0, index=1, verdict=SegmentOutcome.PASS, salt=b"\x00" * 32)
+    assert revert_name(lambda: provider.reveal_canaries(sid, [reveal])) == "CanaryRevealNotOpen"
+    unknown = reveal.model_copy(update={"slot": 3})
+    vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
+    assert revert_name(lambda: provider.reveal_canaries(sid, [unknown])) == "UnknownCanarySlot"
