@@ -126,7 +126,7 @@ def test_an_appeal_overturns_a_lazy_first_round_and_a_canary_catches_the_lazy_au
     with pytest.raises(AppealRefused, match="BondAboveLimit"):
         appeal(port, sid, [wrong], max_bond=1)
     quote, opened = appeal(port, sid, [wrong])
-    assert (quote.round, quote.depth, quote.seats) == (1, 0, [3]) and opened.bond == quote.bond > 0
+    assert (quote.round, quote.depth, quote.seats) == (1, 1, [3]) and opened.bond == quote.bond > 0
 
     net.until(lambda: net.job(tid).final, what="the appeal round and the end of the appeal phase")
     job = net.job(tid)

@@ -68,7 +68,7 @@ def _print_quote(q: object) -> None:
     assert isinstance(q, AppealQuote)
     console.print(
         f"session {q.session_id}: appeal of segments {', '.join(map(str, q.segments))} would open round "
-        f"{q.round} at depth {q.depth} -> {q.depth + 1}",
+        f"{q.round}, their panel of depth {q.depth}",
         highlight=False,
     )
     for i, seats, b in zip(q.segments, q.seats, q.bonds, strict=False):
