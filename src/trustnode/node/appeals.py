@@ -21,12 +21,10 @@ from trustnode.chain.errors import ChainError
 from trustnode.chain.port import ChainPort, NotReady
 from trustnode.chain.port.types_appeals import AppealStatus, RoundInfo, RoundState
 from trustnode.models.jobs import TraceJob
-from trustnode.node import canaries
 from trustnode.node.context import NodeContext
-from trustnode.node.keyrelease import seal_session
-from trustnode.node.provider import DRAW_PAGE, job_outcome
+from trustnode.node.pinning import job_outcome, seal_panel
+from trustnode.node.provider import DRAW_PAGE
 from trustnode.storage.errors import StorageError
-from trustnode.storage.segments import PreparedSession, SegmentSecret
 
 log = logging.getLogger(__name__)
 
@@ -125,28 +123,8 @@ class ProviderAppeals:
         """Seal the round's keys to its panel: seats plus context under the privacy share."""
         port = self.port
         sid, r = rnd.session_id, rnd.round
+        bundle = seal_panel(port, job, share=self.privacy_share, round=r)
         seats = port.seats(sid, r)
-        keys = {a: port.profile(a).encryption_key for a in seats}
-        assert job.session_nonce is not None
-        prepared = PreparedSession(
-            chain_id=port.chain_id,
-            session_nonce=job.session_nonce,
-            segments=[
-                SegmentSecret(index=s.index, cid=s.cid, tier=s.tier, weight=s.weight, key=s.key_hex)
-                for s in job.segments
-            ],
-        )
-        bundle = seal_session(
-            prepared,
-            canaries.session_shape(job),
-            canaries.session_spans(job),
-            canaries.session_summaries(job),
-            session_id=sid,
-            seats=seats,
-            auditor_keys=keys,
-            share=self.privacy_share,
-            round=r,
-        )
         cid = self.ctx.store.add(bundle.model_dump_json().encode(), pin=True)
         tx = port.publish_keys(sid, cid, round=r)
         job.tx_hashes[f"publish_keys_r{r}"] = tx.tx_hash

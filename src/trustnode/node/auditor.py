@@ -24,14 +24,13 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
 from trustnode.audit.base import Auditor
 from trustnode.chain.errors import ChainError, ContractRevertError
 from trustnode.chain.port import ChainPort, KeysPublished, NotReady, SeatVote, reverts
-from trustnode.chain.port.types_appeals import RoundState
 from trustnode.chain.units import format_trust
 from trustnode.llm.errors import LLMError
 from trustnode.models.audit import AuditResult, AuditTask
@@ -39,41 +38,25 @@ from trustnode.models.enums import Tier, Verdict
 from trustnode.models.verdict import SessionState
 from trustnode.node.context import NodeContext
 from trustnode.node.events import EventFollower
+from trustnode.node.panels import panel_phase
 from trustnode.node.paths import auditor_dir
 from trustnode.node.structure import SessionBundle
 from trustnode.node.tasks import build_tasks
-from trustnode.node.votes import AccountLock, VoteRecord, VoteState, VoteStore
+from trustnode.node.votes import (
+    AccountLock,
+    VoteRecord,
+    VoteState,
+    VoteStore,
+    withdraw_rewards,
+)
 from trustnode.storage.crypto import DecryptionError
 from trustnode.storage.envelopes import EncryptionKeyPair, ManifestError
 from trustnode.storage.errors import StorageError
 
 log = logging.getLogger(__name__)
 
-#: Rewards are withdrawn once the pool holds at least this much above the target stake.
-MIN_WITHDRAWAL = 10**18
 WITHDRAW_EVERY_S = 10.0
 COMMIT_PHASE = (SessionState.KEYS_PUBLISHED, SessionState.COMMIT)
-ENDED = (SessionState.CANCELLED, SessionState.EXPIRED)
-
-
-class Phase(NamedTuple):
-    """A panel's phase as the daemon needs it (round 0's session, or an appeal round)."""
-
-    name: str
-    state: SessionState
-    commit_deadline: int
-    ended: str  # why there is nothing to vote on, or ""
-
-
-#: An appeal round's states read as the session phases the vote steps follow.
-_ROUND_PHASE = {
-    RoundState.CREATED: SessionState.CREATED,
-    RoundState.DRAWING: SessionState.DRAWING,
-    RoundState.KEYS_PUBLISHED: SessionState.KEYS_PUBLISHED,
-    RoundState.COMMIT: SessionState.COMMIT,
-    RoundState.REVEAL: SessionState.REVEAL,
-    RoundState.FINALIZED: SessionState.FINALIZED,
-}
 
 
 class UndecidedRule(StrEnum):
@@ -219,29 +202,7 @@ class AuditorDaemon:
 
     def withdraw_rewards(self) -> None:
         """Take earnings above the target stake out of the pool, and claim matured withdrawals."""
-        p = self.port
-        now = p.chain_time()
-        for wid in self.votes.open_withdrawals():
-            w = p.withdrawal(wid)
-            if not w.claimed and w.ready_at <= now:
-                p.claim_withdrawal(wid)
-                log.info("auditor %s: claimed withdrawal %d: %s", self.address, wid, format_trust(w.amount))
-            if w.claimed or w.ready_at <= now:
-                self.votes.close_withdrawal(wid)
-        shares, value = p.self_stake(self.address)
-        excess = value - self.ctx.settings.auditor.stake
-        if shares == 0 or excess < MIN_WITHDRAWAL:
-            return
-        try:
-            wid = p.request_withdrawal(shares * excess // value)
-        except ContractRevertError as exc:
-            if reverts.is_revert(exc, reverts.INSUFFICIENT_SHARES):
-                return  # shares not withdrawable yet (a deposit or seats pending); try again later
-            raise
-        self.votes.add_withdrawal(wid, excess)
-        log.info(
-            "auditor %s: withdrawing rewards: %s (withdrawal %d)", self.address, format_trust(excess), wid
-        )
+        withdraw_rewards(self.port, self.votes, self.address, self.ctx.settings.auditor.stake)
 
     def withdrawals(self) -> list[dict[str, Any]]:
         return [{"id": i, "amount": a, "claimed": c} for i, a, c in self.votes.withdrawals()]
@@ -286,7 +247,7 @@ class AuditorDaemon:
     def drive(self, rec: VoteRecord) -> None:
         """Take the next step the session (or its appeal round) allows (idempotent; safe after any crash)."""
         p = self.port
-        phase = self._phase(rec)
+        phase = panel_phase(p, rec.session_id, rec.round)
         if phase.ended:
             self._abandon(rec, phase.ended, level=logging.INFO)
             return
@@ -311,22 +272,6 @@ class AuditorDaemon:
             and p.appeal_status(rec.session_id).final  # every round is scored against the final outcome
         ):
             self._settle(rec)
-
-    def _phase(self, rec: VoteRecord) -> Phase:
-        """Where the vote's panel stands: the session's own phases for round 0, the round's for an appeal."""
-        p = self.port
-        if rec.round == 0:
-            info = p.session(rec.session_id)
-            ended = f"session {info.state.value}; nothing to vote on" if info.state in ENDED else ""
-            return Phase("session", info.state, info.commit_deadline, ended)
-        rnd = next((r for r in p.rounds(rec.session_id) if r.round == rec.round), None)
-        if rnd is None:
-            return Phase(
-                f"round {rec.round}", SessionState.CREATED, 0, f"no appeal round {rec.round} on chain"
-            )
-        state = _ROUND_PHASE.get(rnd.state)
-        ended = "" if state is not None else f"appeal round {rec.round} {rnd.state.value}; nothing to vote on"
-        return Phase(f"appeal round {rec.round}", state or SessionState.FINALIZED, rnd.commit_deadline, ended)
 
     def _tasks(self, rec: VoteRecord) -> list[AuditTask]:
         bundle = SessionBundle.model_validate_json(self.ctx.store.cat(rec.manifest_cid))

@@ -22,8 +22,8 @@ from trustnode.chain.accounts import dev_account
 from trustnode.chain.client import ChainClient
 from trustnode.chain.deployment import Deployment
 from trustnode.chain.port.evm import Web3Port
-from trustnode.chain.protocol.models_appeals import AppealModuleParams
 from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol, SessionParams
+from trustnode.chain.protocol.models_appeals import AppealModuleParams
 from trustnode.models.enums import Tier, Verdict
 from trustnode.node.processes import ManagedProcess, wait_http
 from trustnode.storage.jsipfs import JsIpfsDaemon, free_port

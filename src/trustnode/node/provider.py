@@ -25,19 +25,15 @@ from typing import Any, Literal
 
 from trustnode.chain.errors import ChainError, ContractRevertError
 from trustnode.chain.port import ChainPort, NotReady, SessionInfo, reverts
-from trustnode.chain.protocol import SessionParams
 from trustnode.hdag.offline import decompose_offline_report
 from trustnode.models.hdag import HDAG
-from trustnode.models.jobs import ChainBinding, JobStatus, SegmentRecord, TraceJob, TraceStage
+from trustnode.models.jobs import ChainBinding, JobStatus, TraceJob, TraceStage
 from trustnode.models.verdict import SessionOutcome, SessionState
-from trustnode.node import canaries, canary_duties
+from trustnode.node import canary_duties
 from trustnode.node.context import NodeContext
-from trustnode.node.keyrelease import seal_session
+from trustnode.node.pinning import TooManySegments, fee_for, job_outcome, pin, seal_panel
 from trustnode.node.seating import cancel_reason, shortfall
-from trustnode.node.structure import SessionShape
-from trustnode.node.verdict import build_outcome
 from trustnode.storage.errors import StorageError
-from trustnode.storage.segments import PreparedSession, SegmentSecret, prepare_session
 
 log = logging.getLogger(__name__)
 
@@ -45,17 +41,6 @@ LEASE_S = 120.0
 MAX_ATTEMPTS = 5
 WAIT_S = 0.25
 DRAW_PAGE = 64
-
-
-def weight_of(params: SessionParams, tier: int) -> int:
-    """The weight a segment of `tier` must carry (1 where the provider may choose)."""
-    return params.tier_weight[tier] or 1
-
-
-def fee_for(params: SessionParams, tiers: list[int]) -> int:
-    """The smallest fee whose 80% audit pool covers R for every seat."""
-    need = sum(params.seats_per_tier[t] for t in tiers) * params.reward
-    return -(-need * 10_000 // 8_000)
 
 
 class Waiting(Exception):
@@ -219,62 +204,23 @@ class ProviderPipeline:
         job.stage = TraceStage.DECOMPOSED
 
     def _pin(self, job: TraceJob) -> None:
-        hdag = self._hdag(job)
-        port = self.port
-        params = port.params()
-        leaves = canaries.layout(
-            hdag, self._canary_rate(params), high_stakes=job.trace.high_stakes, rng=self.canary_rng
-        )
-        limit = port.max_segments()
-        if len(leaves) > limit:
-            extra = f" ({len(leaves)} with its gold canaries)" if len(leaves) > len(hdag.nodes) else ""
-            raise PermanentFailure(
-                f"the trace decomposes into {len(hdag.nodes)} segments{extra}; a session holds at most {limit}"
-            )
-        texts = [canaries.plaintext(job, leaf, i) for i, leaf in enumerate(leaves)]
-        tiers = [int(t.auditor.tier) for t in texts]
-        weights = [weight_of(params, t) for t in tiers]
-        plaintexts = [t.model_dump_json().encode() for t in texts]
-        prepared = prepare_session(self.ctx.store, plaintexts, tiers, weights, chain_id=port.chain_id)
-        job.session_nonce = prepared.session_nonce
-        job.merkle_root = "0x" + prepared.merkle_root.hex()
-        job.segments = [
-            SegmentRecord(
-                index=s.index,
-                node_id=leaf.node_id,
-                cid=s.cid,
-                key_hex=s.key,
-                tier=s.tier,
-                weight=s.weight,
-                hdag_index=leaf.hdag_index,
-                canary=leaf.canary is not None,
-            )
-            for s, leaf in zip(prepared.segments, leaves, strict=True)
-        ]
-        job.canaries = [leaf.canary for leaf in leaves if leaf.canary is not None]
+        self._hdag(job)
+        try:
+            prepared = pin(job, self.ctx.store, self.port, rate_bps=self._canary_rate(), rng=self.canary_rng)
+        except TooManySegments as exc:
+            raise PermanentFailure(str(exc)) from exc
         job.stage = TraceStage.PINNED
         if prepared.pending:
             # Kept locally under the same CIDs; opening must wait until auditors can fetch them.
             self.ctx.jobs.save(job)
             raise StorageError(f"{len(prepared.pending)} segments are not on IPFS yet (kept locally)")
 
-    def _canary_rate(self, params: SessionParams) -> int:
+    def _canary_rate(self) -> int:
         """Canaries per 10,000 segments: the chain's `canaryRateBps` (the contract checks the count).
 
         `canary_rate_bps` overrides it for tests of the injection path only: on a chain that takes
         no commitments the canaries would count as trace segments there."""
-        return params.canary_rate_bps if self.canary_rate_bps is None else self.canary_rate_bps
-
-    def _prepared(self, job: TraceJob) -> PreparedSession:
-        assert job.session_nonce is not None
-        return PreparedSession(
-            chain_id=self.port.chain_id,
-            session_nonce=job.session_nonce,
-            segments=[
-                SegmentSecret(index=s.index, cid=s.cid, tier=s.tier, weight=s.weight, key=s.key_hex)
-                for s in job.segments
-            ],
-        )
+        return self.port.params().canary_rate_bps if self.canary_rate_bps is None else self.canary_rate_bps
 
     def _batch(self, job: TraceJob) -> None:
         """Form a batch from waiting traces (any provider) and give each a random opening slot."""
@@ -391,18 +337,7 @@ class ProviderPipeline:
         info = self._session(job)
         sid = info.session_id
         if info.state == SessionState.DRAWING:
-            seats = port.seats(sid)
-            keys = {a: port.profile(a).encryption_key for a in seats}
-            bundle = seal_session(
-                self._prepared(job),
-                self._shape(job),
-                canaries.session_spans(job),
-                canaries.session_summaries(job),
-                session_id=sid,
-                seats=seats,
-                auditor_keys=keys,
-                share=self.privacy_share,
-            )
+            bundle = seal_panel(port, job, share=self.privacy_share)
             cid = self.ctx.store.add(bundle.model_dump_json().encode(), pin=True)
             tx = port.publish_keys(sid, cid)
             job.manifest_cid = cid
@@ -413,10 +348,6 @@ class ProviderPipeline:
                 job.manifest_cid = published.manifest_cid
                 job.tx_hashes["publish_keys"] = published.tx.tx_hash
         job.stage = TraceStage.KEYS_PUBLISHED
-
-    def _shape(self, job: TraceJob) -> SessionShape:
-        self._hdag(job)
-        return canaries.session_shape(job)
 
     @staticmethod
     def _hdag(job: TraceJob) -> HDAG:
@@ -464,19 +395,3 @@ class ProviderPipeline:
         if job.session_id is None:
             raise PermanentFailure("job has no session id at a stage that needs one")
         return job.session_id
-
-
-def job_outcome(
-    port: ChainPort, job: TraceJob, info: SessionInfo, *, reason: str | None = None
-) -> SessionOutcome:
-    """The provider's report of its session: HDAG ids and steps, its committed canaries apart."""
-    return build_outcome(
-        info,
-        port.segments(info.session_id),
-        beta_bps=port.params(info.params_version).beta_bps,
-        hdag=job.hdag,
-        hdag_index={s.index: h for s in job.segments if (h := canaries.hdag_index(s)) is not None},
-        canaries={i: c for i, c in canaries.canary_of(job).items() if c.committed},
-        cids={s.index: s.cid for s in job.segments},
-        reason=reason,
-    )
