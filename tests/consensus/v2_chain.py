@@ -87,7 +87,12 @@ class V2Chain:
         receipt = self.owner.transact(w3.eth.contract(abi=art.abi, bytecode=art.bytecode).constructor(*args))
         return w3.eth.contract(address=receipt["contractAddress"], abi=art.abi)
 
-    def deploy(self, session_params: dict[str, Any], staking_params: dict[str, Any]) -> None:
+    def deploy(
+        self,
+        session_params: dict[str, Any],
+        staking_params: dict[str, Any],
+        appeal_params: dict[str, Any] | None = None,
+    ) -> None:
         o = self.owner.address
         token = self._deploy("TrustToken", o, SUPPLY)
         treasury = self._deploy("Treasury", token.address, o)
@@ -114,6 +119,23 @@ class V2Chain:
             "randomness": randomness, "sessions": sessions, "draw": draw, "voting": voting,
             "settlement": settlement,
         }  # fmt: skip
+        if appeal_params is not None:
+            self._deploy_issue15(appeal_params)
+
+    def _deploy_issue15(self, appeal_params: dict[str, Any]) -> None:
+        """The AppealModule (deploying its AppealSettlement) and the CanaryModule, wired like
+        `chain.deploy.deploy_protocol` does, the Treasury funded for appeal budgets and refunds."""
+        o, c = self.owner.address, self.c
+        probe = self.owner.w3.eth.contract(abi=self.artifacts["AppealModule"].abi)
+        params = _as_tuple(probe, "constructor", "params_", appeal_params)
+        appeals = self._deploy("AppealModule", c["sessions"].address, o, params)
+        escrow_addr = self.call(appeals.functions.settlement())
+        escrow = self.owner.w3.eth.contract(address=escrow_addr, abi=self.artifacts["AppealSettlement"].abi)
+        canaries = self._deploy("CanaryModule", c["sessions"].address)
+        self.owner.transact(c["sessions"].functions.setExtensions(appeals.address, canaries.address))
+        for spender in (escrow.address, canaries.address):
+            self.owner.transact(c["treasury"].functions.setSpender(spender, 2**256 - 1))
+        self.c.update({"appeals": appeals, "escrow": escrow, "canaries": canaries})
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -131,11 +153,11 @@ class V2Chain:
         st = self.c["staking"]
         return as_dict(st, "poolOf", self.call(st.functions.poolOf(auditor)))
 
-    def seats_of(self, sid: int, auditor: str) -> list[int]:
-        return [int(x) for x in self.call(self.c["draw"].functions.seatsOf(sid, 0, auditor))]
+    def seats_of(self, sid: int, auditor: str, round: int = 0) -> list[int]:
+        return [int(x) for x in self.call(self.c["draw"].functions.seatsOf(sid, round, auditor))]
 
-    def seat_word(self, sid: int, auditor: str) -> int:
-        return int(self.call(self.c["draw"].functions.seatWordOf(panel_key(sid), auditor)))
+    def seat_word(self, sid: int, auditor: str, round: int = 0) -> int:
+        return int(self.call(self.c["draw"].functions.seatWordOf(panel_key(sid, round), auditor)))
 
     def segment_words(self, sid: int, n: int) -> list[int]:
         fn = self.c["sessions"].functions.segmentWord
@@ -191,24 +213,24 @@ class V2Chain:
                 return receipts
         raise AssertionError(f"session {sid}: draw did not complete")
 
-    def commit_signed(self, sid: int, votes: dict[str, tuple[int, bytes]]) -> TxReceipt:
+    def commit_signed(self, sid: int, votes: dict[str, tuple[int, bytes]], round: int = 0) -> TxReceipt:
         """One relayed commitBatch of EIP-712 signed commitments (first commits: nonce 0)."""
         voting = self.c["voting"]
         chain_id = self.owner.chain_id
         items = []
         for auditor, (word, salt) in votes.items():
-            digest_c = commitment(chain_id, voting.address, sid, auditor, word, salt)
-            digest = bytes(self.call(voting.functions.commitDigest(sid, 0, auditor, digest_c, 0)))
+            digest_c = commitment(chain_id, voting.address, sid, auditor, word, salt, round=round)
+            digest = bytes(self.call(voting.functions.commitDigest(sid, round, auditor, digest_c, 0)))
             account = next(cl.account for cl in self.clients.values() if cl.address == auditor)
             sig = account.unsafe_sign_hash(digest).signature
             items.append((auditor, digest_c, bytes(sig)))
-        return self.owner.transact(voting.functions.commitBatch(sid, 0, items))
+        return self.owner.transact(voting.functions.commitBatch(sid, round, items))
 
-    def reveal_batch(self, sid: int, openings: Sequence[tuple[str, int, bytes]]) -> TxReceipt:
-        return self.owner.transact(self.c["voting"].functions.revealBatch(sid, 0, list(openings)))
+    def reveal_batch(self, sid: int, openings: Sequence[tuple[str, int, bytes]], round: int = 0) -> TxReceipt:
+        return self.owner.transact(self.c["voting"].functions.revealBatch(sid, round, list(openings)))
 
-    def settle_batch(self, sid: int, auditors: Sequence[str]) -> TxReceipt:
-        return self.owner.transact(self.c["settlement"].functions.settleBatch(sid, 0, list(auditors)))
+    def settle_batch(self, sid: int, auditors: Sequence[str], round: int = 0) -> TxReceipt:
+        return self.owner.transact(self.c["settlement"].functions.settleBatch(sid, round, list(auditors)))
 
     def events(self, contract: str, event: str, receipt: TxReceipt) -> list[dict[str, Any]]:
         ev = getattr(self.c[contract].events, event)()
@@ -223,6 +245,7 @@ def v2_chain(
     epoch_blocks: int = 50,
     port: int,
     log_dir: Path | None = None,
+    appeal_params: dict[str, Any] | None = None,
 ) -> Iterator[V2Chain]:
     """Start anvil on 127.0.0.1:port, deploy the v2 contracts compiled from contracts/src, stop on exit."""
     artifacts, _ = compile_contracts()
@@ -236,6 +259,7 @@ def v2_chain(
             chain.deploy(
                 {**DEFAULT_SESSION_PARAMS, **(session_params or {})},
                 {**DEFAULT_STAKING_PARAMS, **(staking_params or {})},
+                appeal_params,
             )
             yield chain
         finally:

@@ -3,9 +3,12 @@
 Order: TrustToken -> Treasury -> Staking (deploys its SortitionTrees) -> AuditorRegistry ->
 LookaheadRandomness -> AuditSessions (core) -> DrawModule -> VotingModule -> SettlementModule,
 then `AuditSessions.setModules(draw, voting, settlement)` and `Staking.wire(registry, draw,
-settlement)`. The deployer owns everything while wiring; if another `owner` is given, ownership
-is then offered to it (Ownable2Step: the owner completes it with `acceptOwnership()` on Staking,
-AuditorRegistry, AuditSessions and Treasury).
+settlement)`; then issue 15's AppealModule (it deploys its AppealSettlement, which keeps the
+appeal and canary parameters of `session_params` and holds bonds) and CanaryModule, wired with
+`AuditSessions.setExtensions(appeals, canaries)` and allowed to spend the Treasury's appeal budget
+and canary refunds (`Treasury.setSpender`). The deployer owns everything while wiring; if another
+`owner` is given, ownership is then offered to it (Ownable2Step: the owner completes it with
+`acceptOwnership()` on Staking, AuditorRegistry, AuditSessions, Treasury and AppealSettlement).
 """
 
 from __future__ import annotations
@@ -33,7 +36,20 @@ CONTRACT_NAMES = (
     "DrawModule",
     "VotingModule",
     "SettlementModule",
+    "AppealModule",
+    "AppealSettlement",
+    "CanaryModule",
 )
+#: What the Treasury lets each issue-15 module spend (each session's grant is capped by appealBudget).
+SPENDER_ALLOWANCE = 2**256 - 1
+
+
+def appeal_params_abi(p: SessionParams) -> tuple[int, ...]:
+    """IAppealModule.AppealParams of `p`'s appeal and canary fields."""
+    return (
+        p.appeal_blocks, p.max_rounds, p.appeal_bond_multiplier_bps, p.appeal_reward_bps, p.appeal_budget,
+        p.canary_rate_bps, p.canary_reveal_blocks, p.canary_gamma, p.canary_refund_bps,
+    )  # fmt: skip
 
 
 def deploy_protocol(
@@ -77,8 +93,14 @@ def deploy_protocol(
     )
     client.transact(sessions.functions.setModules(draw.address, voting.address, settlement.address))
     client.transact(staking.functions.wire(registry.address, draw.address, settlement.address))
+    appeals = client.deploy("AppealModule", sessions.address, me, appeal_params_abi(session_params))
+    escrow = client.contract("AppealSettlement", str(client.call(appeals.functions.settlement())))
+    canaries = client.deploy("CanaryModule", sessions.address)
+    client.transact(sessions.functions.setExtensions(appeals.address, canaries.address))
+    client.transact(treasury.functions.setSpender(escrow.address, SPENDER_ALLOWANCE))
+    client.transact(treasury.functions.setSpender(canaries.address, SPENDER_ALLOWANCE))
     if owner.lower() != me.lower():
-        for contract in (treasury, staking, registry, sessions):
+        for contract in (treasury, staking, registry, sessions, escrow):
             client.transact(contract.functions.transferOwnership(owner))
     return {
         "TrustToken": token.address,
@@ -91,4 +113,7 @@ def deploy_protocol(
         "DrawModule": draw.address,
         "VotingModule": voting.address,
         "SettlementModule": settlement.address,
+        "AppealModule": appeals.address,
+        "AppealSettlement": escrow.address,
+        "CanaryModule": canaries.address,
     }

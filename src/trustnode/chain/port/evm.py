@@ -98,7 +98,13 @@ class Web3Port(AppealOps, AuditorOps):
 
     # -- parameters and auditors ---------------------------------------------------------------
     def params(self, version: int | None = None) -> SessionParams:
-        return self.protocol.params(version)
+        """The core's parameters with the appeal and canary parameters in force now (the
+        AppealSettlement versions them by session: `appeal_params_of`)."""
+        p = self.protocol
+        core = p.params(version)
+        if p.appeal_module is None:
+            return core
+        return core.model_copy(update=p.appeal_params_of(p.session_count() + 1).model_dump())
 
     @cached_property
     def _max_segments(self) -> int:

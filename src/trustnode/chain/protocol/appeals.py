@@ -1,9 +1,10 @@
-"""Bindings of the issue-15 modules: appeals (IAppealModule) and gold canaries (ICanaryModule).
+"""Bindings of the issue-15 modules: appeals (IAppealModule, with the IAppealSettlement it deploys,
+which holds the bonds, the parameters and the money) and gold canaries (ICanaryModule).
 
-Both are optional parts of a deployment (`AuditSessions.appealModule()` / `canaryModule()` read
+They are optional parts of a deployment (`AuditSessions.appealModule()` / `canaryModule()` read
 zero without them: the outcome is then final at `finalize`). Appeal rounds > 0 live in the appeal
-module: their draw, keys, phases and money; their votes go through the VotingModule and their
-settlement through the SettlementModule with `round = a`, like round 0.
+module: their draw, keys and phases; their votes go through the VotingModule and their settlement
+through the SettlementModule with `round = a`, like round 0.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from trustnode.chain.protocol.models_appeals import (
     RoundView,
     SegmentAppealsView,
     SessionAppealsView,
+    SessionMoneyView,
 )
 from trustnode.consensus.canaries import CanaryReveal
 
@@ -53,6 +55,21 @@ class AppealBindings(ProtocolBase):
     def canary_module(self) -> Contract | None:
         return self._module("CanaryModule", "canaryModule")
 
+    @cached_property
+    def appeal_settlement(self) -> Contract | None:
+        """The AppealSettlement the appeal module deployed (bonds, parameters, money)."""
+        m = self.appeal_module
+        if m is None:
+            return None
+        addr = self.addresses.get("AppealSettlement") or str(self._call(m.functions.settlement()))
+        self.addresses["AppealSettlement"] = addr
+        return self.client.contract("AppealSettlement", addr)
+
+    def _escrow(self) -> Contract:
+        if self.appeal_settlement is None:
+            raise ChainError("this deployment has no appeal module (issue 15)")
+        return self.appeal_settlement
+
     def _appeals(self) -> Contract:
         if self.appeal_module is None:
             raise ChainError("this deployment has no appeal module (issue 15)")
@@ -66,10 +83,11 @@ class AppealBindings(ProtocolBase):
     # -- parameters ------------------------------------------------------------------------------
     def appeal_params_of(self, session_id: int) -> AppealModuleParams:
         """The appeal and canary parameters `session_id` runs under (a future id: the current ones)."""
-        return AppealModuleParams.from_abi(self._call(self._appeals().functions.paramsOf(session_id)))
+        return AppealModuleParams.from_abi(self._call(self._escrow().functions.paramsOf(session_id)))
 
     def set_appeal_params(self, params: AppealModuleParams) -> TxReceipt:
-        return self._tx(self._appeals().functions.setParams(params.as_abi()))
+        """A new version for sessions opened from now on (the owner of the AppealSettlement)."""
+        return self._tx(self._escrow().functions.setParams(params.as_abi()))
 
     # -- appeals ---------------------------------------------------------------------------------
     def appeal_quote(self, session_id: int, segments: Sequence[int]) -> QuoteView:
@@ -77,9 +95,10 @@ class AppealBindings(ProtocolBase):
         return QuoteView.from_abi(self._call(self._appeals().functions.quote(session_id, list(segments))))
 
     def appeal(self, session_id: int, segments: Sequence[int], max_bond: int) -> tuple[int, TxReceipt]:
-        """Appeal (approving up to `max_bond`); returns the round opened and the receipt."""
+        """Appeal (approving the AppealSettlement, which holds bonds, up to `max_bond`); returns the
+        round opened and the receipt."""
         m = self._appeals()
-        self.ensure_allowance(m.address, max_bond)
+        self.ensure_allowance(self._escrow().address, max_bond)
         receipt = self._tx(m.functions.appeal(session_id, list(segments), max_bond))
         events = m.events.AppealOpened().process_receipt(receipt, errors=DISCARD)
         return int(events[0]["args"]["round"]), receipt
@@ -99,7 +118,10 @@ class AppealBindings(ProtocolBase):
 
     def settle_appeals(self, session_id: int, max_segments: int = 64) -> TxReceipt:
         """Resolve the money of up to `max_segments` appealed segments (after the outcome is final)."""
-        return self._tx(self._appeals().functions.settleAppeals(session_id, max_segments))
+        return self._tx(self._escrow().functions.settleAppeals(session_id, max_segments))
+
+    def session_money(self, session_id: int) -> SessionMoneyView:
+        return SessionMoneyView.from_abi(self._call(self._escrow().functions.sessionMoney(session_id)))
 
     def round_of(self, session_id: int, round: int) -> RoundView:
         return RoundView.from_abi(self._call(self._appeals().functions.roundOf(session_id, round)))

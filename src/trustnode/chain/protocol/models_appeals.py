@@ -59,9 +59,6 @@ class RoundView(_Struct):
     auditor_count: int
     committed_count: int
     revealed_count: int
-    settled_count: int
-    unresolved: int
-    held: int
 
 
 class SegmentAppealsView(_Struct):
@@ -72,7 +69,6 @@ class SegmentAppealsView(_Struct):
     outcome: int
     pending: bool
     closed: bool
-    resolved: bool
     window_end: int
     rounds: int
 
@@ -94,6 +90,11 @@ class SessionAppealsView(_Struct):
     passed: bool
     score_bps: int
     appealed_count: int
+
+
+class SessionMoneyView(_Struct):
+    """IAppealSettlement.SessionMoney."""
+
     resolved_count: int
     resolve_cursor: int
     budget_used: int
