@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.node.conftest import judge_for
-from tests.node.memnet import MemoryNet, RecordingAuditor
+from tests.node.memnet import PROVIDER, MemoryNet, RecordingAuditor
 from trustnode.audit.computer import ComputerAuditor
 from trustnode.chain.port.memory_state import MEMORY_SESSION_PARAMS
 from trustnode.consensus.canaries import canaries_for_real
@@ -22,7 +22,9 @@ from trustnode.llm.fake_server import FakeOpenAIServer
 from trustnode.models.enums import Level, Tier
 from trustnode.models.jobs import JobStatus
 from trustnode.node import canaries
+from trustnode.node.appeals import ProviderAppeals
 from trustnode.node.privacy import plan_release
+from trustnode.node.provider import ProviderPipeline
 from trustnode.node.queries import SessionQueries
 from trustnode.node.samples import load_samples
 from trustnode.node.structure import SessionBundle
@@ -131,3 +133,23 @@ def test_canaries_are_encrypted_keyed_and_shaped_like_real_segments(net: MemoryN
     for c in view.canaries:
         assert c.truth.value == truth[c.index].verdict.value and c.votes
         assert all(v.agrees == (v.vote == c.truth.value) for v in c.votes if v.vote not in (None, "ABSTAIN"))
+
+
+def test_a_restarted_provider_still_reveals_its_canaries(net: MemoryNet, tmp_path: Path) -> None:
+    sample = next(s for s in load_samples() if s.name == "tunnel-sound")
+    tid = net.submit(sample.trace)
+    net.until(lambda: net.job(tid).stage.order >= 5, what="the draw")
+    committed = net.job(tid).canaries
+    assert committed and all(c.committed and not c.revealed for c in committed)
+    db = net.provider_ctx.jobs.db.path
+    assert db.stat().st_mode & 0o777 == 0o600, "truths and salts are in an owner-only file"
+    # The provider process dies; a new one on the same data directory takes over.
+    net.provider_ctx = net.context(tmp_path / "provider", net.pipeline.port.address)
+    net.pipeline = ProviderPipeline(net.provider_ctx)
+    net.appeals = ProviderAppeals(net.provider_ctx)
+    job = net.run([tid])[tid]
+    assert job.status == JobStatus.DONE
+    assert [(c.index, c.salt) for c in job.canaries] == [(c.index, c.salt) for c in committed]
+    assert all(c.revealed for c in job.canaries)
+    revealed = net.chain.port(PROVIDER).canaries(job.session_id or 0).revealed
+    assert sorted(r.index for r in revealed) == sorted(c.index for c in committed)

@@ -125,6 +125,10 @@ def demo(
             act.after_draw()
         except (TimeoutError, RuntimeError) as exc:
             fail(f"{exc}; logs in {work / 'logs'}")
+        # The stand-ins judge arithmetic only (the LLM one) or by an answer key (the human one): a
+        # verbal FAIL canary would catch them too. The samples' sessions (a new parameter version)
+        # carry none; the appeal act's session keeps its canaries.
+        cluster.set_protocol({"canary_rate_bps": 0})
         names = {cluster.submit(s.payload()): s.name for s in samples}
         rows: dict[str, dict[str, Any]] = {tid: {"stage": "received"} for tid in names}
         with Live(_table(rows, names, started), console=console, refresh_per_second=4) as live:

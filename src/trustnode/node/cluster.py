@@ -95,6 +95,7 @@ class LocalCluster:
         self.human_answers = threading.Event()  # cleared: the scripted human stops answering
         self.human_answers.set()
         self._human_threads: list[threading.Thread] = []
+        self.params: SessionParams = DEVNET_SESSION_PARAMS  # what `set_protocol` last set
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -147,19 +148,28 @@ class LocalCluster:
         owner = Protocol(
             ChainClient.connect(self.deployment.rpc_url, dev_account(0)), self.deployment.contracts
         )
-        params: SessionParams = DEVNET_SESSION_PARAMS.model_copy(
-            update={
+        self.owner = owner
+        self.set_protocol(
+            {
                 "seats_per_tier": self.cfg.seats_per_tier,
                 "seat_cap": self.cfg.seat_cap,
                 "beta_bps": self.cfg.beta_bps,
                 **self.cfg.protocol,
-            }
+            },
+            base=DEVNET_SESSION_PARAMS,
         )
-        owner.client.transact(owner.sessions.functions.setParams(params.as_abi()))
-        if "AppealModule" in self.deployment.contracts:  # issue 15: appeal and canary parameters
+
+    def set_protocol(self, updates: dict[str, Any], *, base: SessionParams | None = None) -> SessionParams:
+        """New session parameters (a new version: sessions opened before keep theirs), appeal and
+        canary fields included when the deployment has the issue-15 modules."""
+        assert self.deployment is not None
+        params = (base or self.params).model_copy(update=updates)
+        self.params = params
+        self.owner.client.transact(self.owner.sessions.functions.setParams(params.as_abi()))
+        if "AppealModule" in self.deployment.contracts:
             fields = AppealModuleParams.model_fields
-            owner.set_appeal_params(AppealModuleParams(**{f: getattr(params, f) for f in fields}))
-        self.owner = owner
+            self.owner.set_appeal_params(AppealModuleParams(**{f: getattr(params, f) for f in fields}))
+        return params
 
     def _start_ipfs(self) -> None:
         self.say("starting the IPFS daemon (js-ipfs)")
