@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -130,6 +131,9 @@ def demo(
         # carry none; the appeal act's session keeps its canaries.
         cluster.set_protocol({"canary_rate_bps": 0})
         names = {cluster.submit(s.payload()): s.name for s in samples}
+        # The act appeals as soon as its window opens, while the samples are audited.
+        appeal_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="appeal-act")
+        pending_act = appeal_thread.submit(act.finish, wait_s)
         rows: dict[str, dict[str, Any]] = {tid: {"stage": "received"} for tid in names}
         with Live(_table(rows, names, started), console=console, refresh_per_second=4) as live:
 
@@ -167,9 +171,11 @@ def demo(
             for step, h in view.get("tx_hashes", {}).items():
                 console.print(f"  {step:<13} {h}")
         try:
-            report = act.finish()
+            report = pending_act.result(timeout=wait_s + 120)
         except (TimeoutError, RuntimeError) as exc:
             fail(f"{exc}; logs in {work / 'logs'}")
+        finally:
+            appeal_thread.shutdown(wait=False, cancel_futures=True)
         act_ok = print_appeal_act(report)
         console.print(f"\nall traces audited in {time.monotonic() - started:.0f}s; shutting down")
     if llm is LLMTier.stand_in:

@@ -55,13 +55,13 @@ APPEAL_TRACE = TraceInput(
 )
 #: Appeals and canaries on, with windows short enough for a demo (blocks of 0.5 s).
 DEMO_PROTOCOL: dict[str, int] = {
-    "appeal_blocks": 16,
+    "appeal_blocks": 60,
     "max_rounds": 2,
     "appeal_bond_multiplier_bps": 10_000,
     "appeal_reward_bps": 2000,
     "appeal_budget": 100 * TOKEN,
     "canary_rate_bps": 3000,
-    "canary_reveal_blocks": 8,
+    "canary_reveal_blocks": 10,
     "canary_gamma": WAD // 5,
     "canary_refund_bps": 5000,
 }
@@ -130,7 +130,8 @@ class AppealAct:
         return self.trace_id
 
     def after_draw(self, timeout_s: float = 120) -> None:
-        """Once the act's panel is drawn: the lazy auditor leaves the draw, honest ones join."""
+        """Once the act's panel is drawn: the lazy auditor leaves the draw, honest ones join
+        (returns when they are registered and staked, so later sessions can be drawn)."""
         drawn = ("keys_published", "finalized")
         self._wait(
             lambda v: v.get("stage") in drawn or v["status"] in ("done", "failed"), timeout_s, "the draw"
@@ -138,9 +139,10 @@ class AppealAct:
         self._withdraw_free_stake()
         for name in self.honest:
             self.cluster.start_auditor(name)
-        self.cluster.wait_registered(self.honest)
+        self.cluster.wait_registered(self.honest, timeout_s=timeout_s)
         self.say(
-            f"honest computer auditors {', '.join(self.honest)} joined after the draw; {self.lazy_name} left the draw"
+            f"{self.lazy_name} took its free stake out of the draw; honest computer auditors "
+            f"{', '.join(self.honest)} joined"
         )
 
     def _withdraw_free_stake(self) -> None:
@@ -159,7 +161,9 @@ class AppealAct:
                 if not reverts.is_revert(exc, reverts.INSUFFICIENT_SHARES):
                     raise
 
-    def finish(self, timeout_s: float = 240) -> AppealActReport:
+    def finish(self, timeout_s: float = 240, settle_wait_s: float = 60) -> AppealActReport:
+        """Appeal the wrong step as soon as its window opens, follow the round, read the evidence;
+        the lazy auditor's settlement waits for the final outcome (at most `settle_wait_s`)."""
         view = self._wait(
             lambda v: v["status"] in ("done", "failed"), timeout_s, "round 0 and the canary reveals"
         )
@@ -178,8 +182,13 @@ class AppealAct:
         )
         self._until(lambda: any(r.state.ended for r in port.rounds(sid)), timeout_s, "the appeal round")
         rnd = next(r for r in port.rounds(sid) if r.round == opened.round)
-        self._until(lambda: port.appeal_status(sid).final, timeout_s, "the end of the appeal phase")
-        after = self._wait(lambda v: v.get("final") is True, timeout_s, "the provider's recomputed verdict")
+        self.say(f"appeal round {rnd.round} {rnd.state.value}")
+        after = self._wait(
+            lambda v: (v.get("outcome") or {}).get("verdict") != before["verdict"] or v.get("final") is True,
+            timeout_s,
+            "the provider's recomputed verdict",
+        )
+        lazy = self._lazy_score(sid, settle_wait_s)  # settles once the outcome is final
         public = self._session(sid)
         r1 = next(r for r in public["rounds"] if r["round"] == opened.round)
         seg = r1["segments"][0]
@@ -190,10 +199,10 @@ class AppealAct:
                 session_id=sid, segment=wrong, text=self._text(view, wrong), verdict_before=before["verdict"],
                 round=opened.round, seats=quote.seats[0], bond=r1["bond"],
                 panel=[f"{v['auditor']}: {', '.join(v['verdicts'] or ['hidden'])}" for v in r1["votes"]],
-                outcome=seg["outcome"], result=seg["result"] or rnd.state.value,
+                outcome=seg["outcome"], result=seg["result"] or f"{rnd.state.value} (its result is known once final)",
                 verdict_after=after["outcome"]["verdict"], summary_after=after["outcome"]["summary"],
             ),
-            lazy=self._lazy_score(sid),
+            lazy=lazy,
         )  # fmt: skip
 
     # -- reading -------------------------------------------------------------------------------
@@ -221,9 +230,9 @@ class AppealAct:
                 )  # fmt: skip
         return out
 
-    def _lazy_score(self, sid: int) -> LazyScore | None:
+    def _lazy_score(self, sid: int, wait_s: float) -> LazyScore | None:
         port = self.cluster.port(self.lazy_account)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline:
             done = [s for s in port.settlements(auditor=self.lazy, session_id=sid) if s.round == 0]
             if done:
