@@ -127,6 +127,10 @@ class CommitWindows:
                     reason=_NO_SESSION,
                 )
                 continue
+            if not any(r.round == seat.round for r in port.rounds(seat.session_id)):
+                why = f"the chain has no appeal round {seat.round} of this session: timed by the daemon's deadline"
+                out |= self.from_seats([seat], why)
+                continue
             phase = panel_phase(port, seat.session_id, seat.round)
             if phase.ended:
                 out[seat.seat_id] = CommitWindow(
