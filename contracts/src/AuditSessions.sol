@@ -8,6 +8,8 @@ import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {Ownable} from "@openzeppelin/contracts/access/Ownable2Step.sol";
 import {IAuditSessions} from "./interfaces/IAuditSessions.sol";
 import {IDrawModule} from "./interfaces/IDrawModule.sol";
+import {IAppealModule} from "./interfaces/IAppealModule.sol";
+import {IPanelHost} from "./interfaces/IPanelHost.sol";
 import {IStaking} from "./interfaces/IStaking.sol";
 import {ISortition} from "./interfaces/ISortition.sol";
 import {IRandomness} from "./interfaces/IRandomness.sol";
@@ -58,6 +60,9 @@ contract AuditSessions is SessionStore {
     event RandomnessSourceChanged(uint256 indexed index, address source);
     event TreasuryChanged(address treasury);
     event ModulesSet(address drawModule, address votingModule, address settlementModule);
+    event ExtensionsSet(address appealModule, address canaryModule);
+    /// @notice The appeal module took the pots of appealed segments from the session pool.
+    event PotTaken(uint256 indexed sessionId, uint256 amount);
     event SessionOpened(
         uint256 indexed sessionId,
         address indexed provider,
@@ -135,6 +140,15 @@ contract AuditSessions is SessionStore {
         votingModule = voting_;
         settlementModule = settlement_;
         emit ModulesSet(address(draw_), voting_, settlement_);
+    }
+
+    /// @notice Wire the appeal and canary modules (once, after `setModules`).
+    function setExtensions(address appeals_, address canaries_) external onlyOwner {
+        if (appealModule != address(0)) revert ModulesAlreadySet();
+        if (appeals_ == address(0) || canaries_ == address(0)) revert ZeroAddress();
+        appealModule = appeals_;
+        canaryModule = canaries_;
+        emit ExtensionsSet(appeals_, canaries_);
     }
 
     /// @notice Publish a new parameter version (applies to sessions opened from now on).
@@ -352,7 +366,7 @@ contract AuditSessions is SessionStore {
 
     // ------------------------------------------------------- voting callbacks
 
-    /// @inheritdoc IAuditSessions
+    /// @inheritdoc IPanelHost
     function onCommits(uint256 sessionId, uint256 round, uint256 newCommitters)
         external
         onlyModule(votingModule)
@@ -371,7 +385,7 @@ contract AuditSessions is SessionStore {
         }
     }
 
-    /// @inheritdoc IAuditSessions
+    /// @inheritdoc IPanelHost
     function onReveals(uint256 sessionId, uint256 round, uint256 revealers, uint256[] calldata tallyDeltas)
         external
         onlyModule(votingModule)
@@ -433,11 +447,31 @@ contract AuditSessions is SessionStore {
         s.passed = passed;
         _setStatus(sessionId, s, Status.Finalized);
         emit SessionFinalized(sessionId, passed, score, passW, totalW, outcomes);
+        address appeals = appealModule;
+        if (appeals == address(0) || IAppealModule(appeals).onFinalized(sessionId)) {
+            _onOutcomeFinal(sessionId, s);
+        }
+    }
+
+    /// @inheritdoc IAuditSessions
+    function onOutcomeFinal(uint256 sessionId) external onlyModule(appealModule) {
+        Session storage s = _session(sessionId);
+        if (s.status != Status.Finalized || s.slashRequest != 0) revert WrongStatus(sessionId, s.status);
         _onOutcomeFinal(sessionId, s);
     }
 
-    /// @dev The outcome can no longer change: ask for the slash coins' randomness now. Issue 15 moves
-    /// this call to the end of the appeal window (or of the last appeal round).
+    /// @inheritdoc IAuditSessions
+    function takePot(uint256 sessionId, uint256 amount) external onlyModule(appealModule) {
+        Session storage s = _session(sessionId);
+        if (s.slashRequest == 0) revert WrongStatus(sessionId, s.status);
+        s.pool -= uint96(amount);
+        emit PotTaken(sessionId, amount);
+        token.safeTransfer(msg.sender, amount);
+    }
+
+    /// @dev The outcome can no longer change (round 0 finalized, the canary window and every appeal
+    /// window closed, no appeal round running): ask for the slash coins' randomness now. Settlement waits
+    /// for it (`_fixSlashSeed` reverts while the request is unknown or pending).
     function _onOutcomeFinal(uint256 sessionId, Session storage s) private {
         uint256 requestId = _sources[s.source].request();
         s.slashRequest = requestId.toUint56();

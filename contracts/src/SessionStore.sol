@@ -36,6 +36,10 @@ abstract contract SessionStore is IAuditSessions, Ownable2Step, Pausable {
     address public votingModule;
     /// @notice Settlement (set once by `setModules`).
     address public settlementModule;
+    /// @notice Appeals (issue 15; set once by `setExtensions`, zero: no appeals, outcome final at finalize).
+    address public appealModule;
+    /// @notice Canaries (issue 15; set once by `setExtensions`).
+    address public canaryModule;
 
     IRandomness[] internal _sources;
     SessionParams[] internal _params;

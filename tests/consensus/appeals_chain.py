@@ -127,8 +127,10 @@ class AppealRun:
         ch.owner.transact(ch.c["sessions"].functions.finalize(self.sid))
 
     def reveal_canaries(self, keep: float) -> None:
-        """Reveal each canary with probability `keep` inside the canary window."""
+        """Reveal each canary with probability `keep` inside the canary window (it opens the block
+        after round 0 finalized: gas estimation runs at the latest block)."""
         m = self.ch.c["canaries"]
+        self.ch.owner.mine(1)
         for slot, (i, verdict, salt) in enumerate(self.canaries):
             if self.rng.random() < keep:
                 self.ch.owner.transact(m.functions.revealCanary(self.sid, (slot, i, int(verdict), salt)))
@@ -149,7 +151,7 @@ class AppealRun:
         ch.owner.w3.provider.make_request("anvil_setBalance", [who.address, hex(10**21)])  # type: ignore[arg-type]
         q = as_dict(ch.c["appeals"], "quote", ch.call(ch.c["appeals"].functions.quote(self.sid, segments)))
         ch.fund(who.address, int(q["bond"]))
-        who.transact(ch.c["token"].functions.approve(ch.c["escrow"].address, int(q["bond"])))
+        who.transact(ch.c["token"].functions.approve(ch.c["appeals"].address, int(q["bond"])))
         appealed = [self.outcome(i) for i in segments]
         who.transact(ch.c["appeals"].functions.appeal(self.sid, segments, int(q["bond"])))
         rnd = int(q["round"])

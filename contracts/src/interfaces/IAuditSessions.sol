@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
+import {IPanelHost} from "./IPanelHost.sol";
+
 /// @title IAuditSessions
 /// @notice The session core as its modules and the nodes see it: the lifecycle, the parameters each
 /// session pins, the segment words, and the narrow callbacks through which the voting and settlement
 /// modules report work (each callback accepts one caller only).
-interface IAuditSessions {
+interface IAuditSessions is IPanelHost {
     /// @notice Session lifecycle. Cancelled: the draw could not fill its seats. Expired: abandoned, or
     /// ended for a reason nobody controls (see Termination).
     enum Status {
@@ -113,13 +115,21 @@ interface IAuditSessions {
     /// @notice Packed segment word `wordIndex` of `round` of a session (see SegmentWord).
     function segmentWord(uint256 sessionId, uint256 round, uint256 wordIndex) external view returns (uint256);
 
-    /// @notice The voting module reports `newCommitters` first-time commits of a batch (phase checked here).
-    function onCommits(uint256 sessionId, uint256 round, uint256 newCommitters) external;
+    /// @notice The appeal module (issue 15; zero when the deployment has none: the outcome is final at
+    /// `finalize`). Rounds > 0 of a session live there.
+    function appealModule() external view returns (address);
 
-    /// @notice The voting module reports `revealers` openings and their packed tally deltas, one per
-    /// segment word from word 0.
-    function onReveals(uint256 sessionId, uint256 round, uint256 revealers, uint256[] calldata tallyDeltas)
-        external;
+    /// @notice The canary module (issue 15; zero when none).
+    function canaryModule() external view returns (address);
+
+    /// @notice The appeal module reports that the session's outcome is final (canary window and every
+    /// appeal window closed, no round running): the core requests the slash seed. Only the appeal module.
+    function onOutcomeFinal(uint256 sessionId) external;
+
+    /// @notice The appeal module takes `amount` of the session pool: the pots of appealed segments (the
+    /// part of their k_0 R reservation not paid to agreeing round-0 votes). Only the appeal module, only
+    /// once the outcome is final.
+    function takePot(uint256 sessionId, uint256 amount) external;
 
     /// @notice The settlement module asks what it needs; fixes the slash seed if it is ready.
     function settlementContext(uint256 sessionId, uint256 round) external returns (SettlementContext memory);

@@ -51,11 +51,14 @@ interface IDrawModule {
         uint256 seatsNeeded,
         uint256 eligibleLeft
     );
-    /// @notice A sampled auditor was excluded for the rest of the panel: `reason` is 1 provider,
-    /// 2 seat cap, 3 stake lock refused.
+    /// @notice A sampled auditor was excluded: `reason` is 1 provider, 2 seat cap (both for the rest of
+    /// the panel), 3 stake lock refused, 4 sat on an earlier panel of the segment (both for the segment).
     event AuditorExcluded(uint256 indexed sessionId, uint256 round, address indexed auditor, uint256 reason);
 
-    /// @notice Draw up to `job.maxSeats` seats (whole segments); only the core calls it.
+    /// @notice Draw up to `job.maxSeats` seats (whole segments); only the core (round 0) and the appeal
+    /// module (rounds > 0) call it. In an appeal panel (`job.round > 0`) only segments whose word lane has
+    /// a non-zero weight are drawn (the named ones), and the auditors of their earlier panels
+    /// (`IAppealModule.earlierRounds`, asked of the caller) are excluded.
     function draw(DrawJob calldata job) external returns (DrawResult memory);
 
     /// @notice The SeatWord of each of `auditors` in panel `key` (zero if not drawn).

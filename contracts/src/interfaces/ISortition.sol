@@ -42,4 +42,7 @@ interface ISortition {
 
     /// @notice Current total weight of `tier`.
     function totalWeight(uint8 tier) external view returns (uint256);
+
+    /// @notice Leaves of `tier`'s tree (members that ever joined it; leaves are permanent).
+    function leafCount(uint8 tier) external view returns (uint256);
 }

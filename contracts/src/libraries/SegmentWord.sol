@@ -70,6 +70,12 @@ library SegmentWord {
         return word | (value << (shiftOf(segment) + OUTCOME_SHIFT));
     }
 
+    /// @notice `word` with `segment`'s outcome replaced by `value` (issue 15: final outcomes after appeals).
+    function setOutcome(uint256 word, uint256 segment, uint256 value) internal pure returns (uint256) {
+        uint256 shift = shiftOf(segment) + OUTCOME_SHIFT;
+        return (word & ~(uint256(3) << shift)) | (value << shift);
+    }
+
     /// @notice The delta that adds one FAIL vote to `segment` (add it to the segment's word).
     function failVote(uint256 segment) internal pure returns (uint256) {
         return uint256(1) << shiftOf(segment);

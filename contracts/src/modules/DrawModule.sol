@@ -8,6 +8,8 @@ import {PanelKey} from "../libraries/PanelKey.sol";
 import {SegmentWord} from "../libraries/SegmentWord.sol";
 import {SeatWord} from "../libraries/SeatWord.sol";
 import {ExclusionList} from "../libraries/ExclusionList.sol";
+import {IAuditSessions} from "../interfaces/IAuditSessions.sol";
+import {IAppealModule} from "../interfaces/IAppealModule.sol";
 
 /// @title DrawModule
 /// @notice Sortition of a panel: every seat is sampled by weight from the staking snapshot "start of the
@@ -31,6 +33,7 @@ contract DrawModule is IDrawModule {
     uint256 private constant REASON_PROVIDER = 1;
     uint256 private constant REASON_SEAT_CAP = 2;
     uint256 private constant REASON_LOCK_REFUSED = 3;
+    uint256 private constant REASON_EARLIER_PANEL = 4;
     /// @dev Stored exclusion: weight (bits 0-127), leaf (128-191), tier (192-199).
     uint256 private constant EXCLUSION_LEAF_SHIFT = 128;
     uint256 private constant EXCLUSION_TIER_SHIFT = 192;
@@ -74,7 +77,9 @@ contract DrawModule is IDrawModule {
 
     /// @inheritdoc IDrawModule
     function draw(DrawJob calldata job) external returns (DrawResult memory r) {
-        if (msg.sender != core) revert NotCore(msg.sender);
+        if (msg.sender != core && (job.round == 0 || msg.sender != IAuditSessions(core).appealModule())) {
+            revert NotCore(msg.sender);
+        }
         Walk memory w = _begin(job);
         ExclusionList.List[3] memory ex = _loadExclusions(w, job);
         bool failed = false;
@@ -82,6 +87,10 @@ contract DrawModule is IDrawModule {
             if (w.seat == 0 && w.rejections == 0 && w.drawnNow >= job.maxSeats) break;
             uint256 laneValue =
                 SegmentWord.lane(job.segmentWords[SegmentWord.wordOf(w.segment) - w.firstWord], w.segment);
+            if (job.round != 0 && SegmentWord.weight(laneValue) == 0) {
+                ++w.segment; // an appeal panel draws only its named segments
+                continue;
+            }
             uint256 tier = SegmentWord.tier(laneValue);
             ExclusionList.List memory list = ex[tier];
             uint256 total = _total(w, tier, job.epoch);
@@ -125,7 +134,7 @@ contract DrawModule is IDrawModule {
             // locked by another draw it chose to run first), decided after the seed is public. Excluded
             // for this segment only, it moves no seat of any segment it would not have sat on; a
             // panel-wide exclusion would change every later modulus and re-roll the rest of the draw.
-            if (reason == REASON_LOCK_REFUSED) list.addLocal(leaf, weight);
+            if (reason >= REASON_LOCK_REFUSED) list.addLocal(leaf, weight);
             else list.addPermanent(leaf, weight);
             ++w.rejections;
             ++w.rejectedNow;
@@ -152,6 +161,9 @@ contract DrawModule is IDrawModule {
         word = _seats[key][auditor];
         if (_hasSeat(key, auditor, word, segment)) revert SampleOutOfSnapshot(auditor, segment);
         if (auditor == job.provider) return (word, REASON_PROVIDER);
+        if (job.round != 0 && _satBefore(job.sessionId, segment, auditor)) {
+            return (word, REASON_EARLIER_PANEL);
+        }
         if (SeatWord.count(word) >= job.seatCap) return (word, REASON_SEAT_CAP);
         (bool ok, uint64 reputation, uint256 entry) =
             staking.lockSeat(auditor, uint8(tier), key, job.lockAmount, SeatWord.entry(word));
@@ -162,6 +174,18 @@ contract DrawModule is IDrawModule {
             _high[key][auditor][SeatWord.windowOf(segment)] |= SeatWord.bitOf(segment);
         }
         _seats[key][auditor] = word;
+    }
+
+    /// @dev Whether `auditor` sat on `segment` in round 0 or in an earlier appeal panel of it (asked of the
+    /// appeal module, the caller of an appeal panel's draw).
+    function _satBefore(uint256 sessionId, uint256 segment, address auditor) private view returns (bool) {
+        (uint256 packed, uint256 n) = IAppealModule(msg.sender).earlierRounds(sessionId, segment);
+        for (uint256 i = 0; i <= n; ++i) {
+            uint256 key = PanelKey.keyOf(sessionId, i == 0 ? 0 : (packed >> (8 * (i - 1))) & 0xff);
+            uint256 word = _seats[key][auditor];
+            if (word != 0 && _hasSeat(key, auditor, word, segment)) return true;
+        }
+        return false;
     }
 
     /// @dev keccak256(abi.encode(seed, segment, seat, rejections)), hashed in scratch memory.
@@ -234,8 +258,8 @@ contract DrawModule is IDrawModule {
         w.drawnSeats = job.drawnSeats;
         w.auditorCount = job.auditorCount;
         w.firstWord = SegmentWord.wordOf(job.cursor);
-        // A call draws at most maxSeats seats plus the rest of the segment it is in.
-        w.seated = new address[](job.maxSeats + 32);
+        // A call draws at most maxSeats seats plus the rest of the segment it is in (appeal panels: <= 63).
+        w.seated = new address[](job.maxSeats + 64);
         _clearSeated(w.seated);
         uint256 resumeAt = _resumeAt[w.key];
         if (resumeAt != 0) {

@@ -6,6 +6,8 @@ import {IAuditSessions} from "../interfaces/IAuditSessions.sol";
 import {IDrawModule} from "../interfaces/IDrawModule.sol";
 import {IVotingModule} from "../interfaces/IVotingModule.sol";
 import {IStaking} from "../interfaces/IStaking.sol";
+import {IAppealModule} from "../interfaces/IAppealModule.sol";
+import {IAppealSettlement} from "../interfaces/IAppealSettlement.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {PanelKey} from "../libraries/PanelKey.sol";
@@ -30,6 +32,12 @@ import {Verdicts} from "../libraries/Verdicts.sol";
 /// r -> r * repMul / 1e18 + repAdd is computed here in seat order (truncating at each step) and
 /// Staking composes sessions in ledger (draw) order, so the result does not depend on settle order.
 /// A session that ended without a verdict pays R per drawn seat and changes nothing else.
+/// Issue 15: with an appeal module, every round (0 = the session's panel, 1, 2, ... = appeal panels) is
+/// scored against the FINAL outcomes (`IAppealSettlement.panelContext`, available once the outcome is final and
+/// every appealed segment's money is resolved); a revealed canary's seats against its truth with
+/// `canaryGamma`; an appeal panel's agreeing seats earn that (round, segment)'s reward per vote, and the
+/// seats of an appeal panel that never voted (keys withheld, unfillable) earn their flat reward and nothing
+/// else. Round-0 rewards come from the core's pool, appeal rewards from the appeal module.
 contract SettlementModule is ISettlementModule {
     using SafeERC20 for IERC20;
 
@@ -53,13 +61,20 @@ contract SettlementModule is ISettlementModule {
         uint256 verdicts;
         bool revealed;
         uint256 pSlash;
-        uint256 keep;
         uint256 correct;
         uint256 incorrect;
         uint256 abstained;
         uint256 slashes;
         uint256 repMul;
         uint256 repAdd;
+        uint256 reward;
+    }
+
+    /// @dev The panel being settled: the core's session context and the appeal module's panel context.
+    struct Ctx {
+        IAuditSessions.SettlementContext c;
+        IAppealSettlement.PanelContext p;
+        address host;
     }
 
     /// @dev Rewards pass through this contract within one call: the core sends them (`payOut`) and
@@ -98,22 +113,36 @@ contract SettlementModule is ISettlementModule {
         private
         returns (uint256 applied)
     {
-        IAuditSessions.SettlementContext memory c = core.settlementContext(sessionId, round);
+        Ctx memory x = _context(sessionId, round);
         uint256 key = PanelKey.keyOf(sessionId, round);
-        (IStaking.SessionResult[] memory results, uint256 rewards) = _results(c, key, auditors, strict);
+        (IStaking.SessionResult[] memory results, uint256 rewards) = _results(x, key, auditors, strict);
         applied = results.length;
         if (applied == 0) return 0;
-        core.payOut(sessionId, round, rewards, applied);
+        if (round == 0) core.payOut(sessionId, round, rewards, applied);
+        else IAppealSettlement(x.host).payOut(sessionId, round, rewards, applied);
         staking.resolve(key, results);
     }
 
+    /// @dev The core's session context (round 0's: seed, parameters), completed by the appeal module's
+    /// view of the panel when there is one (final outcomes, canaries, per-segment appeal rewards).
+    function _context(uint256 sessionId, uint256 round) private returns (Ctx memory x) {
+        x.c = core.settlementContext(sessionId, 0);
+        x.host = core.appealModule();
+        if (x.host == address(0) || !x.c.finalized) {
+            if (round != 0) revert IAuditSessions.UnsupportedRound(round);
+            x.p.decided = x.c.finalized;
+            return x;
+        }
+        x.host = IAppealModule(x.host).settlement();
+        x.p = IAppealSettlement(x.host).panelContext(sessionId, round);
+        x.c.segmentWords = x.p.finalWords;
+    }
+
     /// @dev The results of the auditors not yet settled, marking them settled.
-    function _results(
-        IAuditSessions.SettlementContext memory c,
-        uint256 key,
-        address[] memory auditors,
-        bool strict
-    ) private returns (IStaking.SessionResult[] memory results, uint256 rewards) {
+    function _results(Ctx memory x, uint256 key, address[] memory auditors, bool strict)
+        private
+        returns (IStaking.SessionResult[] memory results, uint256 rewards)
+    {
         uint256[] memory seats = drawModule.seatWords(key, auditors);
         (uint256[] memory ballots, bool[] memory revealed) = votingModule.ballotsOf(key, auditors, seats);
         results = new IStaking.SessionResult[](auditors.length);
@@ -126,7 +155,7 @@ contract SettlementModule is ISettlementModule {
                 continue;
             }
             IStaking.SessionResult memory res =
-                _result(c, key, auditors[i], seats[i], ballots[i], revealed[i]);
+                _result(x, key, auditors[i], seats[i], ballots[i], revealed[i]);
             rewards += res.reward;
             results[n++] = res;
         }
@@ -153,30 +182,28 @@ contract SettlementModule is ISettlementModule {
         return bytes4(0);
     }
 
-    function _result(
-        IAuditSessions.SettlementContext memory c,
-        uint256 key,
-        address auditor,
-        uint256 seat,
-        uint256 ballot,
-        bool revealed
-    ) private returns (IStaking.SessionResult memory res) {
+    function _result(Ctx memory x, uint256 key, address auditor, uint256 seat, uint256 ballot, bool revealed)
+        private
+        returns (IStaking.SessionResult memory res)
+    {
         uint256 count = SeatWord.count(seat);
         Score memory sc;
         sc.auditor = auditor;
         sc.round = PanelKey.roundOf(key);
         sc.repMul = WAD;
-        if (c.finalized) {
+        if (x.p.decided) {
             sc.revealed = revealed;
             sc.verdicts = revealed ? ballot : 0;
-            _score(c, key, seat, sc);
-            res.reward = uint96(sc.correct * c.reward);
+            _score(x, key, seat, sc);
+        } else if (x.p.rewards.length != 0) {
+            _score(x, key, seat, sc); // an appeal panel that never voted: flat reward per drawn seat
         } else {
-            res.reward = uint96(count * c.reward);
+            sc.reward = count * x.c.reward;
         }
+        res.reward = uint96(sc.reward);
         res.auditor = auditor;
         res.entry = uint32(SeatWord.entry(seat));
-        res.slash = uint96(sc.slashes * c.slashAmount);
+        res.slash = uint96(sc.slashes * x.c.slashAmount);
         res.repMul = uint64(sc.repMul);
         res.repAdd = uint64(sc.repAdd);
         emit AuditorSettled(
@@ -194,13 +221,9 @@ contract SettlementModule is ISettlementModule {
     }
 
     /// @dev Seat by seat in seat order (see the contract notes).
-    function _score(IAuditSessions.SettlementContext memory c, uint256 key, uint256 seat, Score memory sc)
-        private
-        view
-    {
+    function _score(Ctx memory x, uint256 key, uint256 seat, Score memory sc) private view {
         uint256 r = SeatWord.reputation(seat);
-        sc.pSlash = c.pMin + (c.pMax - c.pMin) * (WAD - r) / WAD;
-        sc.keep = WAD - c.gamma;
+        sc.pSlash = x.c.pMin + (x.c.pMax - x.c.pMin) * (WAD - r) / WAD;
         uint256 count = SeatWord.count(seat);
         uint256 bits = SeatWord.window0(seat);
         uint256 j = 0;
@@ -211,19 +234,16 @@ contract SettlementModule is ISettlementModule {
                 while (bits != 0) {
                     uint256 segment = window * SeatWord.WINDOW_BITS + SeatWord.lowest(bits);
                     bits &= bits - 1;
-                    _scoreSeat(c, segment, j, sc);
+                    if (x.p.decided) _scoreSeat(x, segment, j, sc);
+                    else sc.reward += x.p.rewards[segment];
                     ++j;
                 }
             }
         }
     }
 
-    function _scoreSeat(
-        IAuditSessions.SettlementContext memory c,
-        uint256 segment,
-        uint256 j,
-        Score memory sc
-    ) private pure {
+    function _scoreSeat(Ctx memory x, uint256 segment, uint256 j, Score memory sc) private pure {
+        IAuditSessions.SettlementContext memory c = x.c;
         bool correct = false;
         if (sc.revealed) {
             uint256 outcome =
@@ -234,6 +254,7 @@ contract SettlementModule is ISettlementModule {
             } else if (Verdicts.fails(sc.verdicts, j) == (outcome == SegmentWord.OUTCOME_FAIL)) {
                 correct = true;
                 ++sc.correct;
+                sc.reward += x.p.rewards.length == 0 ? c.reward : x.p.rewards[segment];
             } else {
                 ++sc.incorrect;
                 if (!c.hasSlashSeed || _coin(c.slashSeed, sc.auditor, sc.round, segment) < sc.pSlash) {
@@ -244,9 +265,16 @@ contract SettlementModule is ISettlementModule {
             ++sc.incorrect;
             ++sc.slashes;
         }
-        // repMul, repAdd <= 1e18 and gamma <= 1e18: every product stays below 1e36.
-        sc.repMul = sc.repMul * sc.keep / WAD;
-        sc.repAdd = (sc.repAdd * sc.keep + (correct ? c.gamma * WAD : 0)) / WAD;
+        // A revealed canary moves reputation by canaryGamma. repMul, repAdd <= 1e18 and gamma <= 1e18:
+        // every product stays below 1e36.
+        uint256 gamma = _isCanary(x.p.canaryBits, segment) ? x.p.canaryGamma : c.gamma;
+        uint256 keep = WAD - gamma;
+        sc.repMul = sc.repMul * keep / WAD;
+        sc.repAdd = (sc.repAdd * keep + (correct ? gamma * WAD : 0)) / WAD;
+    }
+
+    function _isCanary(uint256[] memory bits, uint256 segment) private pure returns (bool) {
+        return bits.length != 0 && (bits[segment >> 8] >> (segment & 255)) & 1 == 1;
     }
 
     /// @notice The slash coin of (auditor, round, segment) in [0, 1e18).

@@ -8,6 +8,7 @@ import {NoncesKeyed} from "@openzeppelin/contracts/utils/NoncesKeyed.sol";
 import {IVotingModule} from "../interfaces/IVotingModule.sol";
 import {IAuditSessions} from "../interfaces/IAuditSessions.sol";
 import {IDrawModule} from "../interfaces/IDrawModule.sol";
+import {IPanelHost} from "../interfaces/IPanelHost.sol";
 import {PanelKey} from "../libraries/PanelKey.sol";
 import {SegmentWord} from "../libraries/SegmentWord.sol";
 import {SeatWord} from "../libraries/SeatWord.sol";
@@ -59,7 +60,7 @@ contract VotingModule is IVotingModule, EIP712, NoncesKeyed {
         uint256 nonce = _useNonce(msg.sender, uint192(key));
         _ballots[key][msg.sender] = uint256(commitment);
         emit Committed(sessionId, round, msg.sender, commitment, uint64(nonce));
-        core.onCommits(sessionId, round, previous == 0 ? 1 : 0);
+        _host(round).onCommits(sessionId, round, previous == 0 ? 1 : 0);
     }
 
     /// @inheritdoc IVotingModule
@@ -83,7 +84,7 @@ contract VotingModule is IVotingModule, EIP712, NoncesKeyed {
                 emit ItemSkipped(sessionId, it.auditor, reason);
             }
         }
-        core.onCommits(sessionId, round, newCommitters);
+        _host(round).onCommits(sessionId, round, newCommitters);
     }
 
     /// @dev Apply one signed commit; returns 0 (replaced), FIRST_COMMIT or the skip reason.
@@ -148,7 +149,7 @@ contract VotingModule is IVotingModule, EIP712, NoncesKeyed {
         uint256 words =
             _revealOne(sessionId, round, key, item, drawModule.seatWordOf(key, item.auditor), deltas, true);
         _setLength(deltas, words);
-        core.onReveals(sessionId, round, 1, deltas);
+        _host(round).onReveals(sessionId, round, 1, deltas);
     }
 
     /// @inheritdoc IVotingModule
@@ -173,7 +174,7 @@ contract VotingModule is IVotingModule, EIP712, NoncesKeyed {
             }
         }
         _setLength(deltas, words);
-        core.onReveals(sessionId, round, applied, deltas);
+        _host(round).onReveals(sessionId, round, applied, deltas);
     }
 
     /// @dev Check and record one opening, adding its votes to `deltas`. Returns the number of delta
@@ -257,6 +258,11 @@ contract VotingModule is IVotingModule, EIP712, NoncesKeyed {
         assembly ("memory-safe") {
             revert(add(data, 0x20), mload(data))
         }
+    }
+
+    /// @dev Who keeps the panel's phase and tallies: the core for round 0, the appeal module for appeals.
+    function _host(uint256 round) private view returns (IPanelHost) {
+        return round == 0 ? IPanelHost(address(core)) : IPanelHost(core.appealModule());
     }
 
     function _setLength(uint256[] memory a, uint256 n) private pure {

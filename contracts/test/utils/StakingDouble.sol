@@ -142,6 +142,10 @@ contract StakingDouble is IStaking, ISortition {
         return totalWeightAt(tier, type(uint256).max);
     }
 
+    function leafCount(uint8 tier) external view returns (uint256) {
+        return leafAt[tier].length;
+    }
+
     function weightAt(uint8 tier, uint256 leaf, uint256 epoch) public view returns (uint256 w) {
         Checkpoint[] storage h = _history[tier][leaf];
         for (uint256 i = 0; i < h.length && h[i].epoch < epoch; ++i) {

@@ -128,7 +128,7 @@ class AuditorOps:
                 exc, reverts.TOO_EARLY
             ):
                 raise NotReady(f"session {session_id}: slash randomness not fixed yet") from exc
-            if exc.name == reverts.OUTCOME_NOT_FINAL:
+            if reverts.is_revert(exc, reverts.OUTCOME_NOT_FINAL):
                 raise NotReady(f"session {session_id}: the outcome is not final yet") from exc
             raise
         events = p.settlement.events.AuditorSettled().process_receipt(receipt, errors=DISCARD)
@@ -160,7 +160,7 @@ class AuditorOps:
         try:
             return p.settle(session_id, auditor, round)
         except ContractRevertError as exc:
-            if exc.name != reverts.APPEALS_UNRESOLVED:
+            if not reverts.is_revert(exc, reverts.APPEALS_UNRESOLVED):
                 raise
         appealed = p.session_appeals(session_id).appealed_count
         for _ in range(1024):  # bounded: each call resolves up to 64 segments

@@ -33,23 +33,9 @@ MEMORY_SESSION_PARAMS = DEVNET_SESSION_PARAMS.model_copy(
 )
 
 
-#: Issue-15 errors of IAppealModule / ICanaryModule, accepted until the shipped artifacts declare
-#: them (the contracts branch rebuilds the artifacts; then this set is removed).
-_PENDING_ABI = frozenset(
-    {
-        "AppealsDisabled", "AppealWindowClosed", "SegmentFinal", "NoRoundsLeft", "NotEnoughEligibleAuditors",
-        "BondAboveLimit", "AppealWindowNotOpen", "EmptyAppeal", "InvalidSegment", "SegmentsNotAscending",
-        "MixedDepths", "AppealPending", "SegmentIsCanary", "TooManyRounds", "UnknownRound", "WrongRoundStatus",
-        "OutcomeNotFinal", "CanariesAlreadyCommitted", "WrongCanaryCount", "CommitTooLate",
-        "CanaryRevealNotOpen", "CanaryRevealClosed", "UnknownCanarySlot", "CanaryAlreadyRevealed",
-        "SegmentAlreadyCanary", "InvalidVerdict", "CanaryMismatch",
-    }
-)  # fmt: skip
-
-
 def revert(name: str, **args: Any) -> ContractRevertError:
     """The revert a contract would raise; only names some shipped ABI declares."""
-    if name not in reverts.declared() and name not in _PENDING_ABI:
+    if name not in reverts.declared():
         raise AssertionError(f"{name} is not a custom error of any shipped contract")
     return ContractRevertError(name, args, "0x")
 

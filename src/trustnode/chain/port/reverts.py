@@ -52,6 +52,23 @@ PERMANENT = frozenset(
         "ZeroCommitment",
         "UnsupportedRound",
         "PanelOutOfRange",
+        # issue 15: an appeal or a canary reveal that can never pass as sent
+        "AppealsDisabled",
+        "EmptyAppeal",
+        "InvalidSegment",
+        "SegmentsNotAscending",
+        "SegmentIsCanary",
+        "MixedDepths",
+        "SegmentFinal",
+        "NoRoundsLeft",
+        "TooManyRounds",
+        "WrongCanaryCount",
+        "CanariesAlreadyCommitted",
+        "CommitTooLate",
+        "CanaryRevealClosed",
+        "CanaryMismatch",
+        "UnknownCanarySlot",
+        "InvalidVerdict",
     }
 )
 
@@ -67,6 +84,8 @@ NAMES = PERMANENT | {
     INSUFFICIENT_SHARES,
     WITHDRAWAL_NOT_READY,
     ALREADY_CLAIMED,
+    OUTCOME_NOT_FINAL,
+    APPEALS_UNRESOLVED,
 }
 
 

@@ -95,10 +95,10 @@ class AppealBindings(ProtocolBase):
         return QuoteView.from_abi(self._call(self._appeals().functions.quote(session_id, list(segments))))
 
     def appeal(self, session_id: int, segments: Sequence[int], max_bond: int) -> tuple[int, TxReceipt]:
-        """Appeal (approving the AppealSettlement, which holds bonds, up to `max_bond`); returns the
-        round opened and the receipt."""
+        """Appeal (approving the appeal module, which moves the bond to its AppealSettlement, up to
+        `max_bond`); returns the round opened and the receipt."""
         m = self._appeals()
-        self.ensure_allowance(self._escrow().address, max_bond)
+        self.ensure_allowance(m.address, max_bond)
         receipt = self._tx(m.functions.appeal(session_id, list(segments), max_bond))
         events = m.events.AppealOpened().process_receipt(receipt, errors=DISCARD)
         return int(events[0]["args"]["round"]), receipt

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity 0.8.28;
+
+import {IAuditSessions} from "../interfaces/IAuditSessions.sol";
+import {IAppealModule} from "../interfaces/IAppealModule.sol";
+import {SegmentWord} from "./SegmentWord.sol";
+
+/// @title AppealMath
+/// @notice The integer rules of `consensus/appeals.py`, one function each: panel sizes, bonds, the
+/// farming inequality, the quorum outcome, agreeing votes and an appeal's result.
+library AppealMath {
+    uint256 internal constant BPS = 10_000;
+    uint256 internal constant WAD = 1e18;
+    /// @notice Panel tallies are 6-bit counters: no panel over 63 seats.
+    uint256 internal constant MAX_PANEL_SEATS = 63;
+    /// @notice Most appeal panels per segment.
+    uint256 internal constant MAX_ROUNDS = 4;
+    uint256 internal constant MAX_PHASE_BLOCKS = 100_000;
+    uint256 internal constant MAX_CANARY_RATE_BPS = 3000;
+
+    /// @notice k_r = 2 k_{r-1} + 1 = 2^r (k_0 + 1) - 1.
+    function panelSeats(uint256 k0, uint256 depth) internal pure returns (uint256) {
+        return ((k0 + 1) << depth) - 1;
+    }
+
+    /// @notice Bond per segment of a panel of depth r >= 1: k_r * R * multiplierBps / 10000.
+    function minBond(uint256 k0, uint256 depth, uint256 reward, uint256 multiplierBps)
+        internal
+        pure
+        returns (uint256)
+    {
+        return panelSeats(k0, depth) * reward * multiplierBps / BPS;
+    }
+
+    /// @notice q = ceil(tau * k / 10000).
+    function quorum(uint256 k, uint256 tauBps) internal pure returns (uint256) {
+        return (tauBps * k + BPS - 1) / BPS;
+    }
+
+    /// @notice PASS if pass >= q, else FAIL if fail >= q, else INCONCLUSIVE (SegmentWord codes).
+    function quorumOutcome(uint256 passVotes, uint256 failVotes, uint256 k, uint256 tauBps)
+        internal
+        pure
+        returns (uint256)
+    {
+        uint256 q = quorum(k, tauBps);
+        if (passVotes >= q) return SegmentWord.OUTCOME_PASS;
+        if (failVotes >= q) return SegmentWord.OUTCOME_FAIL;
+        return SegmentWord.OUTCOME_INCONCLUSIVE;
+    }
+
+    /// @notice Fewest wrong votes that make a k-seat panel wrong: min(q, k - q + 1).
+    function cheapestSpoil(uint256 k, uint256 tauBps) internal pure returns (uint256) {
+        uint256 q = quorum(k, tauBps);
+        return q < k - q + 1 ? q : k - q + 1;
+    }
+
+    /// @notice Whether spoiling round `round` and appealing it loses money (`appeals.farming_loses`):
+    /// m * (R * 1e18 + pMin * P) * 10000 > rewardBps * bond(round + 1) * 1e18.
+    function farmingLoses(
+        uint256 k0,
+        uint256 round,
+        uint256 tauBps,
+        uint256 reward,
+        uint256 penalty,
+        uint256 pMin,
+        uint256 multiplierBps,
+        uint256 rewardBps
+    ) internal pure returns (bool) {
+        uint256 m = cheapestSpoil(panelSeats(k0, round), tauBps);
+        uint256 perVote = reward * WAD + pMin * penalty;
+        uint256 bond = minBond(k0, round + 1, reward, multiplierBps);
+        return m * perVote * BPS > rewardBps * bond * WAD;
+    }
+
+    /// @notice Round-`lane`'s revealed votes that agree with `finalOutcome` (none if it is INCONCLUSIVE).
+    function agreeing(uint256 laneValue, uint256 finalOutcome) internal pure returns (uint256) {
+        if (finalOutcome == SegmentWord.OUTCOME_PASS) return SegmentWord.passVotes(laneValue);
+        if (finalOutcome == SegmentWord.OUTCOME_FAIL) return SegmentWord.failVotes(laneValue);
+        return 0;
+    }
+
+    /// @notice How an appeal ended (`appeals.appeal_result`): keys withheld and unfillable by the panel's
+    /// status; else UPHELD if the final outcome is the one appealed, VOIDED if a decided outcome became
+    /// INCONCLUSIVE, OVERTURNED otherwise.
+    function result(uint256 appealed, uint256 finalOutcome, IAuditSessions.Status status)
+        internal
+        pure
+        returns (IAppealModule.AppealResult)
+    {
+        if (status == IAuditSessions.Status.Expired) return IAppealModule.AppealResult.KeysWithheld;
+        if (status == IAuditSessions.Status.Cancelled) return IAppealModule.AppealResult.Unfillable;
+        if (finalOutcome == appealed) return IAppealModule.AppealResult.Upheld;
+        if (appealed != SegmentWord.OUTCOME_INCONCLUSIVE && finalOutcome == SegmentWord.OUTCOME_INCONCLUSIVE)
+        {
+            return IAppealModule.AppealResult.Voided;
+        }
+        return IAppealModule.AppealResult.Overturned;
+    }
+}

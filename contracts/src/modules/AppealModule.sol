@@ -1,0 +1,670 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity 0.8.28;
+
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {IAppealModule} from "../interfaces/IAppealModule.sol";
+import {IAuditSessions} from "../interfaces/IAuditSessions.sol";
+import {IPanelHost} from "../interfaces/IPanelHost.sol";
+import {IDrawModule} from "../interfaces/IDrawModule.sol";
+import {ISortition} from "../interfaces/ISortition.sol";
+import {IRandomness} from "../interfaces/IRandomness.sol";
+import {ICanaryModule} from "../interfaces/ICanaryModule.sol";
+import {AuditSessions} from "../AuditSessions.sol";
+import {AppealSettlement} from "./AppealSettlement.sol";
+import {PanelKey} from "../libraries/PanelKey.sol";
+import {SegmentWord} from "../libraries/SegmentWord.sol";
+import {AppealWord} from "../libraries/AppealWord.sol";
+import {AppealMath} from "../libraries/AppealMath.sol";
+
+/// @title AppealModule
+/// @notice Appeal rounds of a session (see IAppealModule): admission and bond, the round's sound draw
+/// (through the draw module), keys, the voting callbacks, the round's quorum, the appeal windows, the
+/// moment the outcome becomes final. Reproduces `consensus/appeals.py` (`check_appeal`, `resolve`) in the
+/// same integer arithmetic.
+/// @dev Holds no tokens: bonds go to the appeal settlement it deploys (`settlement`), which resolves the
+/// money once the outcome is final (IAppealSettlement).
+contract AppealModule is IAppealModule {
+    using SafeERC20 for IERC20;
+
+    uint256 private constant BPS = 10_000;
+
+    /// @notice The session core.
+    AuditSessions public immutable core;
+    /// @notice The protocol token.
+    IERC20 public immutable token;
+    /// @notice Snapshot trees (eligibility counts, epochs).
+    ISortition public immutable sortition;
+    /// @inheritdoc IAppealModule
+    address public immutable settlement;
+
+    mapping(uint256 sessionId => SessionAppeals) private _sessions;
+    mapping(uint256 key => Round) private _rounds;
+    /// @dev Round segment words (SegmentWord lanes of its named segments; other lanes 0).
+    mapping(uint256 key => mapping(uint256 => uint256)) private _words;
+    mapping(uint256 sessionId => mapping(uint256 segment => uint256)) private _seg;
+    /// @dev Appealed segments: bit i % 256 of word i / 256.
+    mapping(uint256 sessionId => mapping(uint256 => uint256)) private _appealed;
+
+    /// @param core_ The session core (its modules already set: the draw module is read from it).
+    /// @param owner_ Parameter owner (of the appeal settlement, which keeps the parameter versions).
+    /// @param params_ Version 0 of the parameters.
+    constructor(AuditSessions core_, address owner_, AppealParams memory params_) {
+        core = core_;
+        token = core_.token();
+        sortition = core_.sortition();
+        settlement = address(new AppealSettlement(core_, this, owner_, params_));
+    }
+
+    // ------------------------------------------------------------------------------ parameters
+
+    /// @inheritdoc IAppealModule
+    function paramsOf(uint256 sessionId) public view returns (AppealParams memory) {
+        return AppealSettlement(settlement).paramsOf(sessionId);
+    }
+
+    // ------------------------------------------------------------------------------ appeal
+
+    /// @inheritdoc IAppealModule
+    function quote(uint256 sessionId, uint256[] calldata segments) external view returns (Quote memory) {
+        return _check(sessionId, segments);
+    }
+
+    /// @inheritdoc IAppealModule
+    function appeal(uint256 sessionId, uint256[] calldata segments, uint256 maxBond)
+        external
+        returns (uint256 round)
+    {
+        Quote memory q = _check(sessionId, segments);
+        if (q.bond > maxBond) revert BondAboveLimit(q.bond, maxBond);
+        SessionAppeals storage sa = _sessions[sessionId];
+        round = q.round;
+        sa.roundCount = uint8(round);
+        ++sa.openRounds;
+        uint256 key = PanelKey.keyOf(sessionId, round);
+        Round storage rd = _rounds[key];
+        rd.appellant = msg.sender;
+        rd.status = IAuditSessions.Status.Created;
+        rd.depth = uint8(q.depth);
+        rd.segmentCount = uint16(segments.length);
+        rd.bond = uint96(q.bond);
+        rd.totalSeats = uint16(q.totalSeats);
+        rd.epoch = uint32(sortition.epochOf(block.number));
+        rd.drawRequest = uint56(core.sourceOf(sessionId).request());
+        bytes memory list = new bytes(2 * segments.length);
+        for (uint256 i = 0; i < segments.length; ++i) {
+            uint256 seg = segments[i];
+            _openSegment(sessionId, key, round, seg);
+            list[2 * i] = bytes1(uint8(seg >> 8));
+            list[2 * i + 1] = bytes1(uint8(seg));
+        }
+        emit AppealOpened(
+            sessionId, round, msg.sender, q.depth, q.bond, q.totalSeats, rd.drawRequest, rd.epoch, list
+        );
+        emit RoundStatusChanged(sessionId, round, IAuditSessions.Status.Created);
+        token.safeTransferFrom(msg.sender, settlement, q.bond);
+    }
+
+    /// @dev Name `seg` in round `round` (panel `key`): it contests its current outcome.
+    function _openSegment(uint256 sessionId, uint256 key, uint256 round, uint256 seg) private {
+        uint256 w = _seg[sessionId][seg];
+        uint256 lane0 = _lane0(sessionId, seg);
+        uint256 current = SegmentWord.outcome(lane0);
+        if (AppealWord.depth(w) == 0) {
+            _appealed[sessionId][seg >> 8] |= uint256(1) << (seg & 255);
+            ++_sessions[sessionId].appealedCount;
+        } else {
+            current = AppealWord.outcome(w);
+        }
+        _seg[sessionId][seg] = AppealWord.open(w, round, current);
+        _words[
+            key
+        ][SegmentWord.wordOf(seg)] |= SegmentWord.encode(SegmentWord.tier(lane0), SegmentWord.weight(lane0))
+        << SegmentWord.shiftOf(seg);
+    }
+
+    /// @dev `appeals.check_appeal` for every named segment, in its order of refusals (a segment that can
+    /// never be appealed again says why - SegmentFinal, NoRoundsLeft - rather than AppealWindowClosed).
+    function _check(uint256 sessionId, uint256[] calldata segments) private view returns (Quote memory q) {
+        SessionAppeals storage sa = _sessions[sessionId];
+        AppealParams memory p = paramsOf(sessionId);
+        if (p.appealBlocks == 0 || p.maxRounds == 0) revert AppealsDisabled(sessionId);
+        if (sa.finalizedAt == 0) revert AppealWindowNotOpen(sessionId, 0);
+        if (segments.length == 0) revert EmptyAppeal();
+        if (sa.outcomeFinal) revert AppealWindowClosed(sessionId, segments[0], sa.lastWindowEnd);
+        if (block.number <= sa.canaryEnd) revert AppealWindowNotOpen(sessionId, sa.canaryEnd);
+        IAuditSessions.Session memory s = core.sessionOf(sessionId);
+        IAuditSessions.SessionParams memory c = core.paramsAt(s.paramsVersion);
+        uint256 n = s.segmentCount;
+        q.round = uint256(sa.roundCount) + 1;
+        uint256 limit = p.maxRounds * n;
+        if (q.round > (limit < PanelKey.MAX_ROUND ? limit : PanelKey.MAX_ROUND)) {
+            revert TooManyRounds(sessionId);
+        }
+        uint256[] memory canaries = _canaryBits(sessionId);
+        q.seats = new uint256[](segments.length);
+        for (uint256 i = 0; i < segments.length; ++i) {
+            uint256 seg = segments[i];
+            if (seg >= n) revert InvalidSegment(sessionId, seg);
+            if (i != 0 && seg <= segments[i - 1]) revert SegmentsNotAscending(sessionId, seg);
+            if (canaries.length != 0 && (canaries[seg >> 8] >> (seg & 255)) & 1 == 1) {
+                revert SegmentIsCanary(sessionId, seg);
+            }
+            _checkOne(sessionId, seg, i, q, c, s.provider);
+        }
+    }
+
+    /// @dev The per-segment checks of `_check`, adding the segment's seats and bond to `q`.
+    function _checkOne(
+        uint256 sessionId,
+        uint256 seg,
+        uint256 i,
+        Quote memory q,
+        IAuditSessions.SessionParams memory c,
+        address provider
+    ) private view {
+        AppealParams memory p = paramsOf(sessionId);
+        uint256 w = _seg[sessionId][seg];
+        uint256 d = AppealWord.depth(w);
+        if (i == 0) q.depth = d + 1;
+        else if (d + 1 != q.depth) revert MixedDepths(sessionId, seg);
+        if (AppealWord.pending(w)) revert AppealPending(sessionId, seg);
+        if (AppealWord.closed(w)) revert SegmentFinal(sessionId, seg);
+        if (d >= p.maxRounds) revert NoRoundsLeft(sessionId, seg);
+        uint256 windowEnd = d == 0 ? _sessions[sessionId].windowEnd : AppealWord.windowEnd(w);
+        if (block.number > windowEnd) revert AppealWindowClosed(sessionId, seg, windowEnd);
+        uint256 tier = SegmentWord.tier(_lane0(sessionId, seg));
+        uint256 k0 = c.seatsPerTier[tier];
+        uint256 k = AppealMath.panelSeats(k0, d + 1);
+        uint256 eligible = _eligible(uint8(tier), k0, d, provider);
+        if (eligible < k) revert NotEnoughEligibleAuditors(sessionId, seg, eligible, k);
+        q.seats[i] = k;
+        q.totalSeats += k;
+        q.bond += AppealMath.minBond(k0, d + 1, c.reward, p.appealBondMultiplierBps);
+    }
+
+    /// @dev Auditors of the tier who sat on none of the segment's d + 1 panels, the provider excluded: the
+    /// tier's leaves (every member that ever joined it) minus k_0 + ... + k_d minus the provider's leaf.
+    /// An upper bound on who can serve (a leaf may have no stake now): a draw that still runs out of
+    /// eligible weight ends UNFILLABLE.
+    function _eligible(uint8 tier, uint256 k0, uint256 d, address provider) private view returns (uint256) {
+        uint256 taken = 0;
+        for (uint256 j = 0; j <= d; ++j) {
+            taken += AppealMath.panelSeats(k0, j);
+        }
+        (bool isMember,) = sortition.leafOf(tier, provider);
+        if (isMember) ++taken;
+        uint256 leaves = sortition.leafCount(tier);
+        return leaves > taken ? leaves - taken : 0;
+    }
+
+    // ------------------------------------------------------------------------------ rounds
+
+    /// @inheritdoc IAppealModule
+    function drawPanel(uint256 sessionId, uint256 round, uint256 maxSeats) external returns (uint256 drawn) {
+        (Round storage rd, uint256 key) = _round(sessionId, round);
+        _sync(sessionId, round, rd);
+        if (rd.status == IAuditSessions.Status.Created) {
+            if (!_startDraw(sessionId, round, rd)) return 0;
+        } else if (rd.status != IAuditSessions.Status.Drawing) {
+            revert WrongRoundStatus(sessionId, round, rd.status);
+        }
+        uint256 before = rd.drawnSeats;
+        if (before == rd.totalSeats) revert DrawComplete(sessionId, round);
+        if (maxSeats == 0) maxSeats = 1;
+        IDrawModule.DrawResult memory r =
+            IDrawModule(address(core.drawModule())).draw(_job(sessionId, round, key, rd, maxSeats));
+        rd.drawnSeats = uint16(r.drawnSeats);
+        rd.auditorCount = uint16(r.auditorCount);
+        rd.drawCursor = uint16(r.cursor);
+        drawn = r.drawnSeats - before;
+        if (r.failed) {
+            _end(sessionId, round, key, rd, IAuditSessions.Status.Cancelled);
+        } else if (r.drawnSeats == rd.totalSeats) {
+            uint256 keyDeadline = block.number + _coreParams(sessionId).keyBlocks;
+            rd.keyDeadline = uint40(keyDeadline);
+            emit RoundDrawCompleted(sessionId, round, r.auditorCount, keyDeadline);
+        }
+    }
+
+    function _startDraw(uint256 sessionId, uint256 round, Round storage rd) private returns (bool) {
+        bytes32 seed = core.sourceOf(sessionId).fulfil(rd.drawRequest);
+        uint256 readable = sortition.snapshotReadableUntil(rd.epoch);
+        if (block.number > readable) {
+            _end(sessionId, round, PanelKey.keyOf(sessionId, round), rd, IAuditSessions.Status.Cancelled);
+            return false;
+        }
+        uint256 deadline = block.number + _coreParams(sessionId).drawBlocks;
+        if (deadline > readable) deadline = readable;
+        rd.drawDeadline = uint40(deadline);
+        _setStatus(sessionId, round, rd, IAuditSessions.Status.Drawing);
+        emit RoundDrawStarted(sessionId, round, seed, deadline);
+        return true;
+    }
+
+    function _job(uint256 sessionId, uint256 round, uint256 key, Round storage rd, uint256 maxSeats)
+        private
+        view
+        returns (IDrawModule.DrawJob memory job)
+    {
+        IAuditSessions.Session memory s = core.sessionOf(sessionId);
+        IAuditSessions.SessionParams memory c = core.paramsAt(s.paramsVersion);
+        uint256 cursor = rd.drawCursor;
+        uint256 first = SegmentWord.wordOf(cursor);
+        uint256[] memory words = new uint256[](SegmentWord.wordCount(s.segmentCount) - first);
+        for (uint256 w = 0; w < words.length; ++w) {
+            words[w] = _words[key][first + w];
+        }
+        job.sessionId = sessionId;
+        job.round = round;
+        job.seed = core.sourceOf(sessionId).valueOf(rd.drawRequest);
+        job.epoch = rd.epoch;
+        job.provider = s.provider;
+        job.maxSeats = maxSeats;
+        job.segmentCount = s.segmentCount;
+        job.cursor = cursor;
+        job.drawnSeats = rd.drawnSeats;
+        job.auditorCount = rd.auditorCount;
+        job.seatCap = c.seatCap;
+        job.lockAmount = c.slashAmount;
+        for (uint256 t = 0; t < 3; ++t) {
+            job.seatsPerTier[t] = uint8(AppealMath.panelSeats(c.seatsPerTier[t], rd.depth));
+        }
+        job.segmentWords = words;
+    }
+
+    /// @inheritdoc IAppealModule
+    function publishPanelKeys(uint256 sessionId, uint256 round, string calldata manifestCid) external {
+        (Round storage rd,) = _round(sessionId, round);
+        _sync(sessionId, round, rd);
+        if (msg.sender != core.sessionOf(sessionId).provider) revert NotProvider(sessionId);
+        if (rd.status != IAuditSessions.Status.Drawing) revert WrongRoundStatus(sessionId, round, rd.status);
+        if (rd.drawnSeats != rd.totalSeats) revert DrawIncomplete(sessionId, round);
+        if (bytes(manifestCid).length == 0) revert EmptyManifest();
+        IAuditSessions.SessionParams memory c = _coreParams(sessionId);
+        uint256 commitDeadline = block.number + c.commitBlocks;
+        uint256 revealDeadline = commitDeadline + c.revealBlocks;
+        rd.commitDeadline = uint40(commitDeadline);
+        rd.revealDeadline = uint40(revealDeadline);
+        _setStatus(sessionId, round, rd, IAuditSessions.Status.KeysPublished);
+        emit PanelKeysPublished(sessionId, round, manifestCid, commitDeadline, revealDeadline);
+    }
+
+    /// @inheritdoc IPanelHost
+    function onCommits(uint256 sessionId, uint256 round, uint256 newCommitters) external {
+        if (msg.sender != core.votingModule()) revert NotModule(msg.sender);
+        (Round storage rd,) = _round(sessionId, round);
+        _sync(sessionId, round, rd);
+        IAuditSessions.Status st = rd.status;
+        if (st != IAuditSessions.Status.KeysPublished && st != IAuditSessions.Status.Commit) {
+            revert WrongRoundStatus(sessionId, round, st);
+        }
+        uint256 committed = rd.committedCount + newCommitters;
+        rd.committedCount = uint16(committed);
+        if (committed != 0 && st == IAuditSessions.Status.KeysPublished) {
+            _setStatus(sessionId, round, rd, IAuditSessions.Status.Commit);
+        }
+        if (committed == rd.auditorCount) {
+            rd.revealDeadline = uint40(block.number + _coreParams(sessionId).revealBlocks);
+            _setStatus(sessionId, round, rd, IAuditSessions.Status.Reveal);
+        }
+    }
+
+    /// @inheritdoc IPanelHost
+    function onReveals(uint256 sessionId, uint256 round, uint256 revealers, uint256[] calldata tallyDeltas)
+        external
+    {
+        if (msg.sender != core.votingModule()) revert NotModule(msg.sender);
+        (Round storage rd, uint256 key) = _round(sessionId, round);
+        _sync(sessionId, round, rd);
+        if (rd.status != IAuditSessions.Status.Reveal || block.number > rd.revealDeadline) {
+            revert WrongRoundStatus(sessionId, round, rd.status);
+        }
+        for (uint256 w = 0; w < tallyDeltas.length; ++w) {
+            // Lanes never carry: each seat is revealed once and a panel has at most 63 seats per segment.
+            if (tallyDeltas[w] != 0) _words[key][w] += tallyDeltas[w];
+        }
+        rd.revealedCount += uint16(revealers);
+    }
+
+    /// @inheritdoc IAppealModule
+    function finalizeRound(uint256 sessionId, uint256 round) public {
+        (Round storage rd, uint256 key) = _round(sessionId, round);
+        _sync(sessionId, round, rd);
+        if (rd.status != IAuditSessions.Status.Reveal) revert WrongRoundStatus(sessionId, round, rd.status);
+        if (block.number <= rd.revealDeadline && rd.revealedCount < rd.auditorCount) {
+            revert RevealOpen(sessionId, round, rd.revealDeadline);
+        }
+        _decide(sessionId, round, key, rd);
+    }
+
+    /// @dev The panel's quorum outcome per named segment: q = ceil(tau * k_r); PASS if pass >= q, else
+    /// FAIL if fail >= q, else INCONCLUSIVE.
+    function _decide(uint256 sessionId, uint256 round, uint256 key, Round storage rd) private {
+        IAuditSessions.SessionParams memory c = _coreParams(sessionId);
+        uint256 words = SegmentWord.wordCount(_count(sessionId));
+        for (uint256 w = 0; w < words; ++w) {
+            uint256 word = _words[key][w];
+            if (word == 0) continue;
+            for (uint256 i = w << 3; i < (w + 1) << 3; ++i) {
+                uint256 laneValue = SegmentWord.lane(word, i);
+                if (SegmentWord.weight(laneValue) == 0) continue;
+                uint256 k = AppealMath.panelSeats(c.seatsPerTier[SegmentWord.tier(laneValue)], rd.depth);
+                uint256 outcome = AppealMath.quorumOutcome(
+                    SegmentWord.passVotes(laneValue), SegmentWord.failVotes(laneValue), k, c.tauBps
+                );
+                word = SegmentWord.setOutcome(word, i, outcome);
+            }
+            _words[key][w] = word;
+        }
+        _end(sessionId, round, key, rd, IAuditSessions.Status.Finalized);
+    }
+
+    /// @dev A round ended: Finalized (decided), Cancelled (UNFILLABLE) or Expired (KEYS_WITHHELD). Its
+    /// segments take their new outcome and, if they decided with rounds left, a new appeal window.
+    function _end(uint256 sessionId, uint256 round, uint256 key, Round storage rd, IAuditSessions.Status to)
+        private
+    {
+        _setStatus(sessionId, round, rd, to);
+        SessionAppeals storage sa = _sessions[sessionId];
+        --sa.openRounds;
+        AppealParams memory p = paramsOf(sessionId);
+        bool decided = to == IAuditSessions.Status.Finalized;
+        uint256 window = decided && rd.depth < p.maxRounds ? block.number + p.appealBlocks : 0;
+        if (window > sa.lastWindowEnd) sa.lastWindowEnd = uint40(window);
+        bytes memory outcomes = _endSegments(sessionId, key, to, window, rd.segmentCount);
+        emit RoundFinalized(sessionId, round, to, outcomes, window);
+        (bool passed, uint256 score, uint256 passW, uint256 totalW,) =
+            AppealSettlement(settlement).verdictOf(sessionId);
+        sa.passed = passed;
+        sa.scoreBps = uint16(score);
+        emit TraceVerdictUpdated(sessionId, passed, score, passW, totalW);
+    }
+
+    /// @dev Each named segment of the ended round takes its new outcome (decided: the panel's; keys
+    /// withheld: INCONCLUSIVE; unfillable: unchanged) and its next window.
+    function _endSegments(
+        uint256 sessionId,
+        uint256 key,
+        IAuditSessions.Status to,
+        uint256 window,
+        uint256 count
+    ) private returns (bytes memory outcomes) {
+        outcomes = new bytes(count);
+        uint256 j = 0;
+        uint256 words = SegmentWord.wordCount(_count(sessionId));
+        for (uint256 w = 0; w < words && j < count; ++w) {
+            uint256 word = _words[key][w];
+            if (word == 0) continue;
+            for (uint256 i = w << 3; i < (w + 1) << 3; ++i) {
+                uint256 laneValue = SegmentWord.lane(word, i);
+                if (SegmentWord.weight(laneValue) == 0) continue;
+                outcomes[j++] = bytes1(uint8(_endSegment(sessionId, i, laneValue, to, window)));
+            }
+        }
+    }
+
+    function _endSegment(
+        uint256 sessionId,
+        uint256 seg,
+        uint256 laneValue,
+        IAuditSessions.Status to,
+        uint256 window
+    ) private returns (uint256 o) {
+        uint256 sw = _seg[sessionId][seg];
+        bool decided = to == IAuditSessions.Status.Finalized;
+        o = AppealWord.outcome(sw);
+        if (decided) o = SegmentWord.outcome(laneValue);
+        else if (to == IAuditSessions.Status.Expired) o = SegmentWord.OUTCOME_INCONCLUSIVE;
+        _seg[sessionId][seg] = AppealWord.end(sw, o, !decided, window);
+    }
+
+    /// @dev Apply the round's deadline transitions (as the core's `_sync` does for round 0).
+    function _sync(uint256 sessionId, uint256 round, Round storage rd) private {
+        IAuditSessions.Status st = rd.status;
+        if (st == IAuditSessions.Status.Created) {
+            IRandomness.RequestStatus r = core.sourceOf(sessionId).status(rd.drawRequest);
+            if (
+                r == IRandomness.RequestStatus.Expired || r == IRandomness.RequestStatus.Failed
+                    || (r == IRandomness.RequestStatus.Pending
+                        && block.number > sortition.snapshotReadableUntil(rd.epoch))
+            ) _end(sessionId, round, PanelKey.keyOf(sessionId, round), rd, IAuditSessions.Status.Cancelled);
+        } else if (st == IAuditSessions.Status.Drawing) {
+            if (rd.drawnSeats != rd.totalSeats) {
+                if (block.number > rd.drawDeadline) {
+                    _end(
+                        sessionId,
+                        round,
+                        PanelKey.keyOf(sessionId, round),
+                        rd,
+                        IAuditSessions.Status.Cancelled
+                    );
+                }
+            } else if (block.number > rd.keyDeadline) {
+                _end(sessionId, round, PanelKey.keyOf(sessionId, round), rd, IAuditSessions.Status.Expired);
+            }
+        } else if (st == IAuditSessions.Status.KeysPublished || st == IAuditSessions.Status.Commit) {
+            if (block.number > rd.commitDeadline) {
+                _setStatus(sessionId, round, rd, IAuditSessions.Status.Reveal);
+            }
+        }
+    }
+
+    function _setStatus(uint256 sessionId, uint256 round, Round storage rd, IAuditSessions.Status to)
+        private
+    {
+        rd.status = to;
+        emit RoundStatusChanged(sessionId, round, to);
+    }
+
+    // ------------------------------------------------------------------------------ outcome final
+
+    /// @inheritdoc IAppealModule
+    function onFinalized(uint256 sessionId) external returns (bool outcomeFinal) {
+        if (msg.sender != address(core)) revert NotCore(msg.sender);
+        SessionAppeals storage sa = _sessions[sessionId];
+        AppealParams memory p = paramsOf(sessionId);
+        uint256 n = _count(sessionId);
+        uint256 canaryEnd = block.number;
+        if (n * p.canaryRateBps / BPS != 0) canaryEnd += p.canaryRevealBlocks;
+        uint256 windowEnd = canaryEnd;
+        if (p.appealBlocks != 0 && p.maxRounds != 0) windowEnd += p.appealBlocks;
+        sa.finalizedAt = uint40(block.number);
+        sa.canaryEnd = uint40(canaryEnd);
+        sa.windowEnd = uint40(windowEnd);
+        sa.lastWindowEnd = uint40(windowEnd);
+        emit AppealPhaseOpened(sessionId, canaryEnd, windowEnd);
+        if (windowEnd == block.number) {
+            _close(sessionId, sa);
+            return true;
+        }
+        return false;
+    }
+
+    /// @inheritdoc IAppealModule
+    function advance(uint256 sessionId) external returns (bool outcomeFinal) {
+        SessionAppeals storage sa = _sessions[sessionId];
+        if (sa.finalizedAt == 0 || sa.outcomeFinal) return sa.outcomeFinal;
+        uint256 count = sa.roundCount;
+        for (uint256 round = 1; round <= count && sa.openRounds != 0; ++round) {
+            (Round storage rd, uint256 key) = _round(sessionId, round);
+            if (uint8(rd.status) >= uint8(IAuditSessions.Status.Finalized)) continue;
+            _sync(sessionId, round, rd);
+            if (
+                rd.status == IAuditSessions.Status.Reveal
+                    && (block.number > rd.revealDeadline || rd.revealedCount == rd.auditorCount)
+            ) _decide(sessionId, round, key, rd);
+        }
+        if (sa.openRounds == 0 && block.number > sa.lastWindowEnd) {
+            _close(sessionId, sa);
+            core.onOutcomeFinal(sessionId);
+        }
+        return sa.outcomeFinal;
+    }
+
+    function _close(uint256 sessionId, SessionAppeals storage sa) private {
+        sa.outcomeFinal = true;
+        (bool passed, uint256 score,,, bytes memory outcomes) =
+            AppealSettlement(settlement).verdictOf(sessionId);
+        sa.passed = passed;
+        sa.scoreBps = uint16(score);
+        emit OutcomeFinalized(sessionId, passed, score, outcomes);
+    }
+
+    /// @dev A segment's current outcome: its latest panel's if appealed, else round 0's.
+    function _outcome(uint256 sessionId, uint256 seg, uint256 lane0) private view returns (uint256) {
+        if ((_appealed[sessionId][seg >> 8] >> (seg & 255)) & 1 == 0) return SegmentWord.outcome(lane0);
+        return AppealWord.outcome(_seg[sessionId][seg]);
+    }
+
+    /// @inheritdoc IAppealModule
+    function pullPot(uint256 sessionId, uint256 amount) external {
+        if (msg.sender != settlement) revert NotModule(msg.sender);
+        core.takePot(sessionId, amount);
+        token.safeTransfer(settlement, amount);
+    }
+
+    /// @inheritdoc IAppealModule
+    function appealWordOf(uint256 sessionId, uint256 segment) external view returns (uint256) {
+        return _seg[sessionId][segment];
+    }
+
+    /// @inheritdoc IAppealModule
+    function appealedBits(uint256 sessionId) external view returns (uint256[] memory bits) {
+        bits = new uint256[]((_count(sessionId) + 255) >> 8);
+        for (uint256 w = 0; w < bits.length; ++w) {
+            bits[w] = _appealed[sessionId][w];
+        }
+    }
+
+    /// @inheritdoc IAppealModule
+    function outcomeOf(uint256 sessionId, uint256 segment) external view returns (uint256) {
+        return _outcome(sessionId, segment, _lane0(sessionId, segment));
+    }
+
+    /// @inheritdoc IAppealModule
+    function earlierRounds(uint256 sessionId, uint256 segment)
+        external
+        view
+        returns (uint256 packed, uint256 count)
+    {
+        uint256 w = _seg[sessionId][segment];
+        count = AppealWord.depth(w);
+        if (AppealWord.pending(w) && count != 0) --count;
+        packed = AppealWord.rounds(w) & ((uint256(1) << (8 * count)) - 1);
+    }
+
+    /// @inheritdoc IAppealModule
+    function roundOf(uint256 sessionId, uint256 round) external view returns (Round memory) {
+        return _rounds[PanelKey.keyOf(sessionId, round)];
+    }
+
+    /// @inheritdoc IAppealModule
+    function roundSegments(uint256 sessionId, uint256 round) external view returns (uint256[] memory list) {
+        uint256 key = PanelKey.keyOf(sessionId, round);
+        list = new uint256[](_rounds[key].segmentCount);
+        uint256 j = 0;
+        uint256 n = _count(sessionId);
+        for (uint256 i = 0; i < n && j < list.length; ++i) {
+            if ((_words[key][i >> 3] >> SegmentWord.shiftOf(i)) & SegmentWord.LANE_MASK != 0) list[j++] = i;
+        }
+    }
+
+    /// @inheritdoc IAppealModule
+    function segmentAppeals(uint256 sessionId, uint256 segment)
+        external
+        view
+        returns (SegmentAppeals memory a)
+    {
+        uint256 w = _seg[sessionId][segment];
+        a.depth = uint8(AppealWord.depth(w));
+        if (a.depth == 0) {
+            a.outcome = uint8(SegmentWord.outcome(_lane0(sessionId, segment)));
+            a.windowEnd = _sessions[sessionId].windowEnd;
+            return a;
+        }
+        a.lastRound = uint8(AppealWord.lastRound(w));
+        a.outcome = uint8(AppealWord.outcome(w));
+        a.pending = AppealWord.pending(w);
+        a.closed = AppealWord.closed(w);
+        a.windowEnd = uint40(AppealWord.windowEnd(w));
+        a.rounds = uint32(AppealWord.rounds(w));
+    }
+
+    /// @inheritdoc IAppealModule
+    function sessionAppeals(uint256 sessionId) external view returns (SessionAppeals memory) {
+        return _sessions[sessionId];
+    }
+
+    /// @inheritdoc IAppealModule
+    function roundWord(uint256 sessionId, uint256 round, uint256 wordIndex) external view returns (uint256) {
+        return _words[PanelKey.keyOf(sessionId, round)][wordIndex];
+    }
+
+    /// @inheritdoc IAppealModule
+    function appealableUntil(uint256 sessionId) external view returns (uint256) {
+        SessionAppeals storage sa = _sessions[sessionId];
+        if (sa.finalizedAt == 0 || sa.outcomeFinal) return 0;
+        if (sa.openRounds == 0 && block.number > sa.lastWindowEnd) return 0;
+        AppealParams memory p = paramsOf(sessionId);
+        if (p.appealBlocks == 0 || p.maxRounds == 0) return 0;
+        return sa.lastWindowEnd;
+    }
+
+    /// @inheritdoc IAppealModule
+    function isOutcomeFinal(uint256 sessionId) external view returns (bool) {
+        return _sessions[sessionId].outcomeFinal;
+    }
+
+    /// @inheritdoc IAppealModule
+    function panelSeats(uint256 k0, uint256 depth) external pure returns (uint256) {
+        return AppealMath.panelSeats(k0, depth);
+    }
+
+    /// @inheritdoc IAppealModule
+    function minBond(uint256 k0, uint256 depth, uint256 reward, uint256 multiplierBps)
+        external
+        pure
+        returns (uint256)
+    {
+        return AppealMath.minBond(k0, depth, reward, multiplierBps);
+    }
+
+    // ------------------------------------------------------------------------------ helpers
+
+    function _round(uint256 sessionId, uint256 round) private view returns (Round storage rd, uint256 key) {
+        key = PanelKey.keyOf(sessionId, round);
+        rd = _rounds[key];
+        if (round == 0 || rd.status == IAuditSessions.Status.None) revert UnknownRound(sessionId, round);
+    }
+
+    function _lane0(uint256 sessionId, uint256 seg) private view returns (uint256) {
+        return SegmentWord.lane(core.segmentWord(sessionId, 0, SegmentWord.wordOf(seg)), seg);
+    }
+
+    function _count(uint256 sessionId) private view returns (uint256) {
+        return core.sessionOf(sessionId).segmentCount;
+    }
+
+    function _coreParams(uint256 sessionId) private view returns (IAuditSessions.SessionParams memory) {
+        return core.paramsAt(core.sessionOf(sessionId).paramsVersion);
+    }
+
+    function _canaryMasks(uint256 sessionId)
+        private
+        view
+        returns (uint256[] memory bits, uint256[] memory fails, uint256 unrevealed)
+    {
+        address canaries = core.canaryModule();
+        if (canaries == address(0)) return (bits, fails, 0);
+        return ICanaryModule(canaries).canaryMasks(sessionId);
+    }
+
+    function _canaryBits(uint256 sessionId) private view returns (uint256[] memory bits) {
+        (bits,,) = _canaryMasks(sessionId);
+    }
+
+    function _bit(uint256[] memory bits, uint256 i) private pure returns (bool) {
+        return bits.length > i >> 8 && (bits[i >> 8] >> (i & 255)) & 1 == 1;
+    }
+}
