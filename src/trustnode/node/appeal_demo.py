@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from trustnode.chain.accounts import dev_account
 from trustnode.chain.errors import ContractRevertError
 from trustnode.chain.port import reverts
+from trustnode.chain.protocol import DEVNET_EPOCH_BLOCKS
 from trustnode.chain.units import TOKEN
 from trustnode.consensus.rules import WAD
 from trustnode.models.trace import TraceInput
@@ -124,6 +125,7 @@ class AppealAct:
         self.lazy = str(dev_account(self.lazy_account).address)
         self.appellant_account = appellant_account
         self.trace_id = ""
+        self.joined_block = 0
 
     def submit(self) -> str:
         self.trace_id = self.cluster.submit(APPEAL_TRACE.model_dump(mode="json", exclude_none=True))
@@ -140,6 +142,9 @@ class AppealAct:
         for name in self.honest:
             self.cluster.start_auditor(name)
         self.cluster.wait_registered(self.honest, timeout_s=timeout_s)
+        # An appeal panel is drawn from the staking snapshot of its epoch: stake added now counts
+        # from the next epoch on, so the act appeals no earlier than two epochs from here.
+        self.joined_block = self.cluster.port(self.appellant_account).block_number()
         self.say(
             f"{self.lazy_name} took its free stake out of the draw; honest computer auditors "
             f"{', '.join(self.honest)} joined"
@@ -175,7 +180,12 @@ class AppealAct:
         canaries = self._catches(sid, view)
         port = self.cluster.port(self.appellant_account)
         self.cluster.fund(port.address, 1_000 * TOKEN)
-        self._until(lambda: wrong in port.appeal_status(sid).appealable, timeout_s, "the appeal window")
+        ready = self.joined_block + 2 * DEVNET_EPOCH_BLOCKS
+        self._until(
+            lambda: wrong in port.appeal_status(sid).appealable and port.block_number() >= ready,
+            timeout_s,
+            "the appeal window",
+        )
         quote, opened = appeal(port, sid, [wrong])
         self.say(
             f"appealed segment {wrong} of session {sid}: round {opened.round}, {quote.seats[0]} seats, bond {opened.bond / TOKEN:g} TRUST"
