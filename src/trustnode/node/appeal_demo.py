@@ -56,7 +56,7 @@ APPEAL_TRACE = TraceInput(
 )
 #: Appeals and canaries on, with windows short enough for a demo (blocks of 0.5 s).
 DEMO_PROTOCOL: dict[str, int] = {
-    "appeal_blocks": 60,
+    "appeal_blocks": 40,
     "max_rounds": 2,
     "appeal_bond_multiplier_bps": 10_000,
     "appeal_reward_bps": 2000,
@@ -143,7 +143,7 @@ class AppealAct:
             self.cluster.start_auditor(name)
         self.cluster.wait_registered(self.honest, timeout_s=timeout_s)
         # An appeal panel is drawn from the staking snapshot of its epoch: stake added now counts
-        # from the next epoch on, so the act appeals no earlier than two epochs from here.
+        # from the next epoch on, so the act appeals no earlier than one epoch from here.
         self.joined_block = self.cluster.port(self.appellant_account).block_number()
         self.say(
             f"{self.lazy_name} took its free stake out of the draw; honest computer auditors "
@@ -180,7 +180,7 @@ class AppealAct:
         canaries = self._catches(sid, view)
         port = self.cluster.port(self.appellant_account)
         self.cluster.fund(port.address, 1_000 * TOKEN)
-        ready = self.joined_block + 2 * DEVNET_EPOCH_BLOCKS
+        ready = self.joined_block + DEVNET_EPOCH_BLOCKS
         self._until(
             lambda: wrong in port.appeal_status(sid).appealable and port.block_number() >= ready,
             timeout_s,
