@@ -64,12 +64,17 @@ def _numeric_text(rng: random.Random, target: int, mutation: Mutation) -> str:
     letters = list(NAMES)
     rng.shuffle(letters)
     blocks: list[tuple[str, list]] = []  # type: ignore[type-arg]
+    used: set[str] = set()
     length = 0
     while len(blocks) < MAX_BLOCKS and (not blocks or length < 0.8 * target) and len(letters) >= 3:
         names, letters = letters[:3], letters[3:]
         left = target - length
         n_steps = 1 if left < 110 else 2 if left < 190 else rng.randint(2, 3)
-        setting, steps = numeric_steps(rng, names, n_steps)
+        for _ in range(MAX_ATTEMPTS):  # each block its own scenario: a repeated lead reads as generated
+            setting, steps = numeric_steps(rng, names, n_steps)
+            if setting not in used:
+                break
+        used.add(setting)
         if left < 150:
             setting = ""  # short segments are bare calculation steps, as in real traces
         blocks.append((setting, steps))
