@@ -114,7 +114,7 @@ def appeal_scenario(
         "bond": revert_name(lambda: appellant.appeal(sid, [0], quote.bond - 1)),
     }
     before = appellant.token_balance(appellant.address)
-    opened = appellant.appeal(sid, [0], quote.bond)
+    opened = when_ready(lambda: appellant.appeal(sid, [0], quote.bond), mine)
     assert (opened.round, opened.segments, opened.bond) == (1, [0], quote.bond)
     assert appellant.token_balance(appellant.address) == before - quote.bond
     refusals["pending"] = appellant.appeal_quote(sid, [0]).refusal
@@ -210,6 +210,7 @@ def canary_scenario(provider: ChainPort, auditors: dict[str, ChainPort], mine: M
     good = CanaryReveal(slot=0, index=4, verdict=SegmentOutcome.FAIL, salt=salt)
     bad = good.model_copy(update={"salt": b"\x08" * 32})
     unrevealed_verdict = provider.session(sid).pass_weight  # the commitment takes max weight off W
+    mine(1)  # the reveal window opens the block after round 0 finalized
     errors["mismatch"] = revert_name(lambda: provider.reveal_canaries(sid, [bad]))
     provider.reveal_canaries(sid, [good])
     state = provider.canaries(sid)

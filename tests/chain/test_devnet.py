@@ -186,3 +186,41 @@ def test_default_devnet_funds_the_roles_and_applies_asked_parameters(tmp_path: P
         assert owner.balance_of(stranger) == 2505 * 10**17 and w3.eth.get_balance(stranger) > 0
     finally:
         run_cli(["devnet", "down"], tmp_path, **env)
+
+
+def test_devnet_runs_the_asked_appeal_and_canary_parameters(tmp_path: Path) -> None:
+    """The issue-15 flags reach the AppealSettlement on a new devnet and are applied to a running
+    one; parameters under which spoiling a panel and appealing it pays are refused before anything."""
+    from trustnode.chain.devnet import deployer
+
+    env = {"TRUSTNODE_DEVNET__PORT": str(free_port())}
+    dep_file = tmp_path / "devnet" / "deployment.json"
+    flags = [
+        "--appeal-blocks",
+        "40",
+        "--max-rounds",
+        "2",
+        "--appeal-reward-bps",
+        "1500",
+        "--canary-rate-bps",
+        "1000",
+    ]
+    try:
+        first = run_cli(["devnet", "up", "--auditors", "2", "--json", *flags], tmp_path, **env)
+        assert first.returncode == 0, first.stderr
+        params = json.loads(first.stdout)["params"]
+        assert (params["appeal_blocks"], params["max_rounds"], params["appeal_reward_bps"]) == (40, 2, 1500)
+        assert params["canary_rate_bps"] == 1000
+        owner = deployer(Deployment.load(dep_file))
+        assert owner.appeal_params_of(owner.session_count() + 1).appeal_blocks == 40
+        again = run_cli(["devnet", "up", "--appeal-blocks", "20"], tmp_path, **env)
+        assert again.returncode == 0, again.stderr
+        assert (
+            "changed appeal_blocks: 40 -> 20" in again.stdout
+            and "appeal windows of 20 blocks" in again.stdout
+        )
+        assert owner.appeal_params_of(owner.session_count() + 1).appeal_blocks == 20
+        farming = run_cli(["devnet", "up", "--appeal-reward-bps", "9000"], tmp_path, **env)
+        assert farming.returncode == 1 and "would pay" in farming.stderr
+    finally:
+        run_cli(["devnet", "down"], tmp_path, **env)

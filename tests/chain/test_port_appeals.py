@@ -4,6 +4,10 @@ same scenario on the in-memory chain and (once the contracts ship) on the deploy
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
 from eth_utils import to_checksum_address
 
 from tests.chain.port_scenarios import (
@@ -16,8 +20,13 @@ from tests.chain.port_scenarios import (
     expected_withheld,
     withheld_scenario,
 )
+from tests.conftest import client_for, free_port
+from trustnode.chain import devnet
+from trustnode.chain.deployment import Deployment
 from trustnode.chain.port import ChainPort
+from trustnode.chain.port.evm import Web3Port
 from trustnode.chain.port.memory_state import MemoryChain
+from trustnode.chain.protocol import Protocol
 
 
 def _memory(n_auditors: int) -> tuple[MemoryChain, ChainPort, ChainPort, dict[str, ChainPort]]:
@@ -45,3 +54,49 @@ def test_a_canary_catches_a_lazy_auditor_on_the_memory_port() -> None:
 def test_withheld_panel_keys_end_the_round_and_an_unrevealed_canary_blocks_nothing() -> None:
     chain, provider, appellant, auditors = _memory(8)
     assert withheld_scenario(provider, appellant, auditors, chain.mine) == expected_withheld(ISSUE15_PARAMS)
+
+
+@pytest.fixture
+def issue15_devnet(tmp_path: Path) -> Iterator[Deployment]:
+    """A chain of the test's own running the issue-15 parameters (automine only: no block passes
+    unless the test mines it, so windows and deadlines are reached exactly)."""
+    dep_file = tmp_path / "devnet" / "deployment.json"
+    dep = devnet.up(dep_file, port=free_port(), block_time_s=None, params=ISSUE15_PARAMS)
+    try:
+        yield dep
+    finally:
+        devnet.down(dep_file)
+
+
+def _web3(
+    dep: Deployment, n_auditors: int
+) -> tuple[Callable[[int], None], ChainPort, ChainPort, dict[str, ChainPort]]:
+    owner = Protocol(client_for(dep, 0), dep.contracts)
+    ports = []
+    for i in range(1, 3 + n_auditors):
+        proto = Protocol(client_for(dep, i), dep.contracts)
+        owner.transfer(proto.address, 10_000 * TOKEN)
+        ports.append(Web3Port(proto, deploy_block=dep.deploy_block))
+    provider, appellant, *rest = ports
+    return owner.client.mine, provider, appellant, {p.address: p for p in rest}
+
+
+@pytest.mark.chain
+def test_an_appeal_overturns_a_wrong_outcome_on_the_deployed_contracts(issue15_devnet: Deployment) -> None:
+    mine, provider, appellant, auditors = _web3(issue15_devnet, 5)
+    assert provider.params() == ISSUE15_PARAMS
+    assert appeal_scenario(provider, appellant, auditors, mine) == expected_appeal(ISSUE15_PARAMS)
+
+
+@pytest.mark.chain
+def test_a_canary_catches_a_lazy_auditor_on_the_deployed_contracts(issue15_devnet: Deployment) -> None:
+    mine, provider, _, auditors = _web3(issue15_devnet, 5)
+    assert canary_scenario(provider, auditors, mine) == expected_canary(ISSUE15_PARAMS)
+
+
+@pytest.mark.chain
+def test_withheld_panel_keys_and_an_unrevealed_canary_on_the_deployed_contracts(
+    issue15_devnet: Deployment,
+) -> None:
+    mine, provider, appellant, auditors = _web3(issue15_devnet, 8)
+    assert withheld_scenario(provider, appellant, auditors, mine) == expected_withheld(ISSUE15_PARAMS)

@@ -148,7 +148,6 @@ class AppealRun:
         """Appeal `segments` as dev account `appellant` (bond approved to the AppealSettlement)."""
         ch = self.ch
         who = ch.client(appellant)
-        ch.owner.w3.provider.make_request("anvil_setBalance", [who.address, hex(10**21)])  # type: ignore[arg-type]
         q = as_dict(ch.c["appeals"], "quote", ch.call(ch.c["appeals"].functions.quote(self.sid, segments)))
         ch.fund(who.address, int(q["bond"]))
         who.transact(ch.c["token"].functions.approve(ch.c["appeals"].address, int(q["bond"])))

@@ -51,7 +51,9 @@ K = 3
 WEIGHTS = (1, 2, 3)
 SEGMENTS = 6
 PAIRS = int(os.environ.get("TRUSTNODE_CONSISTENCY_PAIRS", "4"))
-SEED = int(os.environ.get("TRUSTNODE_CONSISTENCY_SEED", "2024"))
+# The seed only picks the scripted horizon; 7 draws seats (with the issue-15 DrawModule) such that
+# every path the final assertions ask for occurs (2024 no longer revealed an abstention).
+SEED = int(os.environ.get("TRUSTNODE_CONSISTENCY_SEED", "7"))
 PER_TIER = ("honest", "honest", "malicious", "random")
 PARAMS = {"seatsPerTier": [K, K, K], "tierWeight": list(WEIGHTS), "gamma": WAD // 8, "seatCap": 8}
 

@@ -146,12 +146,14 @@ class ChainClient:
         """Estimate, sign, send and (by default) wait for the receipt of `fn`.
 
         `fn` is a ContractFunction or a contract constructor. Estimation runs first, so a
-        call that would revert fails before it costs gas or takes a nonce.
+        call that would revert fails before it costs gas or takes a nonce. It runs against the
+        pending block, the one the transaction lands in: a call whose work depends on the block
+        number (a deadline that passes, a window that opens) is estimated as it will execute.
         """
         base: dict[str, Any] = {"from": self.address, "value": value, "chainId": self.chain_id}
         if gas is None:
             try:
-                gas = int(fn.estimate_gas(base) * 1.25) + 10_000
+                gas = int(fn.estimate_gas(base, block_identifier="pending") * 1.25) + 10_000
             except ContractLogicError as exc:
                 self.tx_failed += 1
                 raise decode_revert(_revert_data(exc)) from exc

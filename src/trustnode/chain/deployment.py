@@ -7,6 +7,7 @@ so it is the single source of truth for addresses.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from trustnode.chain.errors import ChainError, redact_url
 from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol, SessionParams
 from trustnode.chain.units import format_trust, parse_trust
 from trustnode.config import ProtocolSettings
+from trustnode.consensus.appeals import check_appeal_params
 
 
 class DeploymentError(ChainError):
@@ -145,4 +147,30 @@ def apply_params(proto: Protocol, p: ProtocolSettings, fields: set[str]) -> dict
         {**current.model_dump(), **{_PARAM_FIELDS[f]: want[_PARAM_FIELDS[f]] for f in diff}}
     )
     proto.client.transact(proto.sessions.functions.setParams(updated.as_abi()))
+    return diff
+
+
+def apply_appeal_params(proto: Protocol, wanted: Mapping[str, int]) -> dict[str, tuple[str, str]]:
+    """Make the AppealSettlement run the asked appeal and canary values (`SessionParams` field names)
+    for sessions opened from now on; returns what changed. ValueError when the values, merged with
+    those on chain, would be refused (`check_appeal_params`); ParamsConflictError when a value
+    differs and this signer does not own it."""
+    escrow = proto.appeal_settlement
+    if not wanted or escrow is None:
+        return {}
+    current = proto.appeal_params_of(proto.session_count() + 1)
+    have = current.model_dump()
+    diff = {k: (str(have[k]), str(v)) for k, v in wanted.items() if have[k] != v}
+    if not diff:
+        return {}
+    merged = SessionParams.model_validate({**proto.params().model_dump(), **have, **wanted})
+    check_appeal_params(merged.appeal, merged.seats_per_tier, merged.tau_bps, merged.econ)  # as setParams
+    owner = str(proto.client.call(escrow.functions.owner()))
+    if owner.lower() != proto.address.lower():
+        changes = "; ".join(f"{k} is {old} on chain, {new} asked" for k, (old, new) in diff.items())
+        raise ParamsConflictError(
+            f"the deployment runs other appeal parameters than asked ({changes}) and only the owner of "
+            f"the AppealSettlement ({owner}) can change them: sign with its key, or leave these values out"
+        )
+    proto.set_appeal_params(current.model_copy(update=dict(wanted)))
     return diff

@@ -17,7 +17,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -26,7 +26,13 @@ from web3 import Web3
 from trustnode.chain.accounts import DEVNET_ACCOUNTS, dev_account
 from trustnode.chain.client import ChainClient, rpc_alive, wait_for_rpc
 from trustnode.chain.deploy import deploy_protocol
-from trustnode.chain.deployment import Deployment, DeploymentError, apply_params, session_params
+from trustnode.chain.deployment import (
+    Deployment,
+    DeploymentError,
+    apply_appeal_params,
+    apply_params,
+    session_params,
+)
 from trustnode.chain.errors import ChainError, redact_url
 from trustnode.chain.paths import INSTALL_HINT, find_tool
 from trustnode.chain.protocol import DEVNET_EPOCH_BLOCKS, DEVNET_SESSION_PARAMS, Protocol, SessionParams
@@ -288,11 +294,13 @@ def ensure(
     auditor_tokens: int = 10_000 * 10**18,
     provider_tokens: int = 1_000_000 * 10**18,
     epoch_blocks: int | None = None,
+    appeals: Mapping[str, int] | None = None,
 ) -> DevnetReport:
     """A devnet that runs `protocol` and has its role accounts funded.
 
-    A new chain starts with every value of `protocol`; a running one gets the `asked` fields
-    applied by the deployer (it owns the contracts), so a flag is never silently ignored.
+    A new chain starts with every value of `protocol` and `appeals` (appeal and canary fields of
+    `SessionParams`); a running one gets the `asked` fields and `appeals` applied by the deployer
+    (it owns the contracts), so a flag is never silently ignored.
     """
     provider, auditor_addresses = role_accounts(auditors)
     try:
@@ -305,7 +313,7 @@ def ensure(
         block_time_s=block_time_s,
         chain_id=chain_id,
         automine=automine,
-        params=session_params(protocol),
+        params=SessionParams.model_validate({**session_params(protocol).model_dump(), **(appeals or {})}),
         epoch_blocks=epoch_blocks or DEVNET_EPOCH_BLOCKS,
     )
     created = dep.created_at != before
@@ -316,6 +324,10 @@ def ensure(
             "the epoch length is fixed when Staking is deployed; run `trustnode devnet down` and `up` again"
         )
     with mining_each_transaction(owner.client, None if automine else block_time_s):
-        changed = {} if created else apply_params(owner, protocol, asked)
+        changed = (
+            {}
+            if created
+            else {**apply_params(owner, protocol, asked), **apply_appeal_params(owner, appeals or {})}
+        )
         funded = fund(dep, [provider], provider_tokens) + fund(dep, auditor_addresses, auditor_tokens)
     return DevnetReport(deployment=dep, created=created, params_changed=changed, funded=funded)

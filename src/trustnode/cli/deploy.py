@@ -18,22 +18,38 @@ from web3 import Web3
 from trustnode.chain.accounts import KeyConfigError, load_account
 from trustnode.chain.client import ChainClient, wait_for_rpc
 from trustnode.chain.deploy import deploy_protocol
-from trustnode.chain.deployment import Deployment, DeploymentError, apply_params, session_params
+from trustnode.chain.deployment import (
+    Deployment,
+    DeploymentError,
+    apply_appeal_params,
+    apply_params,
+    session_params,
+)
 from trustnode.chain.errors import ChainError, redact_url
 from trustnode.chain.protocol import DEVNET_EPOCH_BLOCKS, Protocol
 from trustnode.chain.units import format_trust, parse_trust
 from trustnode.cli.common import console, errors_as_exit, fail, node_settings, print_json
 from trustnode.cli.protocol_opts import (
+    AppealBlocksOpt,
+    AppealBudgetOpt,
+    AppealRewardOpt,
     BetaOpt,
+    BondMultOpt,
+    CanaryGammaOpt,
+    CanaryRateOpt,
+    CanaryRefundOpt,
+    CanaryRevealOpt,
     CommitOpt,
     DrawOpt,
     KeyOpt,
+    MaxRoundsOpt,
     RevealOpt,
     RewardOpt,
     SeatCapOpt,
     SeatsOpt,
     SlashOpt,
     TauOpt,
+    asked_appeals,
     asked_protocol,
 )
 
@@ -71,6 +87,15 @@ def deploy(
     key_blocks: KeyOpt = None,
     commit_blocks: CommitOpt = None,
     reveal_blocks: RevealOpt = None,
+    appeal_blocks: AppealBlocksOpt = None,
+    max_rounds: MaxRoundsOpt = None,
+    appeal_bond_multiplier_bps: BondMultOpt = None,
+    appeal_reward_bps: AppealRewardOpt = None,
+    appeal_budget: AppealBudgetOpt = None,
+    canary_rate_bps: CanaryRateOpt = None,
+    canary_reveal_blocks: CanaryRevealOpt = None,
+    canary_gamma: CanaryGammaOpt = None,
+    canary_refund_bps: CanaryRefundOpt = None,
     epoch_blocks: int = typer.Option(
         DEVNET_EPOCH_BLOCKS,
         "--epoch-blocks",
@@ -108,6 +133,18 @@ def deploy(
         commit_blocks=commit_blocks,
         reveal_blocks=reveal_blocks,
     )
+    appeals = asked_appeals(
+        session_params(protocol),
+        appeal_blocks=appeal_blocks,
+        max_rounds=max_rounds,
+        appeal_bond_multiplier_bps=appeal_bond_multiplier_bps,
+        appeal_reward_bps=appeal_reward_bps,
+        appeal_budget=appeal_budget,
+        canary_rate_bps=canary_rate_bps,
+        canary_reveal_blocks=canary_reveal_blocks,
+        canary_gamma=canary_gamma,
+        canary_refund_bps=canary_refund_bps,
+    )
     shown = redact_url(url)
     with errors_as_exit(ChainError, KeyConfigError, ValueError):
         chain_id = wait_for_rpc(url, timeout_s=wait)
@@ -119,7 +156,7 @@ def deploy(
             contracts = deploy_protocol(
                 client,
                 owner=client.address,
-                session_params=session_params(protocol),
+                session_params=session_params(protocol).model_copy(update=appeals),
                 epoch_blocks=epoch_blocks,
             )
             dep = Deployment(
@@ -134,7 +171,8 @@ def deploy(
         else:
             console.print(f"already deployed on chain {chain_id} (deployment in {s.deployment_file})")
             proto = Protocol(client, dep.contracts)
-            for field, (old, new) in apply_params(proto, protocol, asked).items():
+            changed = {**apply_params(proto, protocol, asked), **apply_appeal_params(proto, appeals)}
+            for field, (old, new) in changed.items():
                 console.print(f"  changed {field}: {old} -> {new} (sessions opened from now on)")
         proto = Protocol(client, dep.contracts)
         want = parse_trust(amount)

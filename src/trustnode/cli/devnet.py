@@ -10,21 +10,32 @@ from web3 import Web3
 
 from trustnode.chain import devnet
 from trustnode.chain.accounts import dev_account
+from trustnode.chain.deployment import session_params
 from trustnode.chain.errors import ChainError, redact_url
 from trustnode.chain.protocol import DEVNET_EPOCH_BLOCKS
 from trustnode.chain.units import format_trust, parse_trust
 from trustnode.cli.common import ROLES_HELP, console, errors_as_exit, fail, node_settings, print_json
 from trustnode.cli.protocol_opts import (
+    AppealBlocksOpt,
+    AppealBudgetOpt,
+    AppealRewardOpt,
     BetaOpt,
+    BondMultOpt,
+    CanaryGammaOpt,
+    CanaryRateOpt,
+    CanaryRefundOpt,
+    CanaryRevealOpt,
     CommitOpt,
     DrawOpt,
     KeyOpt,
+    MaxRoundsOpt,
     RevealOpt,
     RewardOpt,
     SeatCapOpt,
     SeatsOpt,
     SlashOpt,
     TauOpt,
+    asked_appeals,
     asked_protocol,
 )
 
@@ -40,6 +51,17 @@ def _print_params(params: Any) -> None:
         f"beta {params.beta_bps / 100:g}%, reward {format_trust(params.reward)}, "
         f"slash {format_trust(params.slash_amount)}, phases {params.draw_blocks}/{params.key_blocks}/"
         f"{params.commit_blocks}/{params.reveal_blocks} blocks (draw/keys/commit/reveal)"
+    )
+    appeals = (
+        f"appeal windows of {params.appeal_blocks} blocks, {params.max_rounds} rounds, bond x"
+        f"{params.appeal_bond_multiplier_bps / 10_000:g}, appellant reward {params.appeal_reward_bps / 100:g}%, "
+        f"budget {format_trust(params.appeal_budget)} per session"
+        if params.appeal_blocks and params.max_rounds
+        else "appeals off"
+    )
+    console.print(
+        f"  {appeals}; canaries {params.canary_rate_bps / 100:g}% of segments, revealed within "
+        f"{params.canary_reveal_blocks} blocks"
     )
 
 
@@ -62,6 +84,15 @@ def up_cmd(
     key_blocks: KeyOpt = None,
     commit_blocks: CommitOpt = None,
     reveal_blocks: RevealOpt = None,
+    appeal_blocks: AppealBlocksOpt = None,
+    max_rounds: MaxRoundsOpt = None,
+    appeal_bond_multiplier_bps: BondMultOpt = None,
+    appeal_reward_bps: AppealRewardOpt = None,
+    appeal_budget: AppealBudgetOpt = None,
+    canary_rate_bps: CanaryRateOpt = None,
+    canary_reveal_blocks: CanaryRevealOpt = None,
+    canary_gamma: CanaryGammaOpt = None,
+    canary_refund_bps: CanaryRefundOpt = None,
     epoch_blocks: int = typer.Option(
         None,
         "--epoch-blocks",
@@ -92,6 +123,18 @@ def up_cmd(
         commit_blocks=commit_blocks,
         reveal_blocks=reveal_blocks,
     )
+    appeals = asked_appeals(
+        session_params(protocol),
+        appeal_blocks=appeal_blocks,
+        max_rounds=max_rounds,
+        appeal_bond_multiplier_bps=appeal_bond_multiplier_bps,
+        appeal_reward_bps=appeal_reward_bps,
+        appeal_budget=appeal_budget,
+        canary_rate_bps=canary_rate_bps,
+        canary_reveal_blocks=canary_reveal_blocks,
+        canary_gamma=canary_gamma,
+        canary_refund_bps=canary_refund_bps,
+    )
     n = s.devnet.auditor_accounts if auditors is None else auditors
     with console.status("starting devnet ..."), errors_as_exit(ChainError, ValueError):
         report = devnet.ensure(
@@ -106,9 +149,12 @@ def up_cmd(
             auditor_tokens=parse_trust(s.devnet.auditor_tokens),
             provider_tokens=parse_trust(s.devnet.provider_tokens),
             epoch_blocks=epoch_blocks,
+            appeals=appeals,
         )
         owner = devnet.deployer(report.deployment)
         params = owner.params()
+        if owner.appeal_settlement is not None:
+            params = params.model_copy(update=owner.appeal_params_of(owner.session_count() + 1).model_dump())
         epochs = owner.epoch_blocks
     dep = report.deployment
     if json_out:

@@ -210,8 +210,9 @@ class ChainPort(Protocol):
         ...
 
     def reveal_canaries(self, session_id: int, reveals: Sequence[CanaryReveal]) -> TxRef:
-        """The provider reveals (slot, index, verdict, salt) of its canaries inside the canary
-        reveal window (after the round-0 reveal phase); each must match its slot's commitment.
+        """Reveal (slot, index, verdict, salt) of canaries inside the canary reveal window (after
+        round 0 finalized); each must match its slot's commitment (else its named revert, nothing
+        sent). Slots revealed already are skipped (CanaryAlreadyRevealed if every one is).
         Canaries never revealed never block settlement."""
         ...
 

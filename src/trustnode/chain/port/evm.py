@@ -30,6 +30,7 @@ from trustnode.chain.port.types import (
     TxRef,
 )
 from trustnode.chain.protocol import Protocol, RequestStatus, SessionParams, SessionStatus, Termination
+from trustnode.consensus.canaries import canary_count, trace_verdict_with_canaries
 from trustnode.models.enums import SegmentOutcome, Tier
 from trustnode.models.verdict import SessionState, TierName
 
@@ -314,24 +315,25 @@ class Web3Port(AppealOps, AuditorOps):
         return self.protocol.session_count()
 
     def session(self, session_id: int) -> SessionInfo:
-        """The core's session; with issue 15, the verdict the appeal module last recomputed (appeal
-        rounds, canaries out of the sums)."""
+        """The core's session; with issue 15, the verdict over the current outcomes (appeal rounds'
+        included) with canaries out of the sums, as the appeal module computes it."""
         p = self.protocol
         s = p.session(session_id)
         pass_weight = total_weight = 0
-        if s.status == SessionStatus.FINALIZED:
-            segs = p.segments(session_id)
-            total_weight = sum(g.weight for g in segs)
-            pass_weight = sum(g.weight for g in segs if g.outcome == SegmentOutcome.PASS)
-            updates = (
-                self._logs(p.appeal_module, "TraceVerdictUpdated", sessionId=session_id)
-                if p.appeal_module
-                else []
-            )
-            if updates:
-                a = updates[-1]["args"]
-                s = s.model_copy(update={"passed": bool(a["passed"]), "score_bps": int(a["scoreBps"])})
-                pass_weight, total_weight = int(a["passWeight"]), int(a["totalWeight"])
+        if s.status == SessionStatus.FINALIZED and p.appeal_module is not None:
+            segs = self.segments(session_id)
+            revealed = sorted(self._revealed_canaries(session_id))
+            rate = p.appeal_params_of(session_id).canary_rate_bps
+            tv = trace_verdict_with_canaries(
+                [g.outcome for g in segs], [g.weight for g in segs], revealed,
+                max(0, canary_count(len(segs), rate) - len(revealed)), p.params(s.params_version).beta_bps,
+            )  # fmt: skip
+            s = s.model_copy(update={"passed": tv.passed, "score_bps": tv.score_bps})
+            pass_weight, total_weight = tv.weight_passed, tv.total_weight
+        elif s.status == SessionStatus.FINALIZED:
+            words = p.segments(session_id)
+            total_weight = sum(g.weight for g in words)
+            pass_weight = sum(g.weight for g in words if g.outcome == SegmentOutcome.PASS)
         return SessionInfo(
             session_id=session_id, provider=s.provider, state=_state(s.status),
             params_version=s.params_version, segment_count=s.segment_count, auditor_count=s.auditor_count,

@@ -13,7 +13,7 @@ from typing import Any
 from trustnode.chain.errors import ChainError, ContractRevertError
 from trustnode.chain.port import reverts
 from trustnode.chain.port.evm_auditor import ref
-from trustnode.chain.port.types import TxRef
+from trustnode.chain.port.types import NotReady, TxRef
 from trustnode.chain.port.types_appeals import (
     AppealOpened,
     AppealQuote,
@@ -76,21 +76,42 @@ class AppealOps:
         return ref(self.protocol.commit_canaries(session_id, commitments))
 
     def reveal_canaries(self, session_id: int, reveals: Sequence[CanaryReveal]) -> TxRef:
-        """Each new item is checked with `revealCanary` first (its named revert), then all are sent
-        in one batch; slots revealed already are left out."""
+        """Each item is checked with `revealCanary` first (its named revert, in the next block), then
+        the new ones are sent in one batch; slots revealed already are left out (CanaryAlreadyRevealed
+        when nothing is left)."""
         p = self.protocol
         m = p.canary_module
         if m is None:
             raise self._unsupported()
-        done = {c.slot for c in self.canaries(session_id).revealed}
-        items = [r for r in reveals if r.slot not in done]
-        if not items:
-            raise ChainError(f"session {session_id}: every canary given is revealed already")
-        for r in items:
-            p.client.call(m.functions.revealCanary(session_id, (r.slot, r.index, int(r.verdict), r.salt)))
-        if len(items) == 1:
-            return ref(p.reveal_canary(session_id, items[0]))
-        return ref(p.reveal_canaries(session_id, items))
+        items: list[CanaryReveal] = []
+        already: ContractRevertError | None = None
+        try:
+            for r in reveals:
+                item = (r.slot, r.index, int(r.verdict), r.salt)
+                try:
+                    p.client.call(m.functions.revealCanary(session_id, item), block="pending")
+                except ContractRevertError as exc:
+                    if exc.name != "CanaryAlreadyRevealed":
+                        raise
+                    already = exc
+                    continue
+                items.append(r)
+            if not items:
+                raise already or ContractRevertError("EmptyBatch", {}, "0x")
+            if len(items) == 1:
+                return ref(p.reveal_canary(session_id, items[0]))
+            return ref(p.reveal_canaries(session_id, items))
+        except ContractRevertError as exc:
+            raise self._too_early(exc, "CanaryRevealNotOpen", "the canary reveal window") from exc
+
+    def _too_early(self, exc: ContractRevertError, name: str, what: str) -> Exception:
+        """`name` (a window not open yet, `opensAfter` > 0) as NotReady; gas estimation runs at the
+        latest block, one before the block the transaction lands in. Anything else as it is."""
+        opens_after = int(exc.args_by_name.get("opensAfter", 0)) if exc.name == name else 0
+        if not opens_after:
+            return exc
+        wait = max(1, opens_after + 1 - self.block_number())
+        return NotReady(f"{what} opens after block {opens_after}", retry_blocks=wait)
 
     def canaries(self, session_id: int) -> CanaryState:
         p = self.protocol
@@ -160,7 +181,10 @@ class AppealOps:
         if p.appeal_module is None:
             raise self._unsupported()
         named = sorted(segments)
-        rnd, receipt = p.appeal(session_id, named, max_bond)
+        try:
+            rnd, receipt = p.appeal(session_id, named, max_bond)
+        except ContractRevertError as exc:
+            raise self._too_early(exc, "AppealWindowNotOpen", "the appeal window") from exc
         ev = next(e for e in self._logs(p.appeal_module, "AppealOpened", sessionId=session_id, round=rnd))
         return AppealOpened(
             session_id=session_id, round=rnd, segments=named, depth=int(ev["args"]["depth"]),

@@ -84,9 +84,13 @@ class CanaryOps:
             if block > s.canary_end:
                 raise revert("CanaryRevealClosed", sessionId=s.id, closedAt=s.canary_end)
             pending = list(s.canaries_revealed)
+            if not reveals:
+                raise revert("EmptyBatch")
             for r in reveals:  # every item is checked before anything is recorded
                 if self._check_reveal(s, r, pending):
                     pending.append(RevealedCanary(slot=r.slot, index=r.index, verdict=r.verdict))
+            if len(pending) == len(s.canaries_revealed):  # every item was revealed already
+                raise revert("CanaryAlreadyRevealed", sessionId=s.id, slot=reveals[0].slot)
             tx = self.c.tx()
             s.canaries_revealed = pending
             self._recompute_verdict(s)

@@ -90,9 +90,13 @@ class AppealBindings(ProtocolBase):
         return self._tx(self._escrow().functions.setParams(params.as_abi()))
 
     # -- appeals ---------------------------------------------------------------------------------
-    def appeal_quote(self, session_id: int, segments: Sequence[int]) -> QuoteView:
-        """What `appeal` would open now; the refusal's revert otherwise."""
-        return QuoteView.from_abi(self._call(self._appeals().functions.quote(session_id, list(segments))))
+    def appeal_quote(
+        self, session_id: int, segments: Sequence[int], *, block: int | str = "pending"
+    ) -> QuoteView:
+        """What `appeal` would open in the next block (the one a transaction sent now lands in); the
+        refusal's revert otherwise."""
+        fn = self._appeals().functions.quote(session_id, list(segments))
+        return QuoteView.from_abi(self.client.call(fn, block=block))
 
     def appeal(self, session_id: int, segments: Sequence[int], max_bond: int) -> tuple[int, TxReceipt]:
         """Appeal (approving the appeal module, which moves the bond to its AppealSettlement, up to
