@@ -152,8 +152,9 @@ def test_an_appeal_seat_shows_its_round_and_is_timed_by_its_own_deadline(
     site: tuple[str, HumanQueue], session: tuple[Protocol, int]
 ) -> None:
     """Round 1 of the same session and segment is another seat: the page names the round, times it
-    by the deadline its daemon recorded (the chain port reads only round 0's), and refuses a
-    verdict once that deadline passed although round 0's window is still open."""
+    by the deadline its daemon recorded when the chain has no such round (a real round is timed by
+    the chain: tests/api/test_appeal_windows.py), and refuses a verdict once that deadline passed
+    although round 0's window is still open."""
     url, queue = site
     _, sid = session
     seat0 = f"{sid}:0:{ME.address.lower()}"
@@ -171,7 +172,7 @@ def test_an_appeal_seat_shows_its_round_and_is_timed_by_its_own_deadline(
         assert row is not None and "appeal round 1" in row.group(0), home
         page = c.get(f"/audit/seats/{soon.seat_id}").text
         assert 'id="round">appeal round 1<' in page
-        assert "an appeal round&#39;s commit deadline is not read from the chain" in page
+        assert "the chain has no appeal round 1 of this session: timed by the daemon&#39;s deadline" in page
         r = c.post(f"/audit/seats/{soon.seat_id}", data={"csrf": _csrf(page), "verdict": "FAIL"})
         assert r.status_code == 303, r.text
         decision = queue.decision(soon.seat_id)

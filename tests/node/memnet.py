@@ -5,6 +5,7 @@ session runs from submission to settlement in milliseconds."""
 from __future__ import annotations
 
 import logging
+import random
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from trustnode.models.audit import AuditResult, AuditTask, Evidence
 from trustnode.models.enums import Tier, Verdict
 from trustnode.models.jobs import JobStatus, TraceJob
 from trustnode.models.trace import TraceInput
+from trustnode.node.appeals import ProviderAppeals
 from trustnode.node.auditor import AuditorDaemon, BackendFactory
 from trustnode.node.context import NodeContext
 from trustnode.node.provider import ProviderPipeline
@@ -32,13 +34,24 @@ def address(i: int) -> str:
 
 
 class MemoryNet:
-    def __init__(self, root: Path, params: SessionParams | None = None, **chain: Any) -> None:
+    def __init__(
+        self,
+        root: Path,
+        params: SessionParams | None = None,
+        *,
+        canary_rate_bps: int | None = None,
+        canary_rng: random.Random | None = None,
+        **chain: Any,
+    ) -> None:
         self.root = root
         self.chain = MemoryChain(params or MEMORY_SESSION_PARAMS.model_copy(update={"seat_cap": 32}), **chain)
         self.store = LocalStore(root / "blobs")
         self.chain.fund(PROVIDER, 1_000_000 * TOKEN)
         self.provider_ctx = self.context(root / "provider", PROVIDER)
-        self.pipeline = ProviderPipeline(self.provider_ctx)
+        self.pipeline = ProviderPipeline(
+            self.provider_ctx, canary_rate_bps=canary_rate_bps, canary_rng=canary_rng
+        )
+        self.appeals = ProviderAppeals(self.provider_ctx)
         self.daemons: dict[str, AuditorDaemon] = {}
 
     def settings(self, data_dir: Path) -> Settings:
@@ -81,6 +94,7 @@ class MemoryNet:
             conn.execute("UPDATE jobs SET not_before = 0")
         while self.pipeline.step():
             pass
+        self.appeals.step()
         for d in self.daemons.values():
             d.tick()
         self.chain.mine(1)
@@ -97,9 +111,30 @@ class MemoryNet:
             f"not finished after {rounds} rounds: {[(j.id, j.stage, j.error) for j in jobs.values()]}"
         )
 
+    def until(self, done: Any, *, rounds: int = 400, what: str = "the condition") -> None:
+        """Run rounds until `done()` holds."""
+        for _ in range(rounds):
+            if done():
+                return
+            self.round()
+        raise AssertionError(f"{what} not reached after {rounds} rounds")
+
     def close(self) -> None:
         for d in self.daemons.values():
             d.close()
+
+
+class RecordingAuditor:
+    """Wraps a backend and keeps every task it was given (what the auditor saw)."""
+
+    def __init__(self, inner: Auditor) -> None:
+        self.inner = inner
+        self.name = getattr(inner, "name", "recording")
+        self.tasks: list[AuditTask] = []
+
+    def audit(self, task: AuditTask) -> AuditResult:
+        self.tasks.append(task)
+        return self.inner.audit(task)
 
 
 class MarkedAuditor:

@@ -15,6 +15,17 @@ class TraceAccepted(BaseModel):
     stage: TraceStage
 
 
+class CanaryInfo(BaseModel):
+    """One of the provider's own canaries: where it is, its truth, how it was made, its text."""
+
+    index: int
+    verdict: str
+    mutation: str
+    text: str
+    committed: bool
+    revealed: bool
+
+
 class TraceView(BaseModel):
     trace_id: str
     status: JobStatus
@@ -31,6 +42,11 @@ class TraceView(BaseModel):
         default=None, description="The HDAG validation report (its own provider only)."
     )
     stage_times: dict[str, float]
+    final: bool = Field(default=False, description="The outcome can no longer change (appeals closed).")
+    canaries: list[CanaryInfo] | None = Field(
+        default=None,
+        description="The gold canaries this provider wrote into the session (its own provider only).",
+    )
 
 
 def trace_view(job: TraceJob, *, include_hdag: bool) -> TraceView:
@@ -48,4 +64,18 @@ def trace_view(job: TraceJob, *, include_hdag: bool) -> TraceView:
         hdag=job.hdag if include_hdag else None,
         validation=job.report if include_hdag else None,
         stage_times=job.stage_times,
+        final=job.final,
+        canaries=[
+            CanaryInfo(
+                index=c.index,
+                verdict=c.verdict.value,
+                mutation=c.mutation,
+                text=c.text,
+                committed=c.committed,
+                revealed=c.revealed,
+            )
+            for c in job.canaries
+        ]
+        if include_hdag
+        else None,
     )

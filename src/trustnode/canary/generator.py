@@ -54,6 +54,9 @@ class Canary(BaseModel):
     mutation: Mutation
     tier: Tier
     target_chars: int
+    source: int | None = Field(
+        default=None, description="Position in `make_canaries`' `real` list of the segment it imitates."
+    )
 
 
 def _numeric_text(rng: random.Random, target: int, mutation: Mutation) -> str:
@@ -61,12 +64,17 @@ def _numeric_text(rng: random.Random, target: int, mutation: Mutation) -> str:
     letters = list(NAMES)
     rng.shuffle(letters)
     blocks: list[tuple[str, list]] = []  # type: ignore[type-arg]
+    used: set[str] = set()
     length = 0
     while len(blocks) < MAX_BLOCKS and (not blocks or length < 0.8 * target) and len(letters) >= 3:
         names, letters = letters[:3], letters[3:]
         left = target - length
         n_steps = 1 if left < 110 else 2 if left < 190 else rng.randint(2, 3)
-        setting, steps = numeric_steps(rng, names, n_steps)
+        for _ in range(MAX_ATTEMPTS):  # each block its own scenario: a repeated lead reads as generated
+            setting, steps = numeric_steps(rng, names, n_steps)
+            if setting not in used:
+                break
+        used.add(setting)
         if left < 150:
             setting = ""  # short segments are bare calculation steps, as in real traces
         blocks.append((setting, steps))
@@ -129,10 +137,12 @@ def make_canaries(
     if count and not real:
         raise ValueError("canaries imitate real segments: the session has none")
     out = []
+    shapes = list(real)
     for _ in range(count):
-        shape = rng.choice(list(real))
+        source = rng.randrange(len(shapes))
         verdict = Verdict.FAIL if rng.random() < fail_share else Verdict.PASS
-        out.append(make_canary(shape, verdict, rng, high_stakes=high_stakes))
+        made = make_canary(shapes[source], verdict, rng, high_stakes=high_stakes)
+        out.append(made.model_copy(update={"source": source}))
     return out
 
 

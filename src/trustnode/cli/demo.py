@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from rich.table import Table
 from trustnode.cli.common import console, fail
 from trustnode.models.enums import Tier
 from trustnode.models.jobs import TraceStage
+from trustnode.node.appeal_demo import DEMO_PROTOCOL, AppealAct, AppealActReport
 from trustnode.node.cluster import AuditorSpec, ClusterConfig, LocalCluster
 from trustnode.node.samples import load_samples
 
@@ -35,11 +37,16 @@ LOCAL_NOTE = (
     "model and judges badly: verdicts that differ from the expected ones are reported, not hidden."
 )
 
+#: The lazy auditor (always PASS) is the only computer auditor when the appeal act's trace is
+#: drawn; the honest ones join after that draw (`AppealAct.after_draw`), before the samples.
+HONEST_COMPUTER = ["computer-1", "computer-2", "computer-3"]
 DEMO_AUDITORS = [
-    AuditorSpec(name="computer-1", tier=Tier.COMPUTER, account=2),
-    AuditorSpec(name="computer-2", tier=Tier.COMPUTER, account=3),
+    AuditorSpec(name="computer-lazy", tier=Tier.COMPUTER, account=6, lazy=True),
     AuditorSpec(name="llm-1", tier=Tier.LLM, account=4),
     AuditorSpec(name="human-1", tier=Tier.HUMAN, account=5),
+    AuditorSpec(name="computer-1", tier=Tier.COMPUTER, account=2, later=True),
+    AuditorSpec(name="computer-2", tier=Tier.COMPUTER, account=3, later=True),
+    AuditorSpec(name="computer-3", tier=Tier.COMPUTER, account=7, later=True),
 ]
 
 
@@ -93,6 +100,9 @@ def demo(
     cfg = ClusterConfig(
         workdir=work,
         auditors=DEMO_AUDITORS,
+        seats_per_tier=(1, 1, 1),
+        beta_bps=9500,
+        protocol=DEMO_PROTOCOL,
         flawed_phrases=[p for s in samples for p in s.flawed_phrases],
         batch_size=len(samples),
         **extra,
@@ -105,7 +115,25 @@ def demo(
             f"  API on {cluster.api_url}; auditors: "
             + ", ".join(f"{a.name} ({a.tier.name.lower()})" for a in cfg.auditors)
         )
+        act = AppealAct(
+            cluster, lazy="computer-lazy", honest=HONEST_COMPUTER, say=lambda m: console.print(f"  {m}")
+        )
+        act.submit()
+        console.print(
+            "  appeal act: a flawed calculation trace, drawn while computer-lazy is the only computer auditor"
+        )
+        try:
+            act.after_draw()
+        except (TimeoutError, RuntimeError) as exc:
+            fail(f"{exc}; logs in {work / 'logs'}")
+        # The stand-ins judge arithmetic only (the LLM one) or by an answer key (the human one): a
+        # verbal FAIL canary would catch them too. The samples' sessions (a new parameter version)
+        # carry none; the appeal act's session keeps its canaries.
+        cluster.set_protocol({"canary_rate_bps": 0})
         names = {cluster.submit(s.payload()): s.name for s in samples}
+        # The act appeals as soon as its window opens, while the samples are audited.
+        appeal_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="appeal-act")
+        pending_act = appeal_thread.submit(act.finish, wait_s)
         rows: dict[str, dict[str, Any]] = {tid: {"stage": "received"} for tid in names}
         with Live(_table(rows, names, started), console=console, refresh_per_second=4) as live:
 
@@ -142,6 +170,13 @@ def demo(
                 console.print(f"  failing segment {seg['index']} ({seg['node_id']}{where}): {shown!r}")
             for step, h in view.get("tx_hashes", {}).items():
                 console.print(f"  {step:<13} {h}")
+        try:
+            report = pending_act.result(timeout=wait_s + 120)
+        except (TimeoutError, RuntimeError) as exc:
+            fail(f"{exc}; logs in {work / 'logs'}")
+        finally:
+            appeal_thread.shutdown(wait=False, cancel_futures=True)
+        act_ok = print_appeal_act(report)
         console.print(f"\nall traces audited in {time.monotonic() - started:.0f}s; shutting down")
     if llm is LLMTier.stand_in:
         console.print(f"[yellow]{STAND_IN_NOTE}[/]", highlight=False)
@@ -150,8 +185,49 @@ def demo(
             f"[yellow]{mismatches} verdict(s) differ from the expected ones with the local model[/]"
         )
         return  # a weak model's verdicts are a measurement, not a failure of the demo
-    if mismatches:
+    if mismatches or not act_ok:
         raise typer.Exit(1)
+
+
+def print_appeal_act(report: AppealActReport) -> bool:
+    """The evidence of the appeal act; False when it did not show what it should."""
+    a = report.appeal
+    console.print(f"\n[bold]appeal act[/]: session {a.session_id} (trace {report.trace_id})")
+    for c in report.canaries:
+        console.print(
+            f"  [bold red]gold canary caught the lazy auditor[/]: segment {c.index}, truth {c.truth} "
+            f"({c.mutation} mutation): {c.text[:140]!r}",
+            highlight=False,
+        )
+        for v in c.votes:
+            console.print(f"    {v}", highlight=False)
+    if not report.canaries:
+        console.print(
+            "  [yellow]no FAIL canary was drawn on the lazy auditor this time[/] (each is FAIL with p=1/2)"
+        )
+    if report.lazy is not None:
+        z = report.lazy
+        console.print(
+            f"  computer-lazy settled round 0: {z.correct} correct, {z.incorrect} incorrect, {z.slashes} slashed, "
+            f"reputation {z.reputation:.3f}",
+            highlight=False,
+        )
+    console.print(
+        f"  round 0 passed segment {a.segment}: {a.text!r} -> trace verdict {a.verdict_before}",
+        highlight=False,
+    )
+    console.print(
+        f"  [bold]appeal round {a.round}[/]: {a.seats} seats, bond {a.bond} TRUST; panel outcome {a.outcome}, "
+        f"result [bold]{a.result}[/]",
+        highlight=False,
+    )
+    for v in a.panel:
+        console.print(f"    {v}", highlight=False)
+    colour = "green" if a.verdict_after == "FAIL" else "red"
+    console.print(
+        f"  [{colour}]verdict recomputed: {a.verdict_after}[/] ({a.summary_after})", highlight=False
+    )
+    return a.result == "overturned" and a.verdict_after == "FAIL" and bool(report.canaries)
 
 
 def register(app: typer.Typer) -> None:

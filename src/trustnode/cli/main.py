@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "trustnode.cli.demo",
     "trustnode.cli.node",
     "trustnode.cli.user",
+    "trustnode.cli.appeal",
     "trustnode.cli.params",
     "trustnode.cli.simulate",
     "trustnode.cli.eval",

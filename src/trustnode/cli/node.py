@@ -56,6 +56,16 @@ def _provider_start(s: Settings, run_worker: bool) -> tuple[NodeContext, str]:
     return ctx, mode
 
 
+def _start_appeals(ctx: NodeContext, s: Settings, stop: threading.Event) -> threading.Thread:
+    """The provider's appeal duties (draw, key manifests and ends of its sessions' appeal rounds)."""
+    from trustnode.node.appeals import ProviderAppeals
+
+    duties = ProviderAppeals(ctx, privacy_share=s.privacy.max_decrypt_share)
+    t = threading.Thread(target=duties.run, args=(stop,), name="provider-appeals", daemon=True)
+    t.start()
+    return t
+
+
 @api_app.command("serve")
 def api_serve(
     host: str = typer.Option(None, help="Bind address (default: settings, 127.0.0.1)."),
@@ -105,6 +115,7 @@ def api_serve(
             t = threading.Thread(target=pipeline.run, args=(stop,), name=f"provider-{i}", daemon=True)
             t.start()
             pool.append(t)
+        pool.append(_start_appeals(ctx, s, stop))
     config = uvicorn_config(app, s, host=host, port=port)
     server = uvicorn.Server(config)
     console.print(
@@ -134,6 +145,7 @@ def worker_cmd(threads: int = typer.Option(2, help="Worker threads.")) -> None:
     pool = [threading.Thread(target=pipeline.run, args=(stop,), daemon=True) for _ in range(max(1, threads))]
     for t in pool:
         t.start()
+    _start_appeals(ctx, s, stop)
     console.print(f"provider worker running ({threads} threads); Ctrl-C to stop")
     while not stop.is_set():
         stop.wait(0.5)
@@ -146,6 +158,11 @@ def auditor_run(
         None, "--stake", metavar="TRUST", help="Self-stake in TRUST (default: settings auditor.stake)."
     ),
     once: bool = typer.Option(False, "--once", help="Process what is there now, then exit."),
+    lazy: bool = typer.Option(
+        False,
+        "--lazy",
+        help="DEMO ONLY: vote PASS on every seat without reading it (the auditor gold canaries catch).",
+    ),
 ) -> None:
     """Run the auditor daemon: register and stake, then audit, commit, reveal and settle.
 
@@ -171,9 +188,12 @@ def auditor_run(
             warn(message)
         check_auditor_funds(ctx, want)
         address = ctx.client().address
-        daemon = AuditorDaemon(ctx, t, backend_for_tier(t, s, address), undecided_policy=undecided_policy(t))
+        backend = backend_for_tier(t, s, address, lazy=lazy)
+        daemon = AuditorDaemon(ctx, t, backend, undecided_policy=undecided_policy(t))
         daemon.ensure_registered(stake=want)
     console.print(f"auditor {address} ({t.name.lower()}) registered and staked; following the chain")
+    if lazy:
+        warn("--lazy: this auditor votes PASS without reading; gold canaries will catch and slash it")
     if once:
         with errors_as_exit(ChainError):
             daemon.tick()

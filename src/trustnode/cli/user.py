@@ -247,10 +247,60 @@ def _print_session(view: Any, result: dict[str, Any], proof: int | None) -> None
         )
     for step, hashes in view.tx_hashes.items():
         console.print(f"  {step:<13} {', '.join(hashes)}")
+    print_appeals(view)
     if proof is not None:
         p = result["proof"]
         console.print(
             f"  proof of segment {proof}: local {p['verifies_locally']}, on chain {p['verifies_on_chain']}"
+        )
+
+
+def print_appeals(view: Any) -> None:
+    """Appeal window, every appeal round's panel and outcome, and the revealed canaries."""
+    from trustnode.node.queries import SessionView
+
+    assert isinstance(view, SessionView)
+    a = view.appeal
+    if a is not None:
+        if a.appealable_until is not None and a.appealable:
+            which = ", ".join(map(str, a.appealable))
+            console.print(
+                f"  [bold]appealable until block {a.appealable_until}[/] (segments {which})", highlight=False
+            )
+        elif a.appealable_until is not None:
+            console.print(
+                f"  appealable from block {a.opens_at} until block {a.appealable_until}", highlight=False
+            )
+        elif a.final:
+            console.print("  final: the outcome can no longer change", highlight=False)
+        elif a.enabled and not a.running:
+            opens = f" (opens at block {a.opens_at})" if a.opens_at is not None else ""
+            console.print(f"  appeal window not open yet{opens}", highlight=False)
+    for r in view.rounds:
+        console.print(
+            f"  appeal round {r.round} ({r.state}): by {r.appellant}, bond {r.bond} TRUST, depth {r.depth}",
+            highlight=False,
+        )
+        for s in r.segments:
+            status = f" ({s.status})" if s.status and s.status != "decided" else ""
+            console.print(
+                f"    segment {s.index:>3} {s.tier.value:<8} {s.seats} seats: appealed {s.appealed.value}, "
+                f"pass {s.pass_votes} fail {s.fail_votes} -> {s.outcome.value}{status}; {s.result or 'pending'}",
+                highlight=False,
+            )
+        for v in r.votes:
+            said = ", ".join(v.verdicts) if v.verdicts else ("committed" if v.committed else "not committed")
+            console.print(f"    {v.auditor} seats {v.seats}: {said}", highlight=False)
+    for c in view.canaries:
+        votes = ", ".join(
+            f"{v.auditor} {v.vote or 'unrevealed'}"
+            + ("" if v.agrees is None else " (right)" if v.agrees else " (WRONG)")
+            for v in c.votes
+        )
+        console.print(
+            f"  gold canary segment {c.index} ({c.tier.value}): truth {c.truth.value}, majority "
+            f"{c.outcome.value}; {votes}",
+            highlight=False,
         )
 
 

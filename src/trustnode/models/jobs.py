@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
+from trustnode.models.enums import AuditorType, Level, Verdict
 from trustnode.models.hdag import HDAG
 from trustnode.models.trace import TraceInput
 from trustnode.models.verdict import SessionOutcome
@@ -45,11 +46,38 @@ class SegmentRecord(BaseModel):
     """What the provider keeps about one pinned segment (the key never leaves the node)."""
 
     index: int
-    node_id: str
+    node_id: str = Field(description="The id the published shape gives it (the HDAG's id without canaries).")
     cid: str
     key_hex: str
     tier: int
     weight: int
+    hdag_index: int | None = Field(
+        default=None, description="Position of its HDAG node (None: a canary; jobs before canaries: index)."
+    )
+    canary: bool = False
+
+
+class CanaryRecord(BaseModel):
+    """A gold canary of this provider's session: its truth and salt (secret until the reveal window).
+
+    Kept in the job (jobs.db, 0600) from the moment it is pinned, so a restarted provider still
+    commits the same hashes and can reveal them.
+    """
+
+    index: int = Field(ge=0, description="Leaf (segment) index in the session.")
+    verdict: Verdict
+    salt: str = Field(pattern=r"^0x[0-9a-f]{64}$")
+    mutation: str = Field(description="How the FAIL text was broken (`none` for a PASS canary).")
+    imitates: int = Field(
+        ge=0, description="Session index of the real segment whose tier and length it copies."
+    )
+    text: str = Field(description="The canary's content (what its auditors decrypt).")
+    level: Level
+    kind: str = Field(description="The router's unit type, as a real segment's `type`.")
+    auditor: AuditorType
+    summary: str = ""
+    committed: bool = False
+    revealed: bool = False
 
 
 class ChainBinding(BaseModel):
@@ -78,6 +106,12 @@ class TraceJob(BaseModel):
         default=None, description="The HDAG validation report (trustnode.hdag.ValidationReport as JSON)."
     )
     segments: list[SegmentRecord] = Field(default_factory=list)
+    canaries: list[CanaryRecord] = Field(default_factory=list, description="Gold canaries (secret).")
+    canary_note: str | None = Field(default=None, description="Why the canaries were not committed, if so.")
+    final: bool = Field(
+        default=False,
+        description="The session's outcome can no longer change (appeals closed, rounds ended).",
+    )
     session_nonce: str | None = None
     merkle_root: str | None = None
     session_id: int | None = None

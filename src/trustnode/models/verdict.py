@@ -89,6 +89,26 @@ class SegmentResult(BaseModel):
     cid: str | None = Field(default=None, description="CID of the encrypted segment, once published.")
 
 
+class CanaryResult(BaseModel):
+    """A gold canary of the session (issue 15): never part of the trace verdict or score.
+
+    The public sees one only once the provider revealed it; the provider's own report lists
+    its canaries from the start (it wrote them)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int = Field(ge=0)
+    node_id: str | None = None
+    tier: TierName
+    truth: SegmentVerdict = Field(description="The committed verdict (PASS or FAIL).")
+    revealed: bool = Field(
+        description="Revealed on chain (only then are its votes scored against the truth)."
+    )
+    pass_votes: int = Field(ge=0)
+    fail_votes: int = Field(ge=0)
+    outcome: SegmentVerdict = Field(description="What its panel's majority said.")
+
+
 class SessionOutcome(BaseModel):
     """A session's verdict and everything needed to read it."""
 
@@ -110,4 +130,7 @@ class SessionOutcome(BaseModel):
     segments: list[SegmentResult]
     failing_segments: list[SegmentResult] = Field(
         default_factory=list, description="FAIL segments, in document order when the HDAG is known."
+    )
+    canaries: list[CanaryResult] = Field(
+        default_factory=list, description="Gold canaries known to the reader; not in `segments`."
     )

@@ -38,21 +38,25 @@ from trustnode.models.enums import Tier, Verdict
 from trustnode.models.verdict import SessionState
 from trustnode.node.context import NodeContext
 from trustnode.node.events import EventFollower
+from trustnode.node.panels import panel_phase
 from trustnode.node.paths import auditor_dir
 from trustnode.node.structure import SessionBundle
 from trustnode.node.tasks import build_tasks
-from trustnode.node.votes import AccountLock, VoteRecord, VoteState, VoteStore
+from trustnode.node.votes import (
+    AccountLock,
+    VoteRecord,
+    VoteState,
+    VoteStore,
+    withdraw_rewards,
+)
 from trustnode.storage.crypto import DecryptionError
 from trustnode.storage.envelopes import EncryptionKeyPair, ManifestError
 from trustnode.storage.errors import StorageError
 
 log = logging.getLogger(__name__)
 
-#: Rewards are withdrawn once the pool holds at least this much above the target stake.
-MIN_WITHDRAWAL = 10**18
 WITHDRAW_EVERY_S = 10.0
 COMMIT_PHASE = (SessionState.KEYS_PUBLISHED, SessionState.COMMIT)
-ENDED = (SessionState.CANCELLED, SessionState.EXPIRED)
 
 
 class UndecidedRule(StrEnum):
@@ -198,29 +202,7 @@ class AuditorDaemon:
 
     def withdraw_rewards(self) -> None:
         """Take earnings above the target stake out of the pool, and claim matured withdrawals."""
-        p = self.port
-        now = p.chain_time()
-        for wid in self.votes.open_withdrawals():
-            w = p.withdrawal(wid)
-            if not w.claimed and w.ready_at <= now:
-                p.claim_withdrawal(wid)
-                log.info("auditor %s: claimed withdrawal %d: %s", self.address, wid, format_trust(w.amount))
-            if w.claimed or w.ready_at <= now:
-                self.votes.close_withdrawal(wid)
-        shares, value = p.self_stake(self.address)
-        excess = value - self.ctx.settings.auditor.stake
-        if shares == 0 or excess < MIN_WITHDRAWAL:
-            return
-        try:
-            wid = p.request_withdrawal(shares * excess // value)
-        except ContractRevertError as exc:
-            if reverts.is_revert(exc, reverts.INSUFFICIENT_SHARES):
-                return  # shares not withdrawable yet (a deposit or seats pending); try again later
-            raise
-        self.votes.add_withdrawal(wid, excess)
-        log.info(
-            "auditor %s: withdrawing rewards: %s (withdrawal %d)", self.address, format_trust(excess), wid
-        )
+        withdraw_rewards(self.port, self.votes, self.address, self.ctx.settings.auditor.stake)
 
     def withdrawals(self) -> list[dict[str, Any]]:
         return [{"id": i, "amount": a, "claimed": c} for i, a, c in self.votes.withdrawals()]
@@ -263,28 +245,32 @@ class AuditorDaemon:
 
     # -- one session ------------------------------------------------------------------------------
     def drive(self, rec: VoteRecord) -> None:
-        """Take the next step the session allows (idempotent; safe after any crash)."""
+        """Take the next step the session (or its appeal round) allows (idempotent; safe after any crash)."""
         p = self.port
-        info = p.session(rec.session_id)
-        if info.state in ENDED:
-            self._abandon(rec, f"session {info.state.value}; nothing to vote on", level=logging.INFO)
+        phase = panel_phase(p, rec.session_id, rec.round)
+        if phase.ended:
+            self._abandon(rec, phase.ended, level=logging.INFO)
             return
         if rec.state == VoteState.AUDITING:
-            if info.state not in COMMIT_PHASE:
-                self._abandon(rec, f"keys seen too late (session {info.state.value})")
+            if phase.state not in COMMIT_PHASE:
+                self._abandon(rec, f"keys seen too late ({phase.name} {phase.state.value})")
                 return
-            self._audit(rec, info.commit_deadline)
+            self._audit(rec, phase.commit_deadline)
         if rec.state == VoteState.DECIDED:
-            self._commit(rec, info.state)
-        if rec.state == VoteState.COMMITTED and info.state == SessionState.REVEAL:
+            self._commit(rec, phase.state)
+        if rec.state == VoteState.COMMITTED and phase.state == SessionState.REVEAL:
             self._reveal(rec)
         elif (
             rec.state == VoteState.COMMITTED
-            and info.state in COMMIT_PHASE
-            and p.block_number() > info.commit_deadline
+            and phase.state in COMMIT_PHASE
+            and p.block_number() > phase.commit_deadline
         ):
             p.advance(rec.session_id)
-        if rec.state in (VoteState.COMMITTED, VoteState.REVEALED) and info.state == SessionState.FINALIZED:
+        if (
+            rec.state in (VoteState.COMMITTED, VoteState.REVEALED)
+            and phase.state == SessionState.FINALIZED
+            and p.appeal_status(rec.session_id).final  # every round is scored against the final outcome
+        ):
             self._settle(rec)
 
     def _tasks(self, rec: VoteRecord) -> list[AuditTask]:
@@ -383,13 +369,15 @@ class AuditorDaemon:
         done = p.settle(rec.session_id, self.address, rec.round)
         if done is None:
             found = p.settlements(auditor=self.address, session_id=rec.session_id)
-            done = found[0] if found else None
+            done = next((f for f in found if f.round == rec.round), None)
         if done is not None:
             rec.tx_hashes["settle"] = done.tx.tx_hash
             slash = p.params(p.session(rec.session_id).params_version).slash_amount
             self._say(
                 rec.session_id,
-                "settled: %d correct, %d incorrect, reward %s, %d slashes (%s), reputation %.4f",
+                "settled"
+                + (f" appeal round {rec.round}" if rec.round else "")
+                + ": %d correct, %d incorrect, reward %s, %d slashes (%s), reputation %.4f",
                 done.correct,
                 done.incorrect,
                 format_trust(done.reward),

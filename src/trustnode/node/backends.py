@@ -8,14 +8,33 @@ from trustnode.audit.base import Auditor
 from trustnode.audit.computer import ComputerAuditor
 from trustnode.audit.human_queue import HumanAuditor, HumanQueue, HumanQueueError
 from trustnode.config import Settings
-from trustnode.models.enums import Tier
+from trustnode.models.audit import AuditResult, AuditTask, Evidence
+from trustnode.models.enums import Tier, Verdict
 from trustnode.models.human import seat_id_for
 from trustnode.node.auditor import BackendFactory, UndecidedRule
 from trustnode.node.paths import human_queue_path
 from trustnode.node.votes import VoteRecord
 
 
-def backend_for_tier(tier: Tier, settings: Settings, address: str) -> Auditor | BackendFactory:
+class LazyAuditor:
+    """Votes PASS on every seat without reading it: the demo's (and tests') lazy auditor, the
+    behaviour gold canaries exist to catch (`trustnode auditor run --lazy`). Never a default."""
+
+    name = "lazy"
+
+    def audit(self, task: AuditTask) -> AuditResult:
+        return AuditResult(
+            verdict=Verdict.PASS,
+            decided=True,
+            evidence=Evidence(auditor=self.name, checkable=True, details={"read": False}),
+        )
+
+
+def backend_for_tier(
+    tier: Tier, settings: Settings, address: str, *, lazy: bool = False
+) -> Auditor | BackendFactory:
+    if lazy:
+        return LazyAuditor()
     if tier == Tier.COMPUTER:
         return ComputerAuditor()
     if tier == Tier.LLM:

@@ -5,11 +5,8 @@ tests and the throughput benchmark, so all three exercise exactly the same wirin
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -24,8 +21,11 @@ from trustnode.chain import devnet
 from trustnode.chain.accounts import dev_account
 from trustnode.chain.client import ChainClient
 from trustnode.chain.deployment import Deployment
+from trustnode.chain.port.evm import Web3Port
 from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol, SessionParams
+from trustnode.chain.protocol.models_appeals import AppealModuleParams
 from trustnode.models.enums import Tier, Verdict
+from trustnode.node.processes import ManagedProcess, wait_http
 from trustnode.storage.jsipfs import JsIpfsDaemon, free_port
 
 TOKEN = 10**18
@@ -35,6 +35,12 @@ class AuditorSpec(BaseModel):
     name: str
     tier: Tier
     account: int = Field(ge=2, le=19, description="anvil dev account (0 deploys, 1 is the provider)")
+    lazy: bool = Field(
+        default=False, description="Runs `auditor run --lazy` (always PASS): the demo's lazy auditor."
+    )
+    later: bool = Field(
+        default=False, description="Not started by `start()`: the caller starts it (`start_auditor`)."
+    )
 
 
 class ClusterConfig(BaseModel):
@@ -63,50 +69,10 @@ class ClusterConfig(BaseModel):
         description="Blocks at a steady rate, as on a real chain: block-counted phases last the same wall time under any load.",
     )
     provider_threads: int = 8
-
-
-class ManagedProcess:
-    """A child process with its own log file, started in its own process group."""
-
-    def __init__(self, name: str, cmd: list[str], env: dict[str, str], log: Path) -> None:
-        self.name, self.cmd, self.env, self.log = name, cmd, env, log
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> ManagedProcess:
-        self.log.parent.mkdir(parents=True, exist_ok=True)
-        with self.log.open("ab") as fh:
-            self.proc = subprocess.Popen(
-                self.cmd,
-                env=self.env,
-                stdout=fh,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        return self
-
-    @property
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self, sig: int = signal.SIGKILL) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, sig)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=5)
-
-    def stop(self) -> None:
-        self.kill(signal.SIGTERM)
-
-    def tail(self, n: int = 3000) -> str:
-        try:
-            return self.log.read_text(errors="replace")[-n:]
-        except OSError:
-            return ""
+    protocol: dict[str, int] = Field(
+        default_factory=dict,
+        description="Further SessionParams fields (e.g. appeal_blocks, canary_rate_bps) set with the others.",
+    )
 
 
 class LocalCluster:
@@ -129,6 +95,7 @@ class LocalCluster:
         self.human_answers = threading.Event()  # cleared: the scripted human stops answering
         self.human_answers.set()
         self._human_threads: list[threading.Thread] = []
+        self.params: SessionParams = DEVNET_SESSION_PARAMS  # what `set_protocol` last set
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -146,9 +113,10 @@ class LocalCluster:
             if any(a.tier == Tier.LLM for a in self.cfg.auditors):
                 self._start_llm()
             self._fund()
-            for spec in self.cfg.auditors:
-                self.start_auditor(spec.name)
-            self._wait_registered()
+            first = [a.name for a in self.cfg.auditors if not a.later]
+            for name in first:
+                self.start_auditor(name)
+            self.wait_registered(first)
             self.start_api()
             for spec in self.cfg.auditors:
                 if spec.tier == Tier.HUMAN:
@@ -180,15 +148,28 @@ class LocalCluster:
         owner = Protocol(
             ChainClient.connect(self.deployment.rpc_url, dev_account(0)), self.deployment.contracts
         )
-        params: SessionParams = DEVNET_SESSION_PARAMS.model_copy(
-            update={
+        self.owner = owner
+        self.set_protocol(
+            {
                 "seats_per_tier": self.cfg.seats_per_tier,
                 "seat_cap": self.cfg.seat_cap,
                 "beta_bps": self.cfg.beta_bps,
-            }
+                **self.cfg.protocol,
+            },
+            base=DEVNET_SESSION_PARAMS,
         )
-        owner.client.transact(owner.sessions.functions.setParams(params.as_abi()))
-        self.owner = owner
+
+    def set_protocol(self, updates: dict[str, Any], *, base: SessionParams | None = None) -> SessionParams:
+        """New session parameters (a new version: sessions opened before keep theirs), appeal and
+        canary fields included when the deployment has the issue-15 modules."""
+        assert self.deployment is not None
+        params = (base or self.params).model_copy(update=updates)
+        self.params = params
+        self.owner.client.transact(self.owner.sessions.functions.setParams(params.as_abi()))
+        if "AppealModule" in self.deployment.contracts:
+            fields = AppealModuleParams.model_fields
+            self.owner.set_appeal_params(AppealModuleParams(**{f: getattr(params, f) for f in fields}))
+        return params
 
     def _start_ipfs(self) -> None:
         self.say("starting the IPFS daemon (js-ipfs)")
@@ -214,7 +195,7 @@ class LocalCluster:
             self.work / "logs" / "llm.log",
         ).start()
         self.llm_url = f"http://127.0.0.1:{port}/v1"
-        _wait_http(f"http://127.0.0.1:{port}/v1/models", 30, self.llm)
+        wait_http(f"http://127.0.0.1:{port}/v1/models", 30, self.llm)
 
     def _start_local_llm(self) -> None:
         try:
@@ -259,18 +240,20 @@ class LocalCluster:
             extra["TRUSTNODE_LLM__BASE_URL"] = self.llm_url
             if self.llm_model is not None:
                 extra["TRUSTNODE_LLM__MODEL"] = self.llm_model
+        cmd = [sys.executable, "-m", "trustnode.cli.main", "auditor", "run", "--tier", spec.tier.name.lower()]
         proc = ManagedProcess(
             name,
-            [sys.executable, "-m", "trustnode.cli.main", "auditor", "run", "--tier", spec.tier.name.lower()],
+            [*cmd, "--lazy"] if spec.lazy else cmd,
             self._env(name, spec.account, **extra),
             self.work / "logs" / f"{name}.log",
         ).start()
         self.auditors[name] = proc
         return proc
 
-    def _wait_registered(self, timeout_s: float = 60) -> None:
+    def wait_registered(self, names: list[str], timeout_s: float = 60) -> None:
+        """Until each named auditor is registered with its full stake."""
         deadline = time.monotonic() + timeout_s
-        for spec in self.cfg.auditors:
+        for spec in (a for a in self.cfg.auditors if a.name in names):
             addr = dev_account(spec.account).address
             while (
                 not self.owner.profile(addr).registered
@@ -308,8 +291,19 @@ class LocalCluster:
             env,
             self.work / "logs" / "provider.log",
         ).start()
-        _wait_http(f"{self.api_url}/healthz", 60, self.api)
+        wait_http(f"{self.api_url}/healthz", 60, self.api)
         return self.api
+
+    def port(self, account: int) -> Web3Port:
+        """The chain port of a dev account (the demo's appellant, an auditor's own actions)."""
+        assert self.deployment is not None
+        proto = Protocol(
+            ChainClient.connect(self.deployment.rpc_url, dev_account(account)), self.deployment.contracts
+        )
+        return Web3Port(proto, deploy_block=self.deployment.deploy_block)
+
+    def fund(self, address: str, amount: int) -> None:
+        self.owner.transfer(address, amount)
 
     @property
     def api_url(self) -> str:
@@ -377,17 +371,3 @@ class LocalCluster:
                 stuck = {t: v.get("stage") for t, v in views.items() if v["status"] not in ("done", "failed")}
                 raise TimeoutError(f"traces not finished after {timeout_s}s: {stuck}")
             time.sleep(0.5)
-
-
-def _wait_http(url: str, timeout_s: float, proc: ManagedProcess) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not proc.alive:
-            raise RuntimeError(f"{proc.name} exited during start-up:\n{proc.tail()}")
-        try:
-            if httpx.get(url, timeout=2).status_code < 500:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"{proc.name} did not answer at {url} within {timeout_s}s:\n{proc.tail()}")

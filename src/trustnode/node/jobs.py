@@ -192,6 +192,19 @@ class JobQueue:
         with self.db.tx() as conn:
             conn.execute("UPDATE batches SET opened = 1 WHERE job_id = ?", (job_id,))
 
+    def open_sessions(self, limit: int = 200) -> list[TraceJob]:
+        """Audited traces whose session outcome can still change (appeal windows, running rounds)."""
+        rows = (
+            self.db.conn()
+            .execute(
+                "SELECT doc FROM jobs WHERE status = 'done' AND json_extract(doc, '$.session_id') IS NOT NULL "
+                "AND coalesce(json_extract(doc, '$.final'), 0) = 0 ORDER BY created LIMIT ?",
+                (limit,),
+            )
+            .fetchall()
+        )
+        return [TraceJob.model_validate_json(r["doc"]) for r in rows]
+
     def release(self, job: TraceJob, *, delay_s: float = 0.0, error: str | None = None) -> None:
         """Give the lease back (the job waits `delay_s` before it can be claimed again)."""
         job.error = error

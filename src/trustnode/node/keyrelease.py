@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from trustnode.models.hdag import HDAG
-from trustnode.node.privacy import MAX_DECRYPT_SHARE, plan_release, thinking_spans
+from trustnode.node.privacy import MAX_DECRYPT_SHARE, Span, plan_release
 from trustnode.node.structure import OutlineEntry, SealedOutline, SessionBundle, SessionShape
 from trustnode.storage.envelopes import seal_bytes
 from trustnode.storage.segments import PreparedSession
@@ -22,16 +21,21 @@ log = logging.getLogger(__name__)
 
 def seal_session(
     prepared: PreparedSession,
-    hdag: HDAG,
     shape: SessionShape,
+    spans: Sequence[Sequence[Span]],
+    summaries: Sequence[str],
     *,
     session_id: int,
     seats: Mapping[str, list[int]],
     auditor_keys: Mapping[str, str],
     share: float = MAX_DECRYPT_SHARE,
+    round: int = 0,
 ) -> SessionBundle:
-    """The bundle to publish for a drawn session."""
-    plans = plan_release(shape, thinking_spans(hdag), seats, share=share)
+    """The bundle to publish for a drawn panel (round 0, or an appeal round's panel).
+
+    `shape`, `spans` (thinking spans for the share) and `summaries` are per session leaf,
+    canaries included (`node.canaries`)."""
+    plans = plan_release(shape, spans, seats, share=share)
     pairs: list[tuple[str, int]] = []
     outlines: list[SealedOutline] = []
     for auditor, plan in plans.items():
@@ -47,10 +51,10 @@ def seal_session(
             )
         if plan.withheld:
             entries = [
-                OutlineEntry(index=i, node_id=hdag.nodes[i].id, summary=hdag.nodes[i].summary).model_dump()
+                OutlineEntry(index=i, node_id=shape.nodes[i].node_id, summary=summaries[i]).model_dump()
                 for i in plan.withheld
             ]
             sealed = seal_bytes(json.dumps(entries).encode(), auditor_keys[auditor])
             outlines.append(SealedOutline(auditor=auditor, sealed="0x" + sealed.hex()))
     manifest = prepared.manifest(session_id=session_id, seats=pairs, auditor_keys=dict(auditor_keys))
-    return SessionBundle(manifest=manifest, shape=shape, outlines=outlines)
+    return SessionBundle(manifest=manifest, shape=shape, outlines=outlines, round=round)

@@ -16,6 +16,7 @@ lacks auditors); a session that ends without a verdict ends the job with its rea
 from __future__ import annotations
 
 import logging
+import random
 import secrets
 import threading
 import time
@@ -24,18 +25,15 @@ from typing import Any, Literal
 
 from trustnode.chain.errors import ChainError, ContractRevertError
 from trustnode.chain.port import ChainPort, NotReady, SessionInfo, reverts
-from trustnode.chain.protocol import SessionParams
 from trustnode.hdag.offline import decompose_offline_report
 from trustnode.models.hdag import HDAG
-from trustnode.models.jobs import ChainBinding, JobStatus, SegmentRecord, TraceJob, TraceStage
+from trustnode.models.jobs import ChainBinding, JobStatus, TraceJob, TraceStage
 from trustnode.models.verdict import SessionOutcome, SessionState
+from trustnode.node import canary_duties
 from trustnode.node.context import NodeContext
-from trustnode.node.keyrelease import seal_session
+from trustnode.node.pinning import TooManySegments, fee_for, job_outcome, pin, seal_panel
 from trustnode.node.seating import cancel_reason, shortfall
-from trustnode.node.structure import SegmentPlaintext, SessionShape
-from trustnode.node.verdict import build_outcome
 from trustnode.storage.errors import StorageError
-from trustnode.storage.segments import PreparedSession, SegmentSecret, prepare_session
 
 log = logging.getLogger(__name__)
 
@@ -43,17 +41,6 @@ LEASE_S = 120.0
 MAX_ATTEMPTS = 5
 WAIT_S = 0.25
 DRAW_PAGE = 64
-
-
-def weight_of(params: SessionParams, tier: int) -> int:
-    """The weight a segment of `tier` must carry (1 where the provider may choose)."""
-    return params.tier_weight[tier] or 1
-
-
-def fee_for(params: SessionParams, tiers: list[int]) -> int:
-    """The smallest fee whose 80% audit pool covers R for every seat."""
-    need = sum(params.seats_per_tier[t] for t in tiers) * params.reward
-    return -(-need * 10_000 // 8_000)
 
 
 class Waiting(Exception):
@@ -82,6 +69,8 @@ class ProviderPipeline:
         decomposer: DecomposerMode = "offline",
         observe: StageObserver | None = None,
         privacy_share: float | None = None,
+        canary_rate_bps: int | None = None,
+        canary_rng: random.Random | None = None,
     ) -> None:
         self.ctx = ctx
         self.decomposer = decomposer
@@ -92,6 +81,10 @@ class ProviderPipeline:
         )
         if not 0 < self.privacy_share <= 1:
             raise ValueError(f"privacy_share must be in (0, 1], got {self.privacy_share}")
+        #: Gold canaries per 10,000 segments (None: the chain's `canaryRateBps`; see `_canary_rate`).
+        self.canary_rate_bps = canary_rate_bps
+        #: Where canaries go and what they say (None: the OS's randomness; tests pass a seeded one).
+        self.canary_rng = canary_rng
         self._batch_lock = threading.Lock()
         self._llm: Any = None
         self.on_llm_usage: Callable[[Any], None] | None = None
@@ -211,61 +204,23 @@ class ProviderPipeline:
         job.stage = TraceStage.DECOMPOSED
 
     def _pin(self, job: TraceJob) -> None:
-        hdag = self._hdag(job)
-        port = self.port
-        limit = port.max_segments()
-        if len(hdag.nodes) > limit:
-            raise PermanentFailure(
-                f"the trace decomposes into {len(hdag.nodes)} segments; a session holds at most {limit}"
-            )
-        params = port.params()
-        tiers = [int(n.primary_auditor.tier) for n in hdag.nodes]
-        weights = [weight_of(params, t) for t in tiers]
-        plaintexts = [
-            SegmentPlaintext(
-                index=i,
-                node_id=n.id,
-                level=n.abstraction_level,
-                type=n.type,
-                auditor=n.primary_auditor,
-                content=n.content,
-                summary=n.summary,
-                domain=job.trace.domain,
-            )
-            .model_dump_json()
-            .encode()
-            for i, n in enumerate(hdag.nodes)
-        ]
-        prepared = prepare_session(self.ctx.store, plaintexts, tiers, weights, chain_id=port.chain_id)
-        job.session_nonce = prepared.session_nonce
-        job.merkle_root = "0x" + prepared.merkle_root.hex()
-        job.segments = [
-            SegmentRecord(
-                index=s.index,
-                node_id=hdag.nodes[s.index].id,
-                cid=s.cid,
-                key_hex=s.key,
-                tier=s.tier,
-                weight=s.weight,
-            )
-            for s in prepared.segments
-        ]
+        self._hdag(job)
+        try:
+            prepared = pin(job, self.ctx.store, self.port, rate_bps=self._canary_rate(), rng=self.canary_rng)
+        except TooManySegments as exc:
+            raise PermanentFailure(str(exc)) from exc
         job.stage = TraceStage.PINNED
         if prepared.pending:
             # Kept locally under the same CIDs; opening must wait until auditors can fetch them.
             self.ctx.jobs.save(job)
             raise StorageError(f"{len(prepared.pending)} segments are not on IPFS yet (kept locally)")
 
-    def _prepared(self, job: TraceJob) -> PreparedSession:
-        assert job.session_nonce is not None
-        return PreparedSession(
-            chain_id=self.port.chain_id,
-            session_nonce=job.session_nonce,
-            segments=[
-                SegmentSecret(index=s.index, cid=s.cid, tier=s.tier, weight=s.weight, key=s.key_hex)
-                for s in job.segments
-            ],
-        )
+    def _canary_rate(self) -> int:
+        """Canaries per 10,000 segments: the chain's `canaryRateBps` (the contract checks the count).
+
+        `canary_rate_bps` overrides it for tests of the injection path only: on a chain that takes
+        no commitments the canaries would count as trace segments there."""
+        return self.port.params().canary_rate_bps if self.canary_rate_bps is None else self.canary_rate_bps
 
     def _batch(self, job: TraceJob) -> None:
         """Form a batch from waiting traces (any provider) and give each a random opening slot."""
@@ -359,6 +314,10 @@ class ProviderPipeline:
 
     def _draw(self, job: TraceJob) -> None:
         info = self._session(job)
+        committed = canary_duties.commit(self.port, job)  # before the draw's randomness is known
+        if committed is not None:
+            job.tx_hashes["commit_canaries"] = committed
+            self.ctx.jobs.save(job, lease_s=LEASE_S)
         if info.state not in (SessionState.CREATED, SessionState.DRAWING) or info.draw_complete:
             job.stage = TraceStage.DRAWN
             return
@@ -378,17 +337,7 @@ class ProviderPipeline:
         info = self._session(job)
         sid = info.session_id
         if info.state == SessionState.DRAWING:
-            seats = port.seats(sid)
-            keys = {a: port.profile(a).encryption_key for a in seats}
-            bundle = seal_session(
-                self._prepared(job),
-                self._hdag(job),
-                self._shape(job),
-                session_id=sid,
-                seats=seats,
-                auditor_keys=keys,
-                share=self.privacy_share,
-            )
+            bundle = seal_panel(port, job, share=self.privacy_share)
             cid = self.ctx.store.add(bundle.model_dump_json().encode(), pin=True)
             tx = port.publish_keys(sid, cid)
             job.manifest_cid = cid
@@ -399,9 +348,6 @@ class ProviderPipeline:
                 job.manifest_cid = published.manifest_cid
                 job.tx_hashes["publish_keys"] = published.tx.tx_hash
         job.stage = TraceStage.KEYS_PUBLISHED
-
-    def _shape(self, job: TraceJob) -> SessionShape:
-        return SessionShape.from_hdag(self._hdag(job), [s.weight for s in job.segments])
 
     @staticmethod
     def _hdag(job: TraceJob) -> HDAG:
@@ -426,6 +372,14 @@ class ProviderPipeline:
             raise Waiting("commit phase open", delay_s=WAIT_S)
         if info.state != SessionState.FINALIZED:
             raise Waiting(f"session is {info.state.value}", delay_s=WAIT_S)
+        try:
+            revealed = canary_duties.reveal(port, job)
+        except NotReady as exc:
+            self.ctx.jobs.save(job, lease_s=LEASE_S)
+            raise Waiting(str(exc), delay_s=WAIT_S * max(1, exc.retry_blocks)) from exc
+        if revealed is not None:
+            job.tx_hashes["reveal_canaries"] = revealed
+            info = self._session(job)
         final = port.finalized(sid)
         if final is not None:
             job.tx_hashes["finalize"] = final.tx_hash
@@ -434,15 +388,7 @@ class ProviderPipeline:
         log.info("trace %s: session %d %s", job.id, sid, job.outcome.summary)
 
     def _outcome(self, job: TraceJob, info: SessionInfo, *, reason: str | None = None) -> SessionOutcome:
-        port = self.port
-        return build_outcome(
-            info,
-            port.segments(info.session_id),
-            beta_bps=port.params(info.params_version).beta_bps,
-            hdag=job.hdag,
-            cids={s.index: s.cid for s in job.segments},
-            reason=reason,
-        )
+        return job_outcome(self.port, job, info, reason=reason)
 
     @staticmethod
     def _sid(job: TraceJob) -> int:

@@ -18,6 +18,16 @@ from trustnode.chain.units import parse_trust
 from trustnode.models.jobs import TraceJob
 from trustnode.models.verdict import SegmentResult, SessionOutcome, SessionState, TraceVerdict
 from trustnode.node.context import NodeContext
+from trustnode.node.round_views import (
+    AppealView,
+    CanaryView,
+    RevealedTruth,
+    RoundView,
+    appeal_view,
+    canary_views,
+    revealed_canaries,
+    round_views,
+)
 from trustnode.node.seating import cancel_reason
 from trustnode.node.structure import SessionBundle, SessionShape
 from trustnode.node.verdict import build_outcome
@@ -63,6 +73,11 @@ class SessionView(BaseModel):
     votes: list[VoteView]
     tx_hashes: dict[str, list[str]]
     deadlines: dict[str, int]
+    appeal: AppealView | None = Field(default=None, description="Appeal window and rounds (issue 15).")
+    rounds: list[RoundView] = Field(default_factory=list, description="Every appeal round, 1, 2, ...")
+    canaries: list[CanaryView] = Field(
+        default_factory=list, description="Revealed gold canaries and how their voters scored."
+    )
 
     # Read-only shortcuts for the pages and the CLI while they move to `outcome` (not serialised).
     @property
@@ -175,6 +190,7 @@ class SessionQueries:
         if info.state.ended_without_verdict:
             reason = cancel_reason(self.port, info, [s.tier for s in segments])
         bundle = self._bundles.get(session_id)
+        truths = revealed_canaries(self.port, session_id) if info.state == SessionState.FINALIZED else {}
         return build_outcome(
             info,
             segments,
@@ -182,6 +198,7 @@ class SessionQueries:
             node_ids={n.index: n.node_id for n in bundle.shape.nodes} if bundle else None,
             cids=cids,
             reason=reason,
+            canaries={i: RevealedTruth.of(t) for i, t in truths.items()},
         )
 
     def _beta(self, version: int) -> int:
@@ -276,6 +293,7 @@ class SessionQueries:
                 )
             )
         published = port.keys_published(session_id)
+        done = s.state == SessionState.FINALIZED
         return SessionView(
             session_id=session_id,
             provider=s.provider,
@@ -290,6 +308,9 @@ class SessionQueries:
                 "commit": s.commit_deadline,
                 "reveal": s.reveal_deadline,
             },
+            appeal=appeal_view(port, session_id) if done else None,
+            rounds=round_views(port, session_id) if done else [],
+            canaries=canary_views(port, session_id, revealed_canaries(port, session_id)) if done else [],
         )
 
     def proof(self, session_id: int, index: int) -> ProofView:

@@ -99,6 +99,7 @@ class SessionBundle(BaseModel):
     """Pinned after the draw; its CID is the `manifestCid` of `publishKeys`."""
 
     version: int = 1
+    round: int = Field(default=0, ge=0, description="The panel these keys are for (0, or an appeal round).")
     manifest: KeyManifest
     shape: SessionShape
     outlines: list[SealedOutline] = Field(

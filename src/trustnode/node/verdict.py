@@ -10,9 +10,10 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from trustnode.chain.units import format_trust
-from trustnode.models.enums import SegmentOutcome
+from trustnode.models.enums import SegmentOutcome, Verdict
 from trustnode.models.hdag import HDAG
 from trustnode.models.verdict import (
+    CanaryResult,
     SegmentResult,
     SegmentVerdict,
     SessionOutcome,
@@ -20,6 +21,15 @@ from trustnode.models.verdict import (
     TierName,
     TraceVerdict,
 )
+
+
+class CanaryTruth(Protocol):
+    """What the reader knows of one canary (the provider's `CanaryRecord`, or a revealed canary)."""
+
+    @property
+    def verdict(self) -> Verdict: ...
+    @property
+    def revealed(self) -> bool: ...
 
 
 class SessionFacts(Protocol):
@@ -72,12 +82,16 @@ def build_outcome(
     node_ids: Mapping[int, str] | None = None,
     cids: Mapping[int, str] | None = None,
     reason: str | None = None,
+    hdag_index: Mapping[int, int] | None = None,
+    canaries: Mapping[int, CanaryTruth] | None = None,
 ) -> SessionOutcome:
     """The verdict of `session` as people and programs read it.
 
-    `hdag` (the provider's) adds node ids, original step indices and document order;
-    `node_ids` (from the published shape) adds node ids only. `reason` explains a session
-    that ended without a verdict.
+    `hdag` (the provider's) adds node ids, original step indices and document order, with
+    `hdag_index` mapping a session leaf to its HDAG node when the session holds canaries;
+    `node_ids` (from the published shape) adds node ids only. `canaries` (leaf -> truth) are
+    listed apart and never counted with the segments. `reason` explains a session that ended
+    without a verdict.
     """
     state = session.state
     done = state == SessionState.FINALIZED
@@ -85,14 +99,32 @@ def build_outcome(
     steps: dict[int, int | None] = {}
     starts: dict[int, int] = {}
     if hdag is not None:
-        for i, node in enumerate(hdag.nodes):
-            ids[i] = node.id
+        where = dict(hdag_index) if hdag_index is not None else {i: i for i in range(len(hdag.nodes))}
+        for i, h in where.items():
+            node = hdag.nodes[h]
+            ids.setdefault(i, node.id)
             starts[i] = node.span.start
             steps[i] = (
                 node.step_index
                 if node.step_index is not None
                 else hdag.document.step_index_at(node.span.start)
             )
+    known = dict(canaries or {})
+    canary_results = [
+        CanaryResult(
+            index=g.index,
+            node_id=ids.get(g.index),
+            tier=TierName.of(g.tier),
+            truth=SegmentVerdict(known[g.index].verdict.value),
+            revealed=known[g.index].revealed,
+            pass_votes=g.pass_votes,
+            fail_votes=g.fail_votes,
+            outcome=SegmentVerdict.of(g.outcome, done),
+        )
+        for g in segments
+        if g.index in known
+    ]
+    segments = [g for g in segments if g.index not in known]
     results = [
         SegmentResult(
             index=g.index,
@@ -134,6 +166,7 @@ def build_outcome(
         fee=trust_amount(session.fee),
         segments=results,
         failing_segments=failing,
+        canaries=canary_results,
     )
 
 

@@ -8,14 +8,22 @@ accounts can share a data dir; the vote store also holds the event follower's ch
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 from enum import StrEnum
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from trustnode.chain.port import Ballot, SeatVote
+from trustnode.chain.errors import ContractRevertError
+from trustnode.chain.port import Ballot, ChainPort, SeatVote, reverts
+from trustnode.chain.units import format_trust
 from trustnode.node.sqlite import PRIVATE_FILE_MODE, Database
+
+log = logging.getLogger("trustnode.node.auditor")
+
+#: Rewards are withdrawn once the pool holds at least this much above the target stake.
+MIN_WITHDRAWAL = 10**18
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ballots (
@@ -107,6 +115,30 @@ class VoteStore:
     def withdrawals(self) -> list[tuple[int, int, bool]]:
         rows = self.db.conn().execute("SELECT id, amount, claimed FROM withdrawals ORDER BY id").fetchall()
         return [(int(r["id"]), int(r["amount"]), bool(r["claimed"])) for r in rows]
+
+
+def withdraw_rewards(port: ChainPort, votes: VoteStore, address: str, target_stake: int) -> None:
+    """Take earnings above `target_stake` out of the account's pool, and claim matured withdrawals."""
+    now = port.chain_time()
+    for wid in votes.open_withdrawals():
+        w = port.withdrawal(wid)
+        if not w.claimed and w.ready_at <= now:
+            port.claim_withdrawal(wid)
+            log.info("auditor %s: claimed withdrawal %d: %s", address, wid, format_trust(w.amount))
+        if w.claimed or w.ready_at <= now:
+            votes.close_withdrawal(wid)
+    shares, value = port.self_stake(address)
+    excess = value - target_stake
+    if shares == 0 or excess < MIN_WITHDRAWAL:
+        return
+    try:
+        wid = port.request_withdrawal(shares * excess // value)
+    except ContractRevertError as exc:
+        if reverts.is_revert(exc, reverts.INSUFFICIENT_SHARES):
+            return  # shares not withdrawable yet (a deposit or seats pending); try again later
+        raise
+    votes.add_withdrawal(wid, excess)
+    log.info("auditor %s: withdrawing rewards: %s (withdrawal %d)", address, format_trust(excess), wid)
 
 
 class AccountInUseError(ValueError):

@@ -46,23 +46,18 @@ class SeatDesk:
         return self._queues[path]
 
     def windows_for(self, seats: list[HumanSeat]) -> dict[str, CommitWindow]:
-        """Each seat's commit window, by seat id: a first-round seat's from the chain (else from
-        its own deadline), an appeal round's from its own deadline."""
+        """Each seat's commit window, by seat id, from the chain: a first-round seat's from its
+        session, an appeal round's from its round (else, in an outage, from its own deadline)."""
         first = [s for s in seats if s.round == 0]
-        out = self.windows.from_seats([s for s in seats if s.round > 0], APPEAL_BASIS)
-        if not first:
-            return out
+        appeal = [s for s in seats if s.round > 0]
         try:
-            by_session = self.windows.from_chain(s.session_id for s in first)
+            out = self.windows.from_rounds(appeal) if appeal else {}
+            by_session = self.windows.from_chain(s.session_id for s in first) if first else {}
         except Exception as exc:  # noqa: BLE001 - an outage falls back to the seats' own deadlines
             if unavailable(exc) is None:
                 raise
-            return {**out, **self.windows.from_seats(first, "the chain is not reachable")}
+            return self.windows.from_seats(seats, "the chain is not reachable")
         return {**out, **{s.seat_id: by_session[s.session_id] for s in first}}
-
-
-#: Why an appeal seat's window comes from the deadline its daemon recorded.
-APPEAL_BASIS = "an appeal round's commit deadline is not read from the chain by this node"
 
 
 def register_audit(app: FastAPI, pages: WebPages) -> None:

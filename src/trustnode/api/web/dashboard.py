@@ -19,6 +19,7 @@ from trustnode.api.errors import public_text, unavailable
 from trustnode.api.web.pages import CSP, WebPages
 from trustnode.api.web.svg import hdag_svg, line_chart
 from trustnode.chain.units import TOKEN
+from trustnode.models.verdict import SessionOutcome
 from trustnode.node.queries import SessionQueries, UnknownSessionError
 from trustnode.node.structure import SessionShape
 
@@ -53,13 +54,13 @@ def register_dashboard(app: FastAPI, pages: WebPages) -> None:
         except Exception as exc:  # noqa: BLE001
             return pages.outage(request, exc, f"Session {session_id}")
         shape, shape_error = await run_in_threadpool(_shape, queries, session_id)
-        segments = view.outcome.segments
+        segments = _leaves(view.outcome)
         svg = None
         if shape is not None and len(shape.nodes) == len(segments):
             svg = hdag_svg(
                 shape,
-                [s.outcome.value for s in segments],
-                [(s.pass_votes, s.fail_votes) for s in segments],
+                [s[0] for s in segments],
+                [s[1] for s in segments],
                 link=lambda i: f"#seg-{i}",
             )
         elif shape is not None:
@@ -96,10 +97,11 @@ def register_dashboard(app: FastAPI, pages: WebPages) -> None:
         if shape is None:
             text = public_text(problem or "no HDAG published yet", pages.settings)
             return Response(text, status_code=404, media_type="text/plain")
-        segments = view.outcome.segments
-        svg = hdag_svg(
-            shape, [s.outcome.value for s in segments], [(s.pass_votes, s.fail_votes) for s in segments]
-        )
+        segments = _leaves(view.outcome)
+        if len(shape.nodes) != len(segments):
+            text = "the published HDAG shape does not match the on-chain segment count"
+            return Response(text, status_code=404, media_type="text/plain")
+        svg = hdag_svg(shape, [s[0] for s in segments], [s[1] for s in segments])
         return Response(svg, media_type="image/svg+xml", headers={"Content-Security-Policy": CSP})
 
     @app.get("/auditors", include_in_schema=False)
@@ -143,6 +145,14 @@ def register_dashboard(app: FastAPI, pages: WebPages) -> None:
             profit_chart=profit_chart,
             profit_rows={sid: (cum, delta) for _, cum, (sid, delta) in profit},
         )
+
+
+def _leaves(outcome: SessionOutcome) -> list[tuple[str, tuple[int, int]]]:
+    """(outcome, (pass, fail)) of every leaf of the session in index order, revealed canaries
+    included (the published shape has them; they are drawn like any node)."""
+    rows = {s.index: (s.outcome.value, (s.pass_votes, s.fail_votes)) for s in outcome.segments}
+    rows |= {c.index: (c.outcome.value, (c.pass_votes, c.fail_votes)) for c in outcome.canaries}
+    return [rows[i] for i in sorted(rows)]
 
 
 def _shape(queries: SessionQueries, session_id: int) -> tuple[SessionShape | None, str | None]:

@@ -7,7 +7,7 @@ asks the chain: the session's status and deadline, the head block, and the recen
 `COMMIT_MARGIN_BLOCKS` blocks are left, so the daemon has a block to see it and one to land its
 commit. When the chain cannot be read, the seat's own deadline (unix time, set by the daemon)
 is used if it has one, and the page says so. An appeal round's seat (round > 0, issue 15) is
-timed by its own deadline too: the chain port reads only a session's first commit deadline.
+timed by its round's own phase and commit deadline (`node.panels.panel_phase`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from trustnode.chain.port import ChainPort
 from trustnode.models.human import HumanSeat
 from trustnode.models.verdict import SessionState
+from trustnode.node.panels import panel_phase
 
 #: Blocks a decision needs before the deadline: one for the daemon to see it, one for its commit.
 COMMIT_MARGIN_BLOCKS = 2
@@ -105,28 +106,43 @@ class CommitWindows:
                 out[sid] = CommitWindow(session_id=sid, open=False, source="chain", reason=_NO_SESSION)
                 continue
             s = port.session(sid)
-            base = {"session_id": sid, "source": "chain", "status": s.state.value, "head_block": head}
-            if s.state not in _COMMITTING:
-                out[sid] = CommitWindow(open=False, reason=_CLOSED[s.state], **base)  # type: ignore[arg-type]
-                continue
-            left = s.commit_deadline - head
-            seconds = None if per_block is None else max(0.0, left * per_block)
-            timing = {
-                "deadline_block": s.commit_deadline,
-                "blocks_left": max(0, left),
-                "seconds_left": seconds,
-            }
-            if left <= 0:
-                reason = f"the commit deadline (block {s.commit_deadline}) has passed"
-                out[sid] = CommitWindow(open=False, reason=reason, **base, **timing)  # type: ignore[arg-type]
-            elif left < COMMIT_MARGIN_BLOCKS:
-                reason = (
-                    f"too late: {left} block left before the commit deadline (block {s.commit_deadline}); "
-                    f"your daemon needs {COMMIT_MARGIN_BLOCKS} to commit"
+            out[sid] = _window(sid, s.state, s.commit_deadline, head, per_block)
+        return out
+
+    def from_rounds(self, seats: Iterable[HumanSeat]) -> dict[str, CommitWindow]:
+        """Windows of appeal-round seats (round > 0), by seat id, from each round's own phase and
+        commit deadline on chain (raises when the chain cannot be read)."""
+        port = self._port()
+        head = port.block_number()
+        per_block = self._seconds_per_block(head)
+        count = port.session_count()
+        out: dict[str, CommitWindow] = {}
+        for seat in seats:
+            if not 1 <= seat.session_id <= count:
+                out[seat.seat_id] = CommitWindow(
+                    session_id=seat.session_id,
+                    round=seat.round,
+                    open=False,
+                    source="chain",
+                    reason=_NO_SESSION,
                 )
-                out[sid] = CommitWindow(open=False, reason=reason, **base, **timing)  # type: ignore[arg-type]
-            else:
-                out[sid] = CommitWindow(open=True, **base, **timing)  # type: ignore[arg-type]
+                continue
+            if not any(r.round == seat.round for r in port.rounds(seat.session_id)):
+                why = f"the chain has no appeal round {seat.round} of this session: timed by the daemon's deadline"
+                out |= self.from_seats([seat], why)
+                continue
+            phase = panel_phase(port, seat.session_id, seat.round)
+            if phase.ended:
+                out[seat.seat_id] = CommitWindow(
+                    session_id=seat.session_id,
+                    round=seat.round,
+                    open=False,
+                    source="chain",
+                    reason=phase.ended,
+                )
+                continue
+            window = _window(seat.session_id, phase.state, phase.commit_deadline, head, per_block)
+            out[seat.seat_id] = window.model_copy(update={"round": seat.round})
         return out
 
     def from_seats(self, seats: Iterable[HumanSeat], why: str) -> dict[str, CommitWindow]:
@@ -148,3 +164,23 @@ class CommitWindows:
                     open=True, source="seat", seconds_left=deadline - now, **base
                 )  # type: ignore[arg-type]
         return out
+
+
+def _window(sid: int, state: SessionState, deadline: int, head: int, per_block: float | None) -> CommitWindow:
+    """A panel's commit window from its phase and commit deadline block."""
+    base = {"session_id": sid, "source": "chain", "status": state.value, "head_block": head}
+    if state not in _COMMITTING:
+        return CommitWindow(open=False, reason=_CLOSED[state], **base)  # type: ignore[arg-type]
+    left = deadline - head
+    seconds = None if per_block is None else max(0.0, left * per_block)
+    timing = {"deadline_block": deadline, "blocks_left": max(0, left), "seconds_left": seconds}
+    if left <= 0:
+        reason = f"the commit deadline (block {deadline}) has passed"
+        return CommitWindow(open=False, reason=reason, **base, **timing)  # type: ignore[arg-type]
+    if left < COMMIT_MARGIN_BLOCKS:
+        reason = (
+            f"too late: {left} block left before the commit deadline (block {deadline}); "
+            f"your daemon needs {COMMIT_MARGIN_BLOCKS} to commit"
+        )
+        return CommitWindow(open=False, reason=reason, **base, **timing)  # type: ignore[arg-type]
+    return CommitWindow(open=True, **base, **timing)  # type: ignore[arg-type]

@@ -1,0 +1,85 @@
+"""`trustnode appeal SESSION --segments 2,5 [--bond X]`: appeal segments' outcomes to a larger panel.
+
+Prints the quote (the round it opens, the segments' depth, each one's panel seats and bond) and
+sends the appeal; a refusal (window closed, no rounds left, not enough eligible auditors, bond
+above the limit, ...) is printed with its contract name and reason and exits 1. Anyone may
+appeal; it signs with the node's account (on the devnet the provider's, account 1, unless
+TRUSTNODE_CHAIN__ACCOUNT_INDEX says otherwise).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import typer
+
+from trustnode.chain.errors import ChainError
+from trustnode.chain.units import format_trust, parse_trust
+from trustnode.cli.common import console, errors_as_exit, fail, node_settings, print_json
+
+
+def appeal_cmd(
+    session: int = typer.Argument(..., metavar="SESSION", help="The session id."),
+    segments: str = typer.Option(..., "--segments", metavar="2,5", help="Segment indices, one depth."),
+    bond: Decimal = typer.Option(
+        None, "--bond", metavar="TRUST", help="The most you agree to pay (default: the quoted bond)."
+    ),
+    quote_only: bool = typer.Option(False, "--quote", help="Print the quote and send nothing."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Appeal segments of a finalized session to a larger panel (2k+1 seats of their tier), paying a bond."""
+    from trustnode.node.appellant import AppealRefused, appeal, parse_segments, quote
+    from trustnode.node.context import NodeContext
+
+    with errors_as_exit(ValueError):
+        wanted = parse_segments(segments)
+        limit = None if bond is None else parse_trust(bond)
+    ctx = NodeContext(node_settings("provider"))
+    with errors_as_exit(ChainError):
+        port = ctx.port()
+        q = quote(port, session, wanted)
+        if not json_out:
+            _print_quote(q)
+        if quote_only:
+            if json_out:
+                print_json(q.model_dump(mode="json"))
+            if q.refusal is not None:
+                raise typer.Exit(1)
+            return
+        try:
+            q, opened = appeal(port, session, wanted, limit)
+        except AppealRefused as exc:
+            if json_out:
+                print_json({"quote": q.model_dump(mode="json"), "refusal": exc.name, "reason": exc.reason})
+            fail(f"appeal refused: {exc}")
+    if json_out:
+        print_json({"quote": q.model_dump(mode="json"), "opened": opened.model_dump(mode="json")})
+        return
+    console.print(
+        f"[green]appeal round {opened.round} opened[/] by {opened.appellant}: bond "
+        f"{format_trust(opened.bond)} held (tx {opened.tx.tx_hash}); its panel is drawn next",
+        highlight=False,
+    )
+
+
+def _print_quote(q: object) -> None:
+    from trustnode.chain.port.types_appeals import AppealQuote
+
+    assert isinstance(q, AppealQuote)
+    console.print(
+        f"session {q.session_id}: appeal of segments {', '.join(map(str, q.segments))} would open round "
+        f"{q.round}, their panel of depth {q.depth}",
+        highlight=False,
+    )
+    for i, seats, b in zip(q.segments, q.seats, q.bonds, strict=False):
+        console.print(f"  segment {i}: a panel of {seats} seats, bond {format_trust(b)}", highlight=False)
+    window = f"; appealable until block {q.appealable_until}" if q.appealable_until is not None else ""
+    console.print(f"  total bond {format_trust(q.bond)}{window}", highlight=False)
+    if q.refusal is not None:
+        reason = q.reason or q.refusal
+        shown = reason if reason.startswith(q.refusal) else f"{q.refusal}: {reason}"
+        console.print(f"  [red]refused: {shown}[/]", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("appeal")(appeal_cmd)

@@ -1,0 +1,62 @@
+"""Appealing a session's segments (issue 15): quote first, then send, every refusal by its name.
+
+Anyone may appeal (the provider, a user, an auditor). The quote (`ChainPort.appeal_quote`) says
+which round the appeal would open, the depth of the named segments, each one's panel seats and
+bond, or the named refusal the contract would hit; nothing is sent unless it is admissible and
+its bond is within the appellant's limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from trustnode.chain.errors import ContractRevertError
+from trustnode.chain.port import ChainPort, reverts
+from trustnode.chain.port.types_appeals import AppealOpened, AppealQuote
+from trustnode.chain.units import format_trust
+
+BOND_ABOVE_LIMIT = "BondAboveLimit"
+
+
+class AppealRefused(Exception):
+    """The appeal would be (or was) refused: `name` is the contract's error, `reason` in words."""
+
+    def __init__(self, name: str, reason: str, quote: AppealQuote | None = None) -> None:
+        super().__init__(reason if reason.startswith(name) else f"{name}: {reason}")
+        self.name, self.reason, self.quote = name, reason, quote
+
+
+def parse_segments(text: str) -> list[int]:
+    """'2,5' -> [2, 5] (ascending, distinct); ValueError naming what is wrong."""
+    try:
+        out = sorted({int(x) for x in text.replace(" ", "").split(",") if x != ""})
+    except ValueError:
+        raise ValueError(f"--segments takes segment indices separated by commas, not {text!r}") from None
+    if not out or out[0] < 0:
+        raise ValueError("--segments needs at least one segment index (0 or more)")
+    return out
+
+
+def quote(port: ChainPort, session_id: int, segments: Sequence[int]) -> AppealQuote:
+    return port.appeal_quote(session_id, sorted(segments))
+
+
+def appeal(
+    port: ChainPort, session_id: int, segments: Sequence[int], max_bond: int | None = None
+) -> tuple[AppealQuote, AppealOpened]:
+    """Quote, check, send. `max_bond` None: exactly the quoted bond (the protocol takes no more)."""
+    q = quote(port, session_id, segments)
+    if q.refusal is not None:
+        raise AppealRefused(q.refusal, q.reason or q.refusal, q)
+    limit = q.bond if max_bond is None else max_bond
+    if q.bond > limit:
+        raise AppealRefused(
+            BOND_ABOVE_LIMIT,
+            f"the bond is {format_trust(q.bond)}, above your limit of {format_trust(limit)}",
+            q,
+        )
+    try:
+        opened = port.appeal(session_id, q.segments, limit)
+    except ContractRevertError as exc:  # the chain moved between the quote and the transaction
+        raise AppealRefused(exc.name, reverts.explain(exc), q) from exc
+    return q, opened
