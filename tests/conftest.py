@@ -43,6 +43,29 @@ def _keep_umask() -> Iterator[None]:
     os.umask(mask)
 
 
+#: Small arithmetic traces long enough to audit within the default privacy share: a trace needs
+#: 320 characters of reasoning at 25% (`hdag.spans.private_thinking_floor`); shorter ones are refused.
+ADD_THINKING = (
+    "We need 2 + 3. Start from 2 and count three more: 3, 4, 5. So 2 + 3 = 5. "
+    "Check by counting back: 5 - 3 = 2, which is where we started, so the sum is right. "
+    "Another check: 3 + 2 = 5 as well, since the order of the terms does not change a sum. "
+    "Both checks agree with the first count, and no other reading of the question applies. "
+    "So the answer is 5."
+)
+TIMES_THINKING = (
+    "We need 6 times 7. Six sevens are 7 + 7 + 7 + 7 + 7 + 7. Adding in pairs, 7 + 7 = 14 three "
+    "times, and 14 + 14 + 14 = 42. So 6 × 7 = 42. Check with the table we know: 6 × 7 = 7 × 6, and "
+    "7 × 6 = 42. A second check: 6 × 7 = 6 × 5 + 6 × 2 = 30 + 12 = 42. Every way of counting gives "
+    "the same value, and none of the counts needs a carried digit, so the answer is 42."
+)
+DOUBLE_THINKING = (
+    "We need 2 + 2. Start at 2 and count two more: 3, 4. So 2 + 2 = 4. Check by doubling: twice 2 "
+    "is 4, the same value. Check by counting back: 4 - 2 = 2, where we started. A third check: "
+    "1 + 1 + 1 + 1 = 4, four ones in all. Every count agrees with the first one, and the question "
+    "has no other reading, and nothing is carried, so the answer is 4."
+)
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))

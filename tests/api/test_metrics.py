@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import BaseModel
 
-from tests.conftest import free_port, start_server
+from tests.conftest import ADD_THINKING, free_port, start_server
 from trustnode.api.app import create_app
 from trustnode.api.metrics import InstrumentedStore, NodeMetrics
 from trustnode.audit.human_queue import HumanQueue
@@ -34,7 +34,7 @@ from trustnode.node.paths import human_queue_path
 from trustnode.node.provider import ProviderPipeline
 from trustnode.storage.errors import RemotePinPendingError, StorageError
 
-TRACE = TraceInput(problem="What is 2 + 3?", thinking="2 + 3 = 5, so the answer is 5.", output="5")
+TRACE = TraceInput(problem="What is 2 + 3?", thinking=ADD_THINKING, output="5")
 
 
 def _serve(app: FastAPI) -> tuple[uvicorn.Server, threading.Thread, str]:

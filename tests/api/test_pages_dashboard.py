@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.browser.conftest import serve
+from tests.conftest import ADD_THINKING
 from trustnode.api.app import create_app
 from trustnode.api.web.svg import AUDITOR_COLOURS, FAIL_COLOUR, hdag_svg, line_chart
 from trustnode.chain.accounts import dev_account
@@ -187,9 +188,7 @@ def test_dashboard_on_a_devnet(chain_site: tuple[str, Deployment]) -> None:
 
 
 def test_offline_trace_shape_has_every_level_row() -> None:
-    trace = TraceInput(
-        problem="Compute 2 + 3.", thinking="First, 2 + 3 = 5.\n\nSo the answer is 5.", output="5"
-    )
+    trace = TraceInput(problem="Compute 2 + 3.", thinking=ADD_THINKING, output="5")
     hdag = decompose_offline(trace)
     shape = SessionShape.from_hdag(hdag, [1] * len(hdag.nodes))
     svg = hdag_svg(shape)

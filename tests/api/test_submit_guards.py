@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import free_port, start_server, stop_server
+from tests.conftest import ADD_THINKING, free_port, start_server, stop_server
 from trustnode.api.app import create_app
 from trustnode.api.auth import api_warnings, check_api_settings, sign_request
 from trustnode.api.limits import MAX_TEXT_CHARS
@@ -26,7 +26,7 @@ from trustnode.node.context import NodeContext
 
 API_KEY = "provider-secret-key"
 SIGNER = dev_account(9)
-TRACE = {"problem": "What is 2 + 3?", "thinking": "2 + 3 = 5, so the answer is 5.", "output": "5"}
+TRACE = {"problem": "What is 2 + 3?", "thinking": ADD_THINKING, "output": "5"}
 
 
 def _settings(data_dir: Path, **api: object) -> Settings:
@@ -314,3 +314,18 @@ def test_the_nesting_scan_is_linear_on_hostile_strings(api: tuple[str, NodeConte
     r = httpx.post(f"{url}/v1/traces", content=closed, headers=headers, timeout=60)
     assert r.status_code == 422 and "nested deeper than 32 levels" in r.json()["error"]
     assert ctx.jobs.depth() == {}
+
+
+def test_a_trace_too_short_for_the_privacy_share_is_refused_naming_it(api: tuple[str, NodeContext]) -> None:
+    # Under the 25% share a 30-character reasoning would put most of the trace in one seat.
+    url, ctx = api
+    short = {**TRACE, "thinking": "2 + 3 = 5, so the answer is 5."}
+    auth = {"Authorization": f"Bearer {API_KEY}"}
+    r = httpx.post(f"{url}/v1/traces", json=short, headers=auth)
+    assert r.status_code == 422, r.text
+    field = r.json()["fields"][0]
+    assert field["field"] == "thinking" and "at least 320" in field["message"]
+    assert "privacy.max_decrypt_share" in field["message"]
+    assert ctx.jobs.depth() == {}  # nothing was queued
+    ok = httpx.post(f"{url}/v1/traces", json=TRACE, headers=auth)
+    assert ok.status_code == 202, ok.text  # the same question with enough reasoning is taken

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import start_server, stop_server
+from tests.conftest import ADD_THINKING, start_server, stop_server
 from trustnode.api.app import create_app
 from trustnode.api.auth import sign_request
 from trustnode.chain.accounts import dev_account
@@ -19,7 +19,7 @@ from trustnode.hdag.offline import decompose_offline
 from trustnode.node.context import NodeContext
 
 API_KEY = "provider-secret-key"
-TRACE = {"problem": "What is 2 + 3?", "thinking": "2 + 3 = 5, so the answer is 5.", "output": "5"}
+TRACE = {"problem": "What is 2 + 3?", "thinking": ADD_THINKING, "output": "5"}
 
 
 SIGNER = dev_account(9)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import client_for
+from tests.conftest import DOUBLE_THINKING, TIMES_THINKING, client_for
 from trustnode.chain.deployment import Deployment
 from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol
 from trustnode.config import Settings
@@ -25,10 +25,11 @@ def test_open_adopts_a_session_opened_before_the_crash(fresh_devnet: Deployment,
     owner = Protocol(client_for(fresh_devnet, 0), fresh_devnet.contracts)
     provider_account = 1
     owner.transfer(client_for(fresh_devnet, provider_account).address, 10_000 * 10**18)
-    # One auditor per tier, one seat per segment: the provider only opens sessions a draw can fill.
+    # One auditor per tier, one seat per segment, no seat cap to speak of: the provider only opens
+    # sessions a draw can fill, and this one auditor must be able to take every seat of its tier.
     owner.client.transact(
         owner.sessions.functions.setParams(
-            DEVNET_SESSION_PARAMS.model_copy(update={"seats_per_tier": (1, 1, 1)}).as_abi()
+            DEVNET_SESSION_PARAMS.model_copy(update={"seats_per_tier": (1, 1, 1), "seat_cap": 64}).as_abi()
         )
     )
     for tier, account in ((0, 2), (1, 3), (2, 4)):
@@ -45,7 +46,7 @@ def test_open_adopts_a_session_opened_before_the_crash(fresh_devnet: Deployment,
     ctx = NodeContext(settings)
     pipeline = ProviderPipeline(ctx)
     job, _ = ctx.jobs.submit(
-        TraceInput(problem="What is 6 times 7?", thinking="6 × 7 = 42, so the answer is 42.", output="42"),
+        TraceInput(problem="What is 6 times 7?", thinking=TIMES_THINKING, output="42"),
         "key:test",
     )
     for stage in (pipeline._decompose, pipeline._pin, pipeline._batch):
@@ -70,7 +71,7 @@ def test_open_adopts_a_session_opened_before_the_crash(fresh_devnet: Deployment,
 
     # A job whose root was never opened does open a new session.
     other, _ = ctx.jobs.submit(
-        TraceInput(problem="What is 2 + 2?", thinking="2 + 2 = 4.", output="4"), "key:test"
+        TraceInput(problem="What is 2 + 2?", thinking=DOUBLE_THINKING, output="4"), "key:test"
     )
     for stage in (restarted._decompose, restarted._pin, restarted._batch, restarted._open):
         stage(other)

@@ -10,6 +10,8 @@ beyond the contract's segment cap, and the job would otherwise fail late).
   per unit of text, so with it the exact floor is known at submit. While the chain cannot be
   read the cap is unknown: the trace is queued and the provider refuses it before pinning.
 - Text: the segmenter reads at most `MAX_TEXT_CHARS` characters of trace text.
+- Privacy: reasoning too short to cut so that no segment holds more than the node's privacy
+  share (`privacy.max_decrypt_share`) is refused: one seat would read most of the trace.
 - Nesting: a JSON body nested deeper than `MAX_JSON_DEPTH` is refused before it is parsed
   (a recursive parser would otherwise fail on a few kilobytes of brackets).
 """
@@ -25,6 +27,7 @@ import numpy as np
 
 from trustnode.api.errors import FieldError, unavailable
 from trustnode.hdag.offline import unit_spans
+from trustnode.hdag.spans import MAX_SEGMENT_SHARE, too_short_for_share
 from trustnode.hdag.text import MAX_TEXT_CHARS
 from trustnode.models.trace import TraceInput
 from trustnode.node.context import NodeContext
@@ -96,18 +99,26 @@ class SegmentCap:
 
 
 def trace_limit_errors(
-    trace: TraceInput, decomposer: DecomposerMode, max_segments: int | None
+    trace: TraceInput,
+    decomposer: DecomposerMode,
+    max_segments: int | None,
+    share: float = MAX_SEGMENT_SHARE,
 ) -> list[FieldError]:
     """Every limit `trace` breaks, each naming the limit; empty when it may fit a session.
 
     The text cap is checked first: the segment count is only worked out for text the
-    segmenter accepts, and only when the segment cap is known.
+    segmenter accepts, and only when the segment cap is known. `share` is the node's privacy
+    share: a trace too short to cut within it is refused (the provider checks it exactly after
+    decomposition, `hdag.spans.privacy_problem`).
     """
     field = "steps" if trace.steps is not None else "thinking"
     chars = trace_text_chars(trace)
     if chars > MAX_TEXT_CHARS:
         message = f"the trace text is {chars:,} characters; at most {MAX_TEXT_CHARS:,} are accepted"
         return [FieldError(field=field, message=message)]
+    short = too_short_for_share(trace.to_document(), share)
+    if short is not None:
+        return [FieldError(field=field, message=short)]
     if max_segments is None:
         return []
     floor = segment_floor(trace, decomposer)

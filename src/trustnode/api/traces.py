@@ -53,13 +53,15 @@ def traces_router(ctx: NodeContext, auth: Authenticator) -> APIRouter:
         """Queue a reasoning trace for auditing; returns its id at once (the audit runs in the background).
 
         Give `thinking` (free text) or `steps` (pre-split). A trace that cannot fit one session
-        (the contract's segment cap, 1,024) or is longer than the segmenter reads is refused with 422.
+        (the contract's segment cap, 1,024), is longer than the segmenter reads, or is too short to
+        split within the privacy share (320 characters of reasoning at 25%) is refused with 422.
         """
         max_segments = await run_in_threadpool(cap.get)
-        problems = await run_in_threadpool(trace_limit_errors, trace, mode, max_segments)
+        share = ctx.settings.privacy.max_decrypt_share
+        problems = await run_in_threadpool(trace_limit_errors, trace, mode, max_segments, share)
         if problems:
             names = ", ".join(p.message for p in problems)
-            raise APIError(422, f"trace over a limit: {names}", problems)
+            raise APIError(422, f"trace refused: {names}", problems)
         job, created = await run_in_threadpool(ctx.jobs.submit, trace, provider, idempotency_key)
         if not created and job.trace != trace:
             raise APIError(

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from trustnode.chain.errors import ChainError, ContractRevertError
 from trustnode.chain.port import ChainPort, NotReady, SessionInfo, reverts
 from trustnode.hdag.offline import decompose_offline_report
+from trustnode.hdag.spans import privacy_problem
 from trustnode.models.hdag import HDAG
 from trustnode.models.jobs import ChainBinding, JobStatus, TraceJob, TraceStage
 from trustnode.models.verdict import SessionOutcome, SessionState
@@ -199,6 +200,9 @@ class ProviderPipeline:
                 hdag, report = decompose_offline_report(job.trace, max_share=self.privacy_share)
         except ValueError as exc:
             raise PermanentFailure(f"decomposition failed: {exc}") from exc
+        too_open = privacy_problem(hdag.document, hdag.nodes, self.privacy_share)
+        if too_open is not None:  # one seat would read more of the trace than the privacy share
+            raise PermanentFailure(f"not audited, to keep the privacy share: {too_open}")
         job.hdag = hdag
         job.report = report.model_dump(mode="json")
         job.stage = TraceStage.DECOMPOSED
