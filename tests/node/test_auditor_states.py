@@ -37,10 +37,12 @@ PARAMS = MEMORY_SESSION_PARAMS.model_copy(
 )
 TRACE = TraceInput(
     problem="A crate holds 12 boxes of 4 apples. How many apples are there?",
-    steps=[
-        "12 × 4 = 48 apples in the crate.",
-        "UNSURE: so the crate is full, as stated.",
-        "The answer is 48.",
+    steps=[  # long enough to audit within the 25% privacy share (320 characters of reasoning)
+        "A crate holds 12 boxes, and each box holds 4 apples, so we multiply the two counts",
+        "12 × 4 = 48 apples in the crate, counting every box once and every apple once.",
+        "UNSURE: so the crate is full, as stated, with no box missing from any of its rows",
+        "Nothing else in the problem changes the count of apples, so no correction is needed",
+        "The answer is 48 apples in the crate, since each of the 12 boxes holds 4 apples",
     ],
     output="48",
 )
