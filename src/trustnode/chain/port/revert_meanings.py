@@ -26,6 +26,8 @@ DEPLOYED = (
 
 MEANINGS: dict[str, str] = {
     # sessions (AuditSessions)
+    "ExtensionsAlreadySet": "the appeal and canary modules are already wired to this core (set once)",
+    "ZeroExtension": "the appeal or canary module address is zero",
     "InvalidSegments": "the trace has no segments or more than the contract's limit",
     "InvalidTier": "a segment or auditor names a tier the contract does not know",
     "InvalidWeight": "a segment weight is not what the parameters require",
