@@ -14,6 +14,8 @@ Sample rule (no row numbers): the first N/2 erroneous and the first N/2 correct 
 file order, alternately. By default the bundled SmolLM2-135M runs under `LocalLLMServer`; `--base-url`
 points at any OpenAI-compatible endpoint instead. Nothing is cached: every answer is the
 model's. Progress goes to stderr, per-trace rows to `--rows` (JSON lines) as they finish.
+A run that is cut resumes with the same `--rows` file: traces already there are skipped,
+and the figures cover every row in the file.
 
     python scripts/bench_llm.py --traces 50 --json > /tmp/bench_llm.json
 """
@@ -162,6 +164,13 @@ def summarize(path: Path) -> dict[str, Any]:
     return out
 
 
+def done_ids(rows: Path | None) -> set[str]:
+    """Trace ids an earlier (cut) run already wrote to the rows file."""
+    if rows is None or not rows.exists():
+        return set()
+    return {json.loads(x)["id"] for x in rows.read_text().splitlines() if x.strip()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -184,6 +193,13 @@ def main() -> int:
 
     items = sample(load_processbench(args.data).items, args.traces)
     out: dict[str, Any] = {"data": str(args.data), "traces": len(items)}
+    done = done_ids(args.rows)
+    todo = [i for i in items if i.id not in done]
+    if done:
+        print(
+            f"resuming: {len(items) - len(todo)} of {len(items)} traces already in {args.rows}",
+            file=sys.stderr,
+        )
     rows_fh = args.rows.open("a") if args.rows else None
     with ExitStack() as stack:
         if args.base_url:
@@ -214,7 +230,9 @@ def main() -> int:
         no_verdict = 0
         results: list[dict[str, Any]] = []
         t0 = time.monotonic()
-        for k, item in enumerate(items, 1):  # judge and decompose each trace, so a cut run has both
+        for k, item in enumerate(
+            todo, len(items) - len(todo) + 1
+        ):  # judge and decompose each trace, so a cut run has both
             line: dict[str, Any] = {"id": item.id}
             ju, du = client.usage(), dclient.usage()
             if not args.skip_judge:
@@ -238,6 +256,8 @@ def main() -> int:
             out["decompose_single"] = decompose_figures(results, dclient.usage())
     if rows_fh:
         rows_fh.close()
+    if done and args.rows:  # a resumed run: the figures of every trace in the rows file
+        out.update({k: v for k, v in summarize(args.rows).items() if k != "traces"})
     if args.json:
         print(json.dumps(out, indent=2))
     else:
