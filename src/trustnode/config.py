@@ -13,7 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, ValidationError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -117,6 +117,39 @@ class ProtocolSettings(BaseModel):
         description="Blocks of the commit phase (it ends early once every auditor committed).",
     )
     reveal_blocks: int = Field(default=40, ge=1, description="Blocks of the reveal phase.")
+    # Appeals and gold canaries (issue 15). Unset: the deployment's default, which is off on a
+    # devnet; a value set here is asked for like the matching `--appeal-*`/`--canary-*` option.
+    appeal_blocks: int | None = Field(
+        default=None, ge=0, description="Appeal window after each decision (blocks); 0 disables appeals."
+    )
+    max_rounds: int | None = Field(default=None, ge=0, le=4, description="Appeal panels per segment (0..4).")
+    appeal_bond_multiplier_bps: int | None = Field(
+        default=None, ge=10_000, le=100_000, description="Appeal bond = k * reward * this / 10000."
+    )
+    appeal_reward_bps: int | None = Field(
+        default=None,
+        ge=0,
+        le=10_000,
+        description="A successful appellant's reward, basis points of its bond.",
+    )
+    appeal_budget: Decimal | None = Field(
+        default=None, ge=0, description="Most TRUST the treasury grants one session's appeals."
+    )
+    canary_rate_bps: int | None = Field(
+        default=None, ge=0, le=3000, description="Gold canaries per segment of a session (basis points)."
+    )
+    canary_reveal_blocks: int | None = Field(
+        default=None, ge=1, description="Blocks the provider has to reveal its canaries' verdicts."
+    )
+    canary_gamma: Decimal | None = Field(
+        default=None, ge=0, le=1, description="Reputation step of one canary vote (0..1)."
+    )
+    canary_refund_bps: int | None = Field(
+        default=None,
+        ge=0,
+        le=10_000,
+        description="Treasury refund per revealed canary, basis points of k * reward.",
+    )
 
 
 class IPFSSettings(BaseModel):
@@ -229,8 +262,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml_path = os.environ.get("TRUSTNODE_CONFIG")
-        path = Path(toml_path) if toml_path else Path("trustnode.toml")
+        path = config_file()
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
         if path.is_file():
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
@@ -260,6 +292,32 @@ def secure_data_dir(path: Path) -> Path:
     return path
 
 
+class ConfigError(ValueError):
+    """The configuration (environment or TOML file) holds a value the node cannot run with."""
+
+
+def config_file() -> Path:
+    """The TOML file settings are read from (it need not exist)."""
+    return Path(os.environ.get("TRUSTNODE_CONFIG") or "trustnode.toml")
+
+
+def describe_config_errors(exc: ValidationError) -> str:
+    """One line per bad value: its setting, where it may come from, and what is wrong."""
+    lines = []
+    for err in exc.errors():
+        loc = [str(p) for p in err["loc"]]
+        env = "TRUSTNODE_" + "__".join(p.upper() for p in loc)
+        where = f"{env} or [{loc[0]}] {'.'.join(loc[1:])} in {config_file()}" if len(loc) > 1 else env
+        got = f" (got {err['input']!r})" if "input" in err and not isinstance(err["input"], dict) else ""
+        lines.append(f"{'.'.join(loc)}: {err['msg']}{got}; set by {where}")
+    return "; ".join(lines)
+
+
 def load_settings(**overrides: object) -> Settings:
-    """Read settings from env and TOML; keyword overrides win (used by the CLI flags)."""
-    return Settings(**overrides)  # type: ignore[arg-type]
+    """Read settings from env and TOML; keyword overrides win (used by the CLI flags).
+
+    Raises ConfigError naming every bad value and where it is set."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise ConfigError(f"invalid configuration: {describe_config_errors(exc)}") from None

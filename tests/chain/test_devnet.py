@@ -222,5 +222,24 @@ def test_devnet_runs_the_asked_appeal_and_canary_parameters(tmp_path: Path) -> N
         assert owner.appeal_params_of(owner.session_count() + 1).appeal_blocks == 20
         farming = run_cli(["devnet", "up", "--appeal-reward-bps", "9000"], tmp_path, **env)
         assert farming.returncode == 1 and "would pay" in farming.stderr
+        # The same parameters from the configuration ([protocol] / TRUSTNODE_PROTOCOL__*): a
+        # configured value is asked for like its option, and an option wins over it.
+        configured = {
+            **env,
+            "TRUSTNODE_PROTOCOL__APPEAL_BLOCKS": "30",
+            "TRUSTNODE_PROTOCOL__CANARY_GAMMA": "0.25",
+        }
+        third = run_cli(["devnet", "up"], tmp_path, **configured)
+        assert third.returncode == 0, third.stderr
+        assert "changed appeal_blocks: 20 -> 30" in third.stdout
+        pinned = owner.appeal_params_of(owner.session_count() + 1)
+        assert pinned.appeal_blocks == 30 and pinned.canary_gamma == 10**18 // 4
+        flag_wins = run_cli(["devnet", "up", "--appeal-blocks", "25"], tmp_path, **configured)
+        assert flag_wins.returncode == 0, flag_wins.stderr
+        assert owner.appeal_params_of(owner.session_count() + 1).appeal_blocks == 25
+        bad_config = run_cli(["devnet", "up"], tmp_path, **env, TRUSTNODE_PROTOCOL__APPEAL_REWARD_BPS="9000")
+        assert bad_config.returncode == 1 and "would pay" in bad_config.stderr
+        out_of_range = run_cli(["devnet", "up"], tmp_path, **env, TRUSTNODE_PROTOCOL__MAX_ROUNDS="9")
+        assert out_of_range.returncode != 0 and "max_rounds" in out_of_range.stderr
     finally:
         run_cli(["devnet", "down"], tmp_path, **env)

@@ -11,8 +11,9 @@ from typing import Any, Literal, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-from trustnode.config import Settings, load_settings, secure_data_dir
+from trustnode.config import ConfigError, Settings, load_settings, secure_data_dir
 
 console = Console(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
@@ -32,7 +33,11 @@ ROLES_HELP = (
 
 
 def settings() -> Settings:
-    return load_settings()
+    """The node's settings; a bad configured value stops the command with its name and source."""
+    try:
+        return load_settings()
+    except ConfigError as exc:
+        fail(str(exc))
 
 
 def _has_key(s: Settings) -> bool:
@@ -65,12 +70,13 @@ def node_settings(role: Role | None = None) -> Settings:
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    """Print the reason (as plain text: a "[section]" in it is not markup) and exit."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(code)
 
 
 def warn(message: str) -> None:
-    err_console.print(f"[bold yellow]warning:[/] {message}", highlight=False)
+    err_console.print(f"[bold yellow]warning:[/] {escape(message)}", highlight=False)
 
 
 def print_json(obj: Any) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from trustnode.cli.common import err_console, fail, print_json
-from trustnode.config import load_settings
+from trustnode.cli.common import settings as cli_settings
 from trustnode.hdag import HDAGValidationError, ValidationReport, decompose
 from trustnode.hdag.export import (
     export_payload,
@@ -63,7 +63,7 @@ def _run(
         trace = TraceInput(problem=parsed.problem, steps=[s.body for s in parsed.steps], output=parsed.output)
     else:
         trace = parsed
-    settings = load_settings()
+    settings = cli_settings()
     if not settings.llm.base_url:
         fail("--llm needs an LLM endpoint: set llm.base_url (TRUSTNODE_LLM__BASE_URL) or use --offline")
     from trustnode.llm.client import LLMClient
@@ -112,7 +112,7 @@ def decompose_command(
     if fmt is Format.png and out is None:
         fail("--format png needs --out PATH")
     obj = _read(file)
-    use_llm = llm or (not offline and bool(load_settings().llm.base_url))
+    use_llm = llm or (not offline and bool(cli_settings().llm.base_url))
     try:
         hdag, report = _run(obj, use_llm, mode, min_completeness)
     except (ImportFormatError, HDAGValidationError, LLMError, ValueError) as exc:

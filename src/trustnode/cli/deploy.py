@@ -134,6 +134,7 @@ def deploy(
         reveal_blocks=reveal_blocks,
     )
     appeals = asked_appeals(
+        s,
         session_params(protocol),
         appeal_blocks=appeal_blocks,
         max_rounds=max_rounds,

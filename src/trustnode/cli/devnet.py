@@ -124,6 +124,7 @@ def up_cmd(
         reveal_blocks=reveal_blocks,
     )
     appeals = asked_appeals(
+        s,
         session_params(protocol),
         appeal_blocks=appeal_blocks,
         max_rounds=max_rounds,

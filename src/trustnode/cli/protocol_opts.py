@@ -8,7 +8,7 @@ applied by the owner or refused, never ignored.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -18,6 +18,8 @@ from trustnode.chain.units import parse_trust
 from trustnode.cli.common import fail
 from trustnode.config import ProtocolSettings, Settings
 from trustnode.consensus.appeals import check_appeal_params
+
+T = TypeVar("T")
 
 SeatsOpt = Annotated[
     str | None,
@@ -149,7 +151,13 @@ CanaryRefundOpt = Annotated[
 ]
 
 
+def pick(option: T | None, configured: T | None) -> T | None:
+    """An option given on the command line wins over the configured value."""
+    return configured if option is None else option
+
+
 def asked_appeals(
+    s: Settings,
     base: SessionParams,
     *,
     appeal_blocks: int | None = None,
@@ -162,18 +170,22 @@ def asked_appeals(
     canary_gamma: Decimal | None = None,
     canary_refund_bps: int | None = None,
 ) -> dict[str, int]:
-    """The appeal and canary fields asked for, checked against `base` as `setParams` would check them
-    (panels within 63 seats, spoiling a panel and appealing it never pays)."""
+    """The appeal and canary fields asked for (options over the `[protocol]` configuration, in chain
+    units), checked against `base` as `setParams` would check them (panels within 63 seats, spoiling a
+    panel and appealing it never pays)."""
+    cfg = s.protocol
+    budget = pick(appeal_budget, cfg.appeal_budget)
+    gamma = pick(canary_gamma, cfg.canary_gamma)
     flags: dict[str, int | None] = {
-        "appeal_blocks": appeal_blocks,
-        "max_rounds": max_rounds,
-        "appeal_bond_multiplier_bps": appeal_bond_multiplier_bps,
-        "appeal_reward_bps": appeal_reward_bps,
-        "appeal_budget": None if appeal_budget is None else parse_trust(appeal_budget),
-        "canary_rate_bps": canary_rate_bps,
-        "canary_reveal_blocks": canary_reveal_blocks,
-        "canary_gamma": None if canary_gamma is None else int(canary_gamma * WAD),
-        "canary_refund_bps": canary_refund_bps,
+        "appeal_blocks": pick(appeal_blocks, cfg.appeal_blocks),
+        "max_rounds": pick(max_rounds, cfg.max_rounds),
+        "appeal_bond_multiplier_bps": pick(appeal_bond_multiplier_bps, cfg.appeal_bond_multiplier_bps),
+        "appeal_reward_bps": pick(appeal_reward_bps, cfg.appeal_reward_bps),
+        "appeal_budget": None if budget is None else parse_trust(budget),
+        "canary_rate_bps": pick(canary_rate_bps, cfg.canary_rate_bps),
+        "canary_reveal_blocks": pick(canary_reveal_blocks, cfg.canary_reveal_blocks),
+        "canary_gamma": None if gamma is None else int(gamma * WAD),
+        "canary_refund_bps": pick(canary_refund_bps, cfg.canary_refund_bps),
     }
     given = {k: v for k, v in flags.items() if v is not None}
     try:

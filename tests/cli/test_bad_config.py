@@ -1,0 +1,36 @@
+"""A configured value the node cannot run with stops every command at start, naming the setting,
+where it comes from and what is wrong: never a traceback (the guide: misconfiguration refuses
+loudly with the reason)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import run_cli
+
+
+@pytest.mark.parametrize(
+    "command", [["devnet", "up"], ["deploy"], ["api", "serve"], ["auditor", "run", "--tier", "computer"]]
+)
+def test_bad_environment_value_is_named(command: list[str], tmp_path: Path) -> None:
+    done = run_cli(command, timeout=60, TRUSTNODE_DATA_DIR=str(tmp_path), TRUSTNODE_PROTOCOL__MAX_ROUNDS="9")
+    assert done.returncode == 1, done.stdout
+    assert "Traceback" not in done.stderr
+    assert "invalid configuration: protocol.max_rounds" in done.stderr
+    assert "TRUSTNODE_PROTOCOL__MAX_ROUNDS" in done.stderr and "(got '9')" in done.stderr
+
+
+def test_bad_file_values_are_all_named_with_their_section(tmp_path: Path) -> None:
+    toml = tmp_path / "node.toml"
+    toml.write_text('[protocol]\nseat_cap = 100\ncanary_gamma = "2"\n[llm]\ntimeout_s = -1\n')
+    done = run_cli(["api", "serve"], timeout=60, TRUSTNODE_DATA_DIR=str(tmp_path), TRUSTNODE_CONFIG=str(toml))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    err = " ".join(done.stderr.split())
+    for setting, section in [
+        ("protocol.seat_cap", "[protocol] seat_cap"),
+        ("protocol.canary_gamma", "[protocol] canary_gamma"),
+        ("llm.timeout_s", "[llm] timeout_s"),
+    ]:
+        assert setting in err and f"{section} in {toml}" in err
