@@ -98,3 +98,16 @@ def test_the_generator_never_reads_evaluation_data() -> None:
     for path in pkg.glob("*.py"):
         text = path.read_text()
         assert "shared/eval" not in text and "processbench" not in text.lower() and "open(" not in text, path
+
+
+def test_every_tier_with_a_canary_gets_a_fail_one() -> None:
+    """Verdicts are stratified per tier (ceil(n/2) FAIL): a lazy approver meets a FAIL canary in
+    every session that gives its tier a canary, never sitting one out by luck."""
+    shapes = [SegmentShape(tier=Tier.COMPUTER, chars=120)] * 14 + [SegmentShape(tier=Tier.LLM, chars=200)] * 2
+    rng = random.Random(21)
+    for _ in range(300):
+        made = make_canaries(shapes, rng.randint(1, 6), rng)
+        for tier in {c.tier for c in made}:
+            mine = [c for c in made if c.tier is tier]
+            fails = sum(c.verdict is Verdict.FAIL for c in mine)
+            assert fails == -(-len(mine) // 2), (tier, [c.verdict for c in mine])

@@ -12,6 +12,7 @@ auditors of that tier like the real segment it imitates.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 
@@ -131,16 +132,25 @@ def make_canaries(
     fail_share: float = 0.5,
     high_stakes: bool = False,
 ) -> list[Canary]:
-    """`count` canaries whose tiers and lengths are drawn from the session's real segments."""
+    """`count` canaries whose tiers and lengths are drawn from the session's real segments.
+
+    Verdicts are stratified by tier: of a tier's n canaries, ceil(n * fail_share) are FAIL, at random
+    places. So every tier that gets a canary gets a FAIL one (when fail_share > 0), and an auditor
+    who approves everything cannot sit out a session by luck; which seats are canaries stays hidden.
+    """
     if count < 0 or not 0 <= fail_share <= 1:
         raise ValueError("count must be >= 0 and fail_share in [0, 1]")
     if count and not real:
         raise ValueError("canaries imitate real segments: the session has none")
-    out = []
     shapes = list(real)
-    for _ in range(count):
-        source = rng.randrange(len(shapes))
-        verdict = Verdict.FAIL if rng.random() < fail_share else Verdict.PASS
+    sources = [rng.randrange(len(shapes)) for _ in range(count)]
+    verdicts: list[Verdict] = [Verdict.PASS] * count
+    for tier in sorted({shapes[i].tier for i in sources}, key=lambda t: t.value):
+        mine = [k for k, i in enumerate(sources) if shapes[i].tier is tier]
+        for k in rng.sample(mine, math.ceil(len(mine) * fail_share)):
+            verdicts[k] = Verdict.FAIL
+    out = []
+    for source, verdict in zip(sources, verdicts, strict=True):
         made = make_canary(shapes[source], verdict, rng, high_stakes=high_stakes)
         out.append(made.model_copy(update={"source": source}))
     return out

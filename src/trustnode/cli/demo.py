@@ -203,7 +203,8 @@ def print_appeal_act(report: AppealActReport) -> bool:
             console.print(f"    {v}", highlight=False)
     if not report.canaries:
         console.print(
-            "  [yellow]no FAIL canary was drawn on the lazy auditor this time[/] (each is FAIL with p=1/2)"
+            "  [yellow]no FAIL canary was caught on the lazy auditor[/] (every tier with a canary has a FAIL "
+            "one, so the lazy auditor was not drawn on it)"
         )
     if report.lazy is not None:
         z = report.lazy
