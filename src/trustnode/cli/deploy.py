@@ -49,8 +49,7 @@ from trustnode.cli.protocol_opts import (
     SeatsOpt,
     SlashOpt,
     TauOpt,
-    asked_appeals,
-    asked_protocol,
+    asked_parameters,
 )
 
 
@@ -120,32 +119,7 @@ def deploy(
     bad = [a for a in fund if not Web3.is_address(a)]
     if bad:
         fail(f"not an address: {', '.join(bad)}")
-    protocol, asked = asked_protocol(
-        s,
-        seats_per_tier=seats_per_tier,
-        seat_cap=seat_cap,
-        tau_bps=tau_bps,
-        beta_bps=beta_bps,
-        reward=reward,
-        slash=slash,
-        draw_blocks=draw_blocks,
-        key_blocks=key_blocks,
-        commit_blocks=commit_blocks,
-        reveal_blocks=reveal_blocks,
-    )
-    appeals = asked_appeals(
-        s,
-        session_params(protocol),
-        appeal_blocks=appeal_blocks,
-        max_rounds=max_rounds,
-        appeal_bond_multiplier_bps=appeal_bond_multiplier_bps,
-        appeal_reward_bps=appeal_reward_bps,
-        appeal_budget=appeal_budget,
-        canary_rate_bps=canary_rate_bps,
-        canary_reveal_blocks=canary_reveal_blocks,
-        canary_gamma=canary_gamma,
-        canary_refund_bps=canary_refund_bps,
-    )
+    protocol, asked, appeals = asked_parameters(s, locals())
     shown = redact_url(url)
     with errors_as_exit(ChainError, KeyConfigError, ValueError):
         chain_id = wait_for_rpc(url, timeout_s=wait)

@@ -10,7 +10,6 @@ from web3 import Web3
 
 from trustnode.chain import devnet
 from trustnode.chain.accounts import dev_account
-from trustnode.chain.deployment import session_params
 from trustnode.chain.errors import ChainError, redact_url
 from trustnode.chain.protocol import DEVNET_EPOCH_BLOCKS
 from trustnode.chain.units import format_trust, parse_trust
@@ -35,8 +34,7 @@ from trustnode.cli.protocol_opts import (
     SeatsOpt,
     SlashOpt,
     TauOpt,
-    asked_appeals,
-    asked_protocol,
+    asked_parameters,
 )
 
 devnet_app = typer.Typer(
@@ -110,32 +108,7 @@ def up_cmd(
     Accounts: 0 deploys and owns the contracts, 1 is the provider's (the API node pays for sessions from it), 2 and up are auditors, one account each.
     """
     s = node_settings("deployer")
-    protocol, asked = asked_protocol(
-        s,
-        seats_per_tier=seats_per_tier,
-        seat_cap=seat_cap,
-        tau_bps=tau_bps,
-        beta_bps=beta_bps,
-        reward=reward,
-        slash=slash,
-        draw_blocks=draw_blocks,
-        key_blocks=key_blocks,
-        commit_blocks=commit_blocks,
-        reveal_blocks=reveal_blocks,
-    )
-    appeals = asked_appeals(
-        s,
-        session_params(protocol),
-        appeal_blocks=appeal_blocks,
-        max_rounds=max_rounds,
-        appeal_bond_multiplier_bps=appeal_bond_multiplier_bps,
-        appeal_reward_bps=appeal_reward_bps,
-        appeal_budget=appeal_budget,
-        canary_rate_bps=canary_rate_bps,
-        canary_reveal_blocks=canary_reveal_blocks,
-        canary_gamma=canary_gamma,
-        canary_refund_bps=canary_refund_bps,
-    )
+    protocol, asked, appeals = asked_parameters(s, locals())
     n = s.devnet.auditor_accounts if auditors is None else auditors
     with console.status("starting devnet ..."), errors_as_exit(ChainError, ValueError):
         report = devnet.ensure(

@@ -7,12 +7,14 @@ applied by the owner or refused, never ignored.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, NamedTuple, TypeVar
 
 import typer
 from pydantic import ValidationError
 
+from trustnode.chain.deployment import session_params
 from trustnode.chain.protocol import WAD, SessionParams
 from trustnode.chain.units import parse_trust
 from trustnode.cli.common import fail
@@ -194,3 +196,29 @@ def asked_appeals(
     except (ValidationError, ValueError) as exc:
         fail(f"invalid appeal or canary parameters: {exc}")
     return given
+
+
+PROTOCOL_OPTIONS = (
+    "seats_per_tier", "seat_cap", "tau_bps", "beta_bps", "reward", "slash",
+    "draw_blocks", "key_blocks", "commit_blocks", "reveal_blocks",
+)  # fmt: skip
+APPEAL_OPTIONS = (
+    "appeal_blocks", "max_rounds", "appeal_bond_multiplier_bps", "appeal_reward_bps", "appeal_budget",
+    "canary_rate_bps", "canary_reveal_blocks", "canary_gamma", "canary_refund_bps",
+)  # fmt: skip
+
+
+class AskedParameters(NamedTuple):
+    """What `devnet up` or `deploy` was asked to run."""
+
+    protocol: ProtocolSettings
+    asked: set[str]  # the ProtocolSettings fields given as options or configured
+    appeals: dict[str, int]  # the SessionParams appeal and canary fields asked for, in chain units
+
+
+def asked_parameters(s: Settings, options: Mapping[str, Any]) -> AskedParameters:
+    """Both parts of the protocol a command was asked for; `options` holds the command's option
+    values by name (its `locals()`), so `devnet up` and `deploy` read them one way."""
+    protocol, asked = asked_protocol(s, **{k: options[k] for k in PROTOCOL_OPTIONS})
+    appeals = asked_appeals(s, session_params(protocol), **{k: options[k] for k in APPEAL_OPTIONS})
+    return AskedParameters(protocol, asked, appeals)
