@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import BaseModel, Field
 
-from trustnode.models.hdag import HDAG
+from trustnode.models.hdag import HDAG, ValidationReport
 from trustnode.models.jobs import JobStatus, TraceJob, TraceStage
 from trustnode.models.verdict import SessionOutcome
 
@@ -38,7 +38,7 @@ class TraceView(BaseModel):
     error: str | None
     segments: int
     hdag: HDAG | None = Field(default=None, description="The decomposition (its own provider only).")
-    validation: dict[str, JsonValue] | None = Field(
+    validation: ValidationReport | None = Field(
         default=None, description="The HDAG validation report (its own provider only)."
     )
     stage_times: dict[str, float]

@@ -21,7 +21,6 @@ import re
 from collections import Counter
 
 import networkx as nx
-from pydantic import BaseModel, Field
 
 from trustnode.hdag import rules
 from trustnode.hdag.graph import flow_graph, verification_flow
@@ -36,7 +35,7 @@ from trustnode.hdag.spans import (
 )
 from trustnode.hdag.text import MAX_SEGMENT_CHARS, non_space_count, split_units
 from trustnode.models.enums import Level, Relationship, Strength
-from trustnode.models.hdag import HDAG, HDAGEdge, HDAGNode
+from trustnode.models.hdag import HDAG, CheckResult, HDAGEdge, HDAGNode, HDAGStats, ValidationReport
 from trustnode.models.trace import TextSpan, TraceDocument
 
 DEFAULT_MIN_COMPLETENESS = 0.9
@@ -62,43 +61,6 @@ class HDAGValidationError(ValueError):
     def __init__(self, message: str, report: ValidationReport) -> None:
         super().__init__(f"{message}: failed {', '.join(report.failed) or 'nothing'}")
         self.report = report
-
-
-class CheckResult(BaseModel):
-    """One named check; `offenders` are node ids or `from->to` edge labels."""
-
-    name: str
-    passed: bool
-    detail: str = ""
-    offenders: list[str] = Field(default_factory=list)
-
-
-class HDAGStats(BaseModel):
-    nodes: int
-    edges: int
-    by_level: dict[str, int]
-    by_auditor: dict[str, int]
-
-
-class ValidationReport(BaseModel):
-    """What validation found (after repairs, when repairing) and what it changed."""
-
-    ok: bool
-    checks: list[CheckResult]
-    completeness: float
-    min_completeness: float
-    repairs: list[str] = Field(default_factory=list)
-    stats: HDAGStats
-
-    @property
-    def failed(self) -> list[str]:
-        return [c.name for c in self.checks if not c.passed]
-
-    def check(self, name: str) -> CheckResult:
-        for c in self.checks:
-            if c.name == name:
-                return c
-        raise KeyError(name)
 
 
 # ----------------------------------------------------------------- helpers

@@ -125,3 +125,40 @@ class HDAG(BaseModel):
     def children(self, node_id: str) -> list[str]:
         """Segments that build on a node (direction normalised)."""
         return [e.dependent for e in self.edges if e.prerequisite == node_id]
+
+
+class CheckResult(BaseModel):
+    """One named check; `offenders` are node ids or `from->to` edge labels."""
+
+    name: str
+    passed: bool
+    detail: str = ""
+    offenders: list[str] = Field(default_factory=list)
+
+
+class HDAGStats(BaseModel):
+    nodes: int
+    edges: int
+    by_level: dict[str, int]
+    by_auditor: dict[str, int]
+
+
+class ValidationReport(BaseModel):
+    """What validation found (after repairs, when repairing) and what it changed."""
+
+    ok: bool
+    checks: list[CheckResult]
+    completeness: float
+    min_completeness: float
+    repairs: list[str] = Field(default_factory=list)
+    stats: HDAGStats
+
+    @property
+    def failed(self) -> list[str]:
+        return [c.name for c in self.checks if not c.passed]
+
+    def check(self, name: str) -> CheckResult:
+        for c in self.checks:
+            if c.name == name:
+                return c
+        raise KeyError(name)

@@ -10,10 +10,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from trustnode.models.enums import AuditorType, Level, Verdict
-from trustnode.models.hdag import HDAG
+from trustnode.models.hdag import HDAG, ValidationReport
 from trustnode.models.trace import TraceInput
 from trustnode.models.verdict import SessionOutcome
 
@@ -102,8 +102,8 @@ class TraceJob(BaseModel):
     trace: TraceInput
     idempotency_key: str | None = None
     hdag: HDAG | None = None
-    report: dict[str, JsonValue] | None = Field(
-        default=None, description="The HDAG validation report (trustnode.hdag.ValidationReport as JSON)."
+    report: ValidationReport | None = Field(
+        default=None, description="What validating (and repairing) the HDAG found."
     )
     segments: list[SegmentRecord] = Field(default_factory=list)
     canaries: list[CanaryRecord] = Field(default_factory=list, description="Gold canaries (secret).")

@@ -204,7 +204,7 @@ class ProviderPipeline:
         if too_open is not None:  # one seat would read more of the trace than the privacy share
             raise PermanentFailure(f"not audited, to keep the privacy share: {too_open}")
         job.hdag = hdag
-        job.report = report.model_dump(mode="json")
+        job.report = report
         job.stage = TraceStage.DECOMPOSED
 
     def _pin(self, job: TraceJob) -> None:
