@@ -8,7 +8,7 @@ revert as the contracts do for a round above 0 (`UnsupportedRound`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trustnode.chain.errors import ChainError, ContractRevertError
 from trustnode.chain.port import reverts
@@ -56,14 +56,13 @@ class AppealOps:
 
     protocol: Protocol
 
-    def _logs(self, contract: Any, event: str, **filters: Any) -> list[Any]:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # provided by the port class this is mixed into
 
-    def seats(self, session_id: int, round: int = 0) -> dict[str, list[int]]:
-        raise NotImplementedError
+        def _logs(self, contract: Any, event: str, **filters: Any) -> list[Any]: ...
 
-    def block_number(self) -> int:
-        raise NotImplementedError
+        def seats(self, session_id: int, round: int = 0) -> dict[str, list[int]]: ...
+
+        def block_number(self) -> int: ...
 
     @staticmethod
     def _unsupported() -> ContractRevertError:

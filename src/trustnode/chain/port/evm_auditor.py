@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eth_utils import to_checksum_address
 from web3.logs import DISCARD
@@ -197,9 +197,10 @@ class AuditorOps:
         )
         return [self._settlement(ev) for ev in logs]
 
-    @property
-    def deploy_block(self) -> int:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # provided by the port class this is mixed into
+
+        @property
+        def deploy_block(self) -> int: ...
 
     # -- withdrawals -----------------------------------------------------------------------------
     def request_withdrawal(self, shares: int) -> int:

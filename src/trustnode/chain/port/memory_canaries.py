@@ -28,12 +28,12 @@ class CanaryOps:
 
     c: MemoryChain
 
-    @property
-    def address(self) -> str:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # provided by the port class this is mixed into
 
-    def _recompute_verdict(self, s: Session) -> None:
-        raise NotImplementedError
+        @property
+        def address(self) -> str: ...
+
+        def _recompute_verdict(self, s: Session) -> None: ...
 
     def _required(self, s: Session) -> int:
         return canary_count(len(s.tiers), self.c.params_of(s).canary_rate_bps)

@@ -31,12 +31,12 @@ class RoundOps:
 
     c: MemoryChain
 
-    @property
-    def address(self) -> str:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # provided by the port class this is mixed into
 
-    def _recompute_verdict(self, s: Session) -> None:
-        raise NotImplementedError
+        @property
+        def address(self) -> str: ...
+
+        def _recompute_verdict(self, s: Session) -> None: ...
 
     def _round(self, s: Session, number: int) -> Round:
         if not 1 <= number <= len(s.rounds):

@@ -32,9 +32,10 @@ class StakingOps:
 
     c: MemoryChain
 
-    @property
-    def address(self) -> str:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # provided by the port class this is mixed into
+
+        @property
+        def address(self) -> str: ...
 
     if TYPE_CHECKING:  # provided by the other mixins of MemoryPort
 

@@ -35,12 +35,12 @@ class VotingOps:
     c: MemoryChain
     capabilities: Capabilities
 
-    @property
-    def address(self) -> str:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # provided by the port class this is mixed into
 
-    def _sync(self, s: Session) -> None:
-        raise NotImplementedError
+        @property
+        def address(self) -> str: ...
+
+        def _sync(self, s: Session) -> None: ...
 
     def _panel(self, s: Session, round: int) -> Panel:
         """Round 0 is the session; UnknownRound for a round never opened."""
