@@ -10,7 +10,10 @@ unlocked) when its auditor settles. Quorum, outcomes, the trace verdict, commitm
 coins, reputation and settlement amounts come from `consensus.rules`. Issue 15's canaries and
 appeal rounds (`memory_canaries`, `memory_appeals`, `memory_rounds`) apply `consensus.appeals`,
 `canaries` and `final_settlement`. Not simulated: staking epochs (every stake counts at once),
-the FIFO ledger, commissions.
+the FIFO ledger, commissions. Hence one timing differs: an appeal round nobody starts drawing ends
+UNFILLABLE `draw_blocks` after its randomness target here, where the contracts end it when its
+randomness lapses (256 blocks for the lookahead source) or its snapshot epoch ages out of the
+ring (within three epochs), whichever comes first; the outcome and the money are the same.
 """
 
 from __future__ import annotations
