@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from trustnode.audit.base import Auditor
 from trustnode.chain.errors import ChainError, ContractRevertError
-from trustnode.chain.port import ChainPort, KeysPublished, NotReady, SeatVote, reverts
+from trustnode.chain.port import ChainPort, KeysPublished, NotReady, SeatsDrawn, SeatVote, reverts
 from trustnode.chain.units import format_trust
 from trustnode.llm.errors import LLMError
 from trustnode.models.audit import AuditResult, AuditTask
@@ -40,6 +40,7 @@ from trustnode.node.context import NodeContext
 from trustnode.node.events import EventFollower
 from trustnode.node.panels import panel_phase
 from trustnode.node.paths import auditor_dir
+from trustnode.node.seat_release import SeatRelease
 from trustnode.node.structure import SessionBundle
 from trustnode.node.tasks import build_tasks
 from trustnode.node.votes import (
@@ -103,7 +104,9 @@ class AuditorDaemon:
         self.votes = VoteStore(self.home / "votes.db")
         self.keys = EncryptionKeyPair.load_or_create(self.home / "encryption.key")
         self.evidence_dir = self.home / "evidence"
-        self._follower: EventFollower | None = None
+        self._follower: EventFollower[KeysPublished] | None = None
+        self._seats_follower: EventFollower[SeatsDrawn] | None = None
+        self.release = SeatRelease(lambda: self.ctx.port(), self.votes, self.address)
         self.last_error: str | None = None
         self._last_withdraw = 0.0
         self._pool = ThreadPoolExecutor(max_workers=max_parallel, thread_name_prefix="auditor-session")
@@ -181,7 +184,7 @@ class AuditorDaemon:
                     backoff,
                     exc_info=not outage,
                 )
-                self._follower = None
+                self._follower = self._seats_follower = None
                 self.ctx.reset_client()
                 backoff = min(30.0, backoff * 2)
             if on_tick is not None:
@@ -196,6 +199,7 @@ class AuditorDaemon:
         # Sessions are independent: drive them concurrently so one session's wait for a
         # block does not delay the others (the nonce manager orders our transactions).
         list(self._pool.map(self._drive_guarded, recs))
+        self.release.tick()  # seats of rounds that ended before their keys
         if time.monotonic() - self._last_withdraw >= WITHDRAW_EVERY_S:
             self._last_withdraw = time.monotonic()
             self.withdraw_rewards()
@@ -222,8 +226,14 @@ class AuditorDaemon:
             self._abandon(rec, f"cannot audit (bad session bundle): {exc}", level=logging.ERROR)
 
     def _follow_events(self) -> None:
-        if self._follower is None:
-            self._follower = EventFollower(self.port, self.votes.db, start_block=self.port.deploy_block)
+        port = self.port
+        if self._follower is None or self._seats_follower is None:
+            start = port.deploy_block
+            self._follower = EventFollower(port, self.votes.db, port.events, start_block=start)
+            self._seats_follower = EventFollower(
+                port, self.votes.db, port.seats_drawn, name="seats", start_block=start
+            )
+        self._seats_follower.poll(self.release.on_drawn)  # before keys: a key event finds the seat known
         self._follower.poll(self._on_keys)
 
     def _on_keys(self, ev: KeysPublished) -> None:

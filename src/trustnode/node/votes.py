@@ -30,6 +30,9 @@ CREATE TABLE IF NOT EXISTS ballots (
     session_id INTEGER NOT NULL, round INTEGER NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (session_id, round)
 );
 CREATE TABLE IF NOT EXISTS withdrawals (id INTEGER PRIMARY KEY, amount TEXT NOT NULL, claimed INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS drawn (
+    session_id INTEGER NOT NULL, round INTEGER NOT NULL, PRIMARY KEY (session_id, round)
+);
 """
 
 
@@ -98,6 +101,23 @@ class VoteStore:
 
     def active(self) -> list[VoteRecord]:
         return [r for r in self.all() if r.state not in (VoteState.SETTLED, VoteState.ABANDONED)]
+
+    # -- seats drawn whose keys have not come (node.seat_release) -----------------------------------
+    def add_drawn(self, session_id: int, round: int) -> None:
+        with self.db.tx() as conn:
+            conn.execute("INSERT OR IGNORE INTO drawn (session_id, round) VALUES (?, ?)", (session_id, round))
+
+    def drawn(self, limit: int) -> list[tuple[int, int]]:
+        rows = (
+            self.db.conn()
+            .execute("SELECT session_id, round FROM drawn ORDER BY session_id, round LIMIT ?", (limit,))
+            .fetchall()
+        )
+        return [(int(r["session_id"]), int(r["round"])) for r in rows]
+
+    def drop_drawn(self, session_id: int, round: int) -> None:
+        with self.db.tx() as conn:
+            conn.execute("DELETE FROM drawn WHERE session_id = ? AND round = ?", (session_id, round))
 
     # -- withdrawals -----------------------------------------------------------------------------
     def add_withdrawal(self, withdrawal_id: int, amount: int) -> None:

@@ -32,6 +32,7 @@ from trustnode.chain.port.types import (
     KeysPublished,
     Opened,
     PoolState,
+    SeatsDrawn,
     SegmentTally,
     SessionInfo,
     Settlement,
@@ -157,6 +158,11 @@ class ChainPort(Protocol):
     def events(self, from_block: int, to_block: int) -> list[KeysPublished]:
         """Key publications of every round in [from_block, to_block], in chain order (what a daemon
         follows: a round-r event means the auditors of `seats(session, r)` can start)."""
+        ...
+
+    def seats_drawn(self, from_block: int, to_block: int) -> list[SeatsDrawn]:
+        """Draw calls of every round in [from_block, to_block], in chain order (an auditor follows
+        them to learn of seats whose keys may never come)."""
         ...
 
     def vote(self, session_id: int, auditor: str, round: int = 0) -> VoteState: ...

@@ -14,6 +14,7 @@ from trustnode.chain.port.types import (
     AuditorProfile,
     Ballot,
     NotReady,
+    SeatsDrawn,
     Settlement,
     TxRef,
     VoteState,
@@ -196,6 +197,22 @@ class AuditorOps:
             from_block=self.deploy_block, argument_filters=filters or None
         )
         return [self._settlement(ev) for ev in logs]
+
+    def seats_drawn(self, from_block: int, to_block: int) -> list[SeatsDrawn]:
+        """The DrawModule's `SeatsDrawn` (every round's draw calls), in chain order."""
+        logs = self.protocol.draw_module.events.SeatsDrawn().get_logs(
+            from_block=from_block, to_block=to_block
+        )
+        return [
+            SeatsDrawn(
+                session_id=int(lg["args"]["sessionId"]),
+                round=int(lg["args"]["round"]),
+                auditors=[to_checksum_address(a) for a in lg["args"]["auditors"]],
+                tx=ref(lg),
+                log_index=int(lg["logIndex"]),
+            )
+            for lg in sorted(logs, key=lambda lg: (lg["blockNumber"], lg["logIndex"]))
+        ]
 
     if TYPE_CHECKING:  # provided by the port class this is mixed into
 

@@ -34,6 +34,7 @@ from trustnode.chain.port.types import (
     KeysPublished,
     NotReady,
     Opened,
+    SeatsDrawn,
     SegmentTally,
     SessionInfo,
     TxRef,
@@ -168,6 +169,7 @@ class MemoryPort(staking.StakingOps, VotingOps, AppealOps, CanaryOps):
                 raise revert("DrawComplete", sessionId=session_id)
             tx = self.c.tx()
             drawn = 0
+            seated: list[str] = []
             while drawn < max_seats and s.drawn < s.total_seats:
                 seg, j = s.cursor
                 tier = s.tiers[seg]
@@ -180,9 +182,12 @@ class MemoryPort(staking.StakingOps, VotingOps, AppealOps, CanaryOps):
                 s.draw_reputation.setdefault(picked, a.reputation)
                 s.seats.setdefault(picked, []).append(seg)
                 s.segment_auditors[seg].add(picked)
+                seated.append(picked)
                 drawn += 1
                 s.drawn += 1
                 s.cursor = (seg + 1, 0) if j + 1 == p.seats_per_tier[tier] else (seg, j + 1)
+            if seated:
+                self.c.emit("SeatsDrawn", tx, SeatsDrawn(session_id=s.id, round=0, auditors=seated, tx=tx))
             if s.state == SessionState.DRAWING and s.drawn == s.total_seats:
                 s.key_deadline = self.c.block + p.key_blocks
             s.note("draw", tx)
@@ -280,6 +285,14 @@ class MemoryPort(staking.StakingOps, VotingOps, AppealOps, CanaryOps):
                 lg.data.model_copy(update={"log_index": lg.log_index})
                 for lg in self.c.logs
                 if lg.name == "KeysPublished" and from_block <= lg.tx.block <= to_block
+            ]
+
+    def seats_drawn(self, from_block: int, to_block: int) -> list[SeatsDrawn]:
+        with self.c.op():
+            return [
+                lg.data.model_copy(update={"log_index": lg.log_index})
+                for lg in self.c.logs
+                if lg.name == "SeatsDrawn" and from_block <= lg.tx.block <= to_block
             ]
 
     def _sync(self, s: Session) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from eth_utils import keccak
 
 from trustnode.chain.port.memory_state import Round, Session, revert
-from trustnode.chain.port.types import DrawStep, KeysPublished, NotReady, TxRef
+from trustnode.chain.port.types import DrawStep, KeysPublished, NotReady, SeatsDrawn, TxRef
 from trustnode.chain.port.types_appeals import RoundState
 from trustnode.chain.protocol import SessionParams
 from trustnode.consensus import rules
@@ -83,6 +83,7 @@ class RoundOps:
             raise revert("DrawComplete", sessionId=s.id, round=number)
         tx = self.c.tx()
         drawn = 0
+        seated: list[str] = []
         while drawn < max_seats and rnd.drawn < rnd.total_seats:
             pos, j = rnd.cursor
             seg = rnd.segments[pos]
@@ -95,9 +96,12 @@ class RoundOps:
             rnd.draw_reputation.setdefault(picked, a.reputation)
             rnd.seats.setdefault(picked, []).append(seg)
             rnd.segment_auditors.setdefault(seg, set()).add(picked)
+            seated.append(picked)
             drawn += 1
             rnd.drawn += 1
             rnd.cursor = (pos + 1, 0) if j + 1 == rnd.seats_k[pos] else (pos, j + 1)
+        if seated:
+            self.c.emit("SeatsDrawn", tx, SeatsDrawn(session_id=s.id, round=number, auditors=seated, tx=tx))
         if rnd.state == RoundState.DRAWING and rnd.drawn == rnd.total_seats:
             rnd.key_deadline = self.c.block + p.key_blocks
         s.note("draw", tx)

@@ -174,6 +174,17 @@ class KeysPublished(BaseModel):
     log_index: int = 0
 
 
+class SeatsDrawn(BaseModel):
+    """One draw call seated these auditors (one entry per seat, in seat order): how an auditor learns
+    of its seats before any keys exist, so it can settle a session abandoned before its keys."""
+
+    session_id: int
+    round: int = 0
+    auditors: list[str]
+    tx: TxRef
+    log_index: int = 0
+
+
 class Settlement(BaseModel):
     """One auditor settled in one session round: what it earned, lost and its new reputation."""
 
