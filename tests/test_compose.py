@@ -15,12 +15,12 @@ from urllib.parse import urlsplit
 import pytest
 import typer
 import yaml
-from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from trustnode.chain.accounts import dev_account
 from trustnode.cli.main import app
 from trustnode.config import Settings
+from trustnode.config_keys import unknown_settings
 from trustnode.models.enums import Tier
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,27 +56,9 @@ def env_of(service: dict[str, Any]) -> dict[str, str]:
 
 
 def setting_errors(env: dict[str, str]) -> list[str]:
-    """TRUSTNODE_* variables that do not name a field of `Settings` (with `__` nesting)."""
-    errors = []
-    for key in env:
-        if not key.startswith("TRUSTNODE_"):
-            continue
-        parts = key[len("TRUSTNODE_") :].lower().split("__")
-        model: type[BaseModel] = Settings
-        for i, part in enumerate(parts):
-            field = model.model_fields.get(part)
-            if field is None:
-                errors.append(f"{key}: {part!r} is not a setting")
-                break
-            ann = field.annotation
-            if i < len(parts) - 1:
-                if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
-                    errors.append(f"{key}: {part!r} is not a section")
-                    break
-                model = ann
-            elif isinstance(ann, type) and issubclass(ann, BaseModel):
-                errors.append(f"{key}: {part!r} is a whole section, not a value")
-    return errors
+    """TRUSTNODE_* variables that do not name a field of `Settings` (with `__` nesting): the
+    node's own check (`trustnode.config_keys`), every variable counted."""
+    return unknown_settings(Settings, {}, "", env, every_variable=True)
 
 
 def settings_from(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Settings:
@@ -146,7 +128,7 @@ def ports_of(service: dict[str, Any]) -> list[tuple[str, int]]:
 
 def test_checker_rejects_unknown_settings_and_options() -> None:
     assert setting_errors({"TRUSTNODE_CHAIN__RPCURL": "x"}) == [
-        "TRUSTNODE_CHAIN__RPCURL: 'rpcurl' is not a setting"
+        "TRUSTNODE_CHAIN__RPCURL: 'rpcurl' is not a setting (did you mean rpc_url?)"
     ]
     assert setting_errors({"TRUSTNODE_LLM": "x"}) == ["TRUSTNODE_LLM: 'llm' is a whole section, not a value"]
     assert setting_errors({"TRUSTNODE_LOG_LEVEL__X": "x"}) == [

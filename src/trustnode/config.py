@@ -9,6 +9,7 @@ directory when present. Every field here is documented in README.md.
 from __future__ import annotations
 
 import os
+import tomllib
 from decimal import Decimal
 from pathlib import Path
 from typing import Literal
@@ -21,6 +22,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from trustnode.config_keys import unknown_settings
 from trustnode.llm.settings import LLMSettings
 
 
@@ -317,6 +319,14 @@ def load_settings(**overrides: object) -> Settings:
     """Read settings from env and TOML; keyword overrides win (used by the CLI flags).
 
     Raises ConfigError naming every bad value and where it is set."""
+    path = config_file()
+    try:
+        toml = tomllib.loads(path.read_text()) if path.is_file() else {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read the configuration file {path}: {exc}") from None
+    unknown = unknown_settings(Settings, toml, str(path), os.environ)
+    if unknown:
+        raise ConfigError("invalid configuration: " + "; ".join(unknown))
     try:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:

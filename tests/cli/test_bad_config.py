@@ -34,3 +34,27 @@ def test_bad_file_values_are_all_named_with_their_section(tmp_path: Path) -> Non
         ("llm.timeout_s", "[llm] timeout_s"),
     ]:
         assert setting in err and f"{section} in {toml}" in err
+
+
+def test_a_misspelt_setting_is_refused_not_ignored(tmp_path: Path) -> None:
+    """pydantic-settings would drop an unknown key silently (appeals left off for a typo); the node
+    refuses to start and names the key and the nearest real one."""
+    toml = tmp_path / "node.toml"
+    toml.write_text("[protocol]\nappeal_block = 30\n[llm]\nbase_ur = 'http://127.0.0.1:1/v1'\n")
+    done = run_cli(
+        ["devnet", "up"],
+        timeout=60,
+        TRUSTNODE_DATA_DIR=str(tmp_path),
+        TRUSTNODE_CONFIG=str(toml),
+        TRUSTNODE_CHAIN__RPCURL="http://127.0.0.1:1",
+        TRUSTNODE_API_KEY="not-a-setting-but-read-elsewhere",
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    err = " ".join(done.stderr.split())
+    assert (
+        f"[protocol] appeal_block in {toml}: 'appeal_block' is not a setting (did you mean appeal_blocks?)"
+        in err
+    )
+    assert "[llm] base_ur" in err and "did you mean base_url?" in err
+    assert "TRUSTNODE_CHAIN__RPCURL: 'rpcurl' is not a setting (did you mean rpc_url?)" in err
+    assert "TRUSTNODE_API_KEY" not in err
