@@ -29,7 +29,7 @@ contract AppealModule is AppealStore {
     using SafeERC20 for IERC20;
 
     /// @dev Most rounds one `advance` call ends.
-    uint256 private constant MAX_ENDS = 4;
+    uint256 private constant MAX_ENDS = 2;
 
     /// @param core_ The session core (its modules already set: the draw module is read from it).
     /// @param owner_ Parameter owner (of the appeal settlement, which keeps the parameter versions).
@@ -125,7 +125,7 @@ contract AppealModule is AppealStore {
             if (canaries.length != 0 && (canaries[seg >> 8] >> (seg & 255)) & 1 == 1) {
                 revert SegmentIsCanary(sessionId, seg);
             }
-            _checkOne(sessionId, seg, i, q, c, s.provider);
+            _checkOne(sessionId, seg, i, q, c, p, s.provider);
         }
     }
 
@@ -136,9 +136,9 @@ contract AppealModule is AppealStore {
         uint256 i,
         Quote memory q,
         IAuditSessions.SessionParams memory c,
+        AppealParams memory p,
         address provider
     ) private view {
-        AppealParams memory p = paramsOf(sessionId);
         uint256 w = _seg[sessionId][seg];
         uint256 d = AppealWord.depth(w);
         if (i == 0) q.depth = d + 1;
