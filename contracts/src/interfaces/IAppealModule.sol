@@ -239,7 +239,9 @@ interface IAppealModule is IPanelHost {
 
     /// @notice Apply every due transition of the session's rounds (randomness lapsed, draw or keys not in
     /// time, commit to reveal, finalize a due round) and finalize the outcome when every window closed
-    /// (anyone). Bounded by the session's round count.
+    /// (anyone). Ends at most 2 rounds per call (each end recomputes the trace verdict), so any number of
+    /// rounds lapsing together ends in calls of bounded gas: call again while it returns false and rounds
+    /// are due.
     /// @return outcomeFinal Whether the session's outcome is final.
     function advance(uint256 sessionId) external returns (bool outcomeFinal);
 

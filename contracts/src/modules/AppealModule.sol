@@ -28,6 +28,9 @@ import {AppealStore} from "./AppealStore.sol";
 contract AppealModule is AppealStore {
     using SafeERC20 for IERC20;
 
+    /// @dev Most rounds one `advance` call ends.
+    uint256 private constant MAX_ENDS = 2;
+
     /// @param core_ The session core (its modules already set: the draw module is read from it).
     /// @param owner_ Parameter owner (of the appeal settlement, which keeps the parameter versions).
     /// @param params_ Version 0 of the parameters.
@@ -122,7 +125,7 @@ contract AppealModule is AppealStore {
             if (canaries.length != 0 && (canaries[seg >> 8] >> (seg & 255)) & 1 == 1) {
                 revert SegmentIsCanary(sessionId, seg);
             }
-            _checkOne(sessionId, seg, i, q, c, s.provider);
+            _checkOne(sessionId, seg, i, q, c, p, s.provider);
         }
     }
 
@@ -133,9 +136,9 @@ contract AppealModule is AppealStore {
         uint256 i,
         Quote memory q,
         IAuditSessions.SessionParams memory c,
+        AppealParams memory p,
         address provider
     ) private view {
-        AppealParams memory p = paramsOf(sessionId);
         uint256 w = _seg[sessionId][seg];
         uint256 d = AppealWord.depth(w);
         if (i == 0) q.depth = d + 1;
@@ -395,11 +398,12 @@ contract AppealModule is AppealStore {
     function _sync(uint256 sessionId, uint256 round, Round storage rd) private {
         IAuditSessions.Status st = rd.status;
         if (st == IAuditSessions.Status.Created) {
+            // Past the snapshot nobody can draw, whatever the randomness (a value fixed by anyone but never
+            // drawn on included): the round ends here, so `advance` alone ends every lapsed round.
             IRandomness.RequestStatus r = core.sourceOf(sessionId).status(rd.drawRequest);
             if (
                 r == IRandomness.RequestStatus.Expired || r == IRandomness.RequestStatus.Failed
-                    || (r == IRandomness.RequestStatus.Pending
-                        && block.number > sortition.snapshotReadableUntil(rd.epoch))
+                    || block.number > sortition.snapshotReadableUntil(rd.epoch)
             ) _end(sessionId, round, PanelKey.keyOf(sessionId, round), rd, IAuditSessions.Status.Cancelled);
         } else if (st == IAuditSessions.Status.Drawing) {
             if (rd.drawnSeats != rd.totalSeats) {
@@ -458,7 +462,10 @@ contract AppealModule is AppealStore {
         SessionAppeals storage sa = _sessions[sessionId];
         if (sa.finalizedAt == 0 || sa.outcomeFinal) return sa.outcomeFinal;
         uint256 count = sa.roundCount;
-        for (uint256 round = 1; round <= count && sa.openRounds != 0; ++round) {
+        // Each round end recomputes the O(n) trace verdict: at most MAX_ENDS per call, so that any number
+        // of rounds lapsing together ends in calls of bounded gas (the caller repeats until final).
+        uint256 ends = 0;
+        for (uint256 round = 1; round <= count && sa.openRounds != 0 && ends < MAX_ENDS; ++round) {
             (Round storage rd, uint256 key) = _round(sessionId, round);
             if (uint8(rd.status) >= uint8(IAuditSessions.Status.Finalized)) continue;
             _sync(sessionId, round, rd);
@@ -466,6 +473,7 @@ contract AppealModule is AppealStore {
                 rd.status == IAuditSessions.Status.Reveal
                     && (block.number > rd.revealDeadline || rd.revealedCount == rd.auditorCount)
             ) _decide(sessionId, round, key, rd);
+            if (uint8(rd.status) >= uint8(IAuditSessions.Status.Finalized)) ++ends;
         }
         if (sa.openRounds == 0 && block.number > sa.lastWindowEnd) {
             _close(sessionId, sa);

@@ -107,8 +107,15 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
     }
 
     /// @inheritdoc IAppealSettlement
-    function paramsOf(uint256 sessionId) public view returns (IAppealModule.AppealParams memory) {
-        return _params[_versions.upperLookup(uint48(sessionId))];
+    /// @dev `maxRounds` is the most rounds the session's own core parameters keep safe (for an opened session): `setParams` checked
+    /// the version against the core parameters of its day, and a later `AuditSessions.setParams` (more
+    /// seats, another quorum or slash) would otherwise pair it with ones nobody checked.
+    function paramsOf(uint256 sessionId) public view returns (IAppealModule.AppealParams memory p) {
+        p = _params[_versions.upperLookup(uint48(sessionId))];
+        IAuditSessions.Session memory s = core.sessionOf(sessionId);
+        if (s.status != IAuditSessions.Status.None) {
+            p.maxRounds = uint8(_safeRounds(p, core.paramsAt(s.paramsVersion)));
+        }
     }
 
     /// @inheritdoc IAppealSettlement
@@ -324,8 +331,9 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
         IAppealModule.SessionAppeals memory sa = appeals.sessionAppeals(sessionId);
         if (sa.finalizedAt == 0 && round == 0 && core.sessionOf(sessionId).slashRequest != 0) {
             // Finalized before the extensions were wired: its outcome was final at `finalize`.
+            // No canary revealed, no segment appealed: its final words are the core's.
             x.decided = true;
-            x.finalWords = _coreWords(sessionId);
+            (x.finalWords,) = _finalWords(sessionId, core.sessionOf(sessionId).segmentCount);
             return x;
         }
         if (!sa.outcomeFinal) revert OutcomeNotFinal(sessionId);
@@ -436,31 +444,33 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
                 || p.canaryRevealBlocks == 0 || p.canaryRevealBlocks > AppealMath.MAX_PHASE_BLOCKS
                 || p.canaryGamma > AppealMath.WAD || p.canaryRefundBps > BPS
         ) return false;
-        if (p.maxRounds == 0) return true;
-        IAuditSessions.SessionParams memory c = core.paramsAt(core.paramsVersion());
-        for (uint256 t = 0; t < 3; ++t) {
-            uint256 k0 = c.seatsPerTier[t];
-            if (AppealMath.panelSeats(k0, p.maxRounds) > AppealMath.MAX_PANEL_SEATS) return false;
-            for (uint256 r = 0; r < p.maxRounds; ++r) {
-                if (!AppealMath.farmingLoses(
-                        k0,
-                        r,
-                        c.tauBps,
-                        c.reward,
-                        c.slashAmount,
-                        c.pMin,
-                        p.appealBondMultiplierBps,
-                        p.appealRewardBps
-                    )) return false;
-            }
-        }
-        return true;
+        return _safeRounds(p, core.paramsAt(core.paramsVersion())) == p.maxRounds;
     }
 
-    function _coreWords(uint256 sessionId) private view returns (uint256[] memory words) {
-        words = new uint256[](SegmentWord.wordCount(core.sessionOf(sessionId).segmentCount));
-        for (uint256 w = 0; w < words.length; ++w) {
-            words[w] = core.segmentWord(sessionId, 0, w);
+    /// @dev The most rounds (up to `p.maxRounds`) whose every panel stays within 63 seats and after whose
+    /// every earlier round spoiling and appealing loses, in every tier, under core parameters `c`.
+    function _safeRounds(IAppealModule.AppealParams memory p, IAuditSessions.SessionParams memory c)
+        private
+        pure
+        returns (uint256 r)
+    {
+        for (; r < p.maxRounds; ++r) {
+            for (uint256 t = 0; t < 3; ++t) {
+                uint256 k0 = c.seatsPerTier[t];
+                if (
+                    AppealMath.panelSeats(k0, r + 1) > AppealMath.MAX_PANEL_SEATS
+                        || !AppealMath.farmingLoses(
+                            k0,
+                            r,
+                            c.tauBps,
+                            c.reward,
+                            c.slashAmount,
+                            c.pMin,
+                            p.appealBondMultiplierBps,
+                            p.appealRewardBps
+                        )
+                ) return r;
+            }
         }
     }
 

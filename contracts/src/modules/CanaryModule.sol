@@ -32,8 +32,14 @@ contract CanaryModule is ICanaryModule {
     /// @dev Reveal order: segment index << 8 | verdict.
     mapping(uint256 sessionId => uint256[]) private _order;
 
+    /// @dev Sessions opened before this module existed could never commit canaries: they owe none (else a
+    /// session opened before `setExtensions` and finalized after it would lose the largest weight per canary
+    /// "owed" from its passed weight).
+    uint256 private immutable _firstSession;
+
     constructor(AuditSessions core_) {
         core = core_;
+        _firstSession = core_.sessionCount() + 1;
     }
 
     // ------------------------------------------------------------------------------ commit
@@ -161,6 +167,7 @@ contract CanaryModule is ICanaryModule {
     }
 
     function _required(uint256 sessionId, uint256 n) private view returns (uint256) {
+        if (sessionId < _firstSession) return 0;
         return canaryCount(n, IAppealModule(core.appealModule()).paramsOf(sessionId).canaryRateBps);
     }
 

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity 0.8.28;
+
+import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {ICanaryModule} from "../../src/interfaces/ICanaryModule.sol";
+
+/// @notice Property: canary refunds never take more from the Treasury than the allowance its owner gave the
+/// canary module, go to the session's provider whoever reveals, and never block a reveal when the allowance
+/// is spent. Attack: reveal canaries (as the provider, or as a relayer holding the salts) to drain the
+/// Treasury, or to have the refund paid to oneself.
+contract AppealReviewCanaryRefundsCappedTest is AppealsFixture {
+    uint256 internal constant ALLOWANCE = 5e18;
+    address internal constant RELAYER = address(0xBEEF);
+
+    function setUp() public {
+        _deployAppeals();
+        _addAuditors(1, 12, STAKE);
+        _nextEpoch();
+        vm.prank(owner);
+        treasury.setSpender(address(canaries), ALLOWANCE);
+    }
+
+    function test_CanaryRefundsCappedByAllowance() public {
+        uint256 sid = sessions.sessionCount() + 1;
+        bytes32[] memory c = new bytes32[](2); // 20 segments at 10%
+        c[0] = _canaryCommitment(sid, 3, 2);
+        c[1] = _canaryCommitment(sid, 11, 1);
+        _openReady(20, 1, c);
+        _voteRound0(sid, 1 << 3, 0, 0);
+        vm.roll(block.number + 1);
+        uint256 treasuryBefore = token.balanceOf(address(treasury));
+        uint256 providerBefore = token.balanceOf(provider);
+        vm.prank(RELAYER);
+        _revealCanary(sid, 0, 3, 2); // due 3 R / 2 = 9: paid 5, the allowance
+        vm.prank(RELAYER);
+        _revealCanary(sid, 1, 11, 1); // due 9: paid 0, and the reveal still stands
+        ICanaryModule.CanaryState memory st = canaries.canariesOf(sid);
+        assertEq(st.revealed, 2, "both revealed");
+        assertEq(st.refundDue, 3 * R, "due k R * 50% each");
+        assertEq(st.refundPaid, ALLOWANCE, "paid no more than the allowance");
+        assertEq(token.balanceOf(address(treasury)), treasuryBefore - ALLOWANCE, "treasury lost the allowance");
+        assertEq(token.balanceOf(provider), providerBefore + ALLOWANCE, "to the provider");
+        assertEq(token.balanceOf(RELAYER), 0, "nothing to the relayer");
+        assertEq(treasury.allowanceOf(address(canaries)), 0, "allowance spent");
+        _closeAndSettle(sid);
+    }
+}
