@@ -188,18 +188,32 @@ def farming_loses(
     return m * per_vote * BPS > appeal.reward_bps * bond * WAD
 
 
+def safe_rounds(appeal: AppealParams, seats: Sequence[int], tau_bps: int, econ: EconomicRules) -> int:
+    """The most rounds (up to `max_rounds`) whose every panel fits 63 seats and after whose every
+    earlier round spoiling a panel and appealing it loses, in every tier (the contracts' `_safeRounds`:
+    a session's appeals stop there even if its core parameters changed after the appeal version)."""
+    for r in range(appeal.max_rounds):
+        for k0 in seats:
+            if panel_seats(k0, r + 1) > MAX_PANEL_SEATS or not farming_loses(k0, r, tau_bps, appeal, econ):
+                return r
+    return appeal.max_rounds
+
+
 def check_appeal_params(
     appeal: AppealParams, seats: Sequence[int], tau_bps: int, econ: EconomicRules
 ) -> None:
-    """What `setParams` enforces: panels fit 63 seats and reward farming loses in every tier and round."""
+    """What `setParams` enforces: every round is safe (`safe_rounds`); raises saying which is not."""
+    r = safe_rounds(appeal, seats, tau_bps, econ)
+    if r == appeal.max_rounds:
+        return
     for t, k0 in enumerate(seats):
-        if appeal.max_rounds and panel_seats(k0, appeal.max_rounds) > MAX_PANEL_SEATS:
-            raise ValueError(f"tier {t}: k_{appeal.max_rounds} = {panel_seats(k0, appeal.max_rounds)} > 63")
-        for r in range(appeal.max_rounds):
-            if not farming_loses(k0, r, tau_bps, appeal, econ):
-                raise ValueError(
-                    f"tier {t}: spoiling a depth-{r} panel and appealing it would pay (lower reward_bps)"
-                )
+        if panel_seats(k0, r + 1) > MAX_PANEL_SEATS:
+            raise ValueError(f"tier {t}: k_{r + 1} = {panel_seats(k0, r + 1)} > 63")
+        if not farming_loses(k0, r, tau_bps, appeal, econ):
+            raise ValueError(
+                f"tier {t}: spoiling a depth-{r} panel and appealing it would pay (lower reward_bps)"
+            )
+    raise AssertionError("safe_rounds stopped early without a reason")  # pragma: no cover
 
 
 class AppealRefused(ValueError):
