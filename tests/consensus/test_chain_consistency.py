@@ -75,7 +75,9 @@ def _votes(behaviour: str, flawed: list[bool], segs: list[int], rng: np.random.G
         return ["fail" if flawed[s] else "pass" for s in segs]
     if behaviour == "malicious":
         return ["pass" if flawed[s] else "fail" for s in segs]
-    return [str(rng.choice(["pass", "fail", "abstain"])) for _ in segs]
+    # The random voter abstains on its first seat of each session, so every run exercises an
+    # abstention whichever seats the chain's randomness gives it; its other seats are coin flips.
+    return ["abstain" if i == 0 else str(rng.choice(["pass", "fail", "abstain"])) for i, _ in enumerate(segs)]
 
 
 class Run:
