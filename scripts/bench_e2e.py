@@ -25,15 +25,20 @@ from trustnode.node.cluster import AuditorSpec, ClusterConfig, LocalCluster
 
 
 def arithmetic_trace(rng: random.Random, i: int) -> dict[str, Any]:
-    """A small word problem solved in checkable steps (all computer-tier segments)."""
+    """A small word problem solved in checkable steps, long enough (about 400 characters of
+    reasoning) that the privacy share lets the node cut it into segments."""
     a, b, c = rng.randint(2, 40), rng.randint(2, 40), rng.randint(2, 9)
+    r = (a + b) * c
     return {
         "problem": f"Order {i}: a shop sells {a} pens on Monday and {b} pens on Tuesday at {c} dollars each. What is the revenue?",
         "steps": [
-            f"{a} + {b} = {a + b} pens were sold.",
-            f"{a + b} × {c} = {(a + b) * c} dollars of revenue.",
+            f"The shop sold {a} pens on Monday and {b} pens on Tuesday, so {a} + {b} = {a + b} pens in all.",
+            f"Each pen costs {c} dollars, so the revenue is pens times price: {a + b} × {c} = {r} dollars.",
+            f"Check Monday on its own: {a} pens at {c} dollars each make {a} × {c} = {a * c} dollars.",
+            f"Check Tuesday on its own: {b} pens at {c} dollars each make {b} × {c} = {b * c} dollars.",
+            f"The two days together make {a * c} + {b * c} = {r} dollars, the same as before.",
         ],
-        "output": f"{(a + b) * c} dollars",
+        "output": f"{r} dollars",
         "domain": "math",
     }
 
