@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
-from trustnode.chain.errors import ContractRevertError
+from web3.logs import DISCARD
+
+from trustnode.chain.errors import ChainError, ContractRevertError
 from trustnode.chain.port import reverts
 from trustnode.chain.port.evm_appeals import AppealOps
 from trustnode.chain.port.evm_auditor import AuditorOps, ref
@@ -24,6 +26,7 @@ from trustnode.chain.port.types import (
     KeysPublished,
     NotReady,
     Opened,
+    OpenRequest,
     PoolState,
     SegmentTally,
     SessionInfo,
@@ -31,6 +34,7 @@ from trustnode.chain.port.types import (
 )
 from trustnode.chain.protocol import Protocol, RequestStatus, SessionParams, SessionStatus, Termination
 from trustnode.consensus.canaries import canary_count, trace_verdict_with_canaries
+from trustnode.consensus.rules import pack_tiers_weights
 from trustnode.models.enums import SegmentOutcome, Tier
 from trustnode.models.verdict import SessionState, TierName
 
@@ -160,10 +164,8 @@ class Web3Port(AppealOps, AuditorOps):
                     count += 1
         return count
 
-    def open_session(
-        self, merkle_root: bytes, tiers: Sequence[int], weights: Sequence[int], fee: int
-    ) -> Opened:
-        """Open; NotReady while auditors who joined this epoch are not in the draw's snapshot yet."""
+    def _snapshot_ready(self, tiers: Sequence[int]) -> None:
+        """NotReady while auditors of `tiers` who joined this epoch are not in the draw's snapshot."""
         p = self.protocol
         late = self._unsnapshotted(tiers)
         if late:
@@ -173,8 +175,46 @@ class Web3Port(AppealOps, AuditorOps):
                 f"{p.next_epoch_block()}; opening then",
                 retry_blocks=wait,
             )
-        sid, receipt = p.open_session_receipt(merkle_root, tiers, weights, fee)
+
+    def open_session(
+        self, merkle_root: bytes, tiers: Sequence[int], weights: Sequence[int], fee: int
+    ) -> Opened:
+        """Open; NotReady while auditors who joined this epoch are not in the draw's snapshot yet."""
+        self._snapshot_ready(tiers)
+        sid, receipt = self.protocol.open_session_receipt(merkle_root, tiers, weights, fee)
         return Opened(session_id=sid, merkle_root=_hex(merkle_root), tx=ref(receipt))
+
+    def send_opens(self, requests: Sequence[OpenRequest]) -> list[str | ChainError]:
+        """Estimate, sign and send each open in order; the client's nonce manager gives them
+        consecutive nonces (an estimation revert takes none, so it leaves no gap)."""
+        p = self.protocol
+        if not requests:
+            return []
+        self._snapshot_ready(sorted({t for r in requests for t in r.tiers}))
+        p.ensure_allowance(p.sessions.address, sum(r.fee for r in requests))
+        sent: list[str | ChainError] = []
+        for r in requests:
+            fn = p.sessions.functions.openSession(
+                r.merkle_root, pack_tiers_weights(r.tiers, r.weights), r.fee
+            )
+            try:
+                sent.append(_hex(p.client.transact(fn, wait=False)["transactionHash"]))
+            except ChainError as exc:
+                sent.append(exc)
+        return sent
+
+    def open_receipt(self, tx_hash: str, *, wait: bool = True) -> Opened | None:
+        p = self.protocol
+        receipt = p.client.receipt(tx_hash, wait=wait)
+        if receipt is None:
+            return None
+        events = p.sessions.events.SessionOpened().process_receipt(receipt, errors=DISCARD)
+        if not events:
+            raise ChainError(f"transaction {tx_hash} opened no session (not an openSession transaction)")
+        args = events[0]["args"]
+        return Opened(
+            session_id=int(args["sessionId"]), merkle_root=_hex(args["merkleRoot"]), tx=ref(receipt)
+        )
 
     def find_opened(self, merkle_root: bytes) -> Opened | None:
         for ev in self._logs(self.protocol.sessions, "SessionOpened", provider=self.address):
