@@ -12,21 +12,17 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
-from web3.logs import DISCARD
-
-from trustnode.chain.errors import ChainError, ContractRevertError
+from trustnode.chain.errors import ContractRevertError
 from trustnode.chain.port import reverts
 from trustnode.chain.port.evm_appeals import AppealOps
 from trustnode.chain.port.evm_auditor import AuditorOps, ref
+from trustnode.chain.port.evm_provider import ProviderOps
 from trustnode.chain.port.types import (
     Capabilities,
     DrawFailure,
     DrawStep,
-    EligibleAuditor,
     KeysPublished,
     NotReady,
-    Opened,
-    OpenRequest,
     PoolState,
     SegmentTally,
     SessionInfo,
@@ -34,8 +30,7 @@ from trustnode.chain.port.types import (
 )
 from trustnode.chain.protocol import Protocol, RequestStatus, SessionParams, SessionStatus, Termination
 from trustnode.consensus.canaries import canary_count, trace_verdict_with_canaries
-from trustnode.consensus.rules import pack_tiers_weights
-from trustnode.models.enums import SegmentOutcome, Tier
+from trustnode.models.enums import SegmentOutcome
 from trustnode.models.verdict import SessionState, TierName
 
 #: (contract attribute, event, phase) of every transaction `session_transactions` reports.
@@ -63,12 +58,13 @@ def _state(status: SessionStatus) -> SessionState:
     return SessionState(status.name.lower())
 
 
-class Web3Port(AppealOps, AuditorOps):
+class Web3Port(ProviderOps, AppealOps, AuditorOps):
     """`ChainPort` over a `Protocol` (one signer, one deployment)."""
 
     capabilities = Capabilities(protocol_version=2, abstain=True, refund_cancel=False)
 
     def __init__(self, protocol: Protocol, *, deploy_block: int = 0) -> None:
+        super().__init__()
         self.protocol = protocol
         self._deploy_block = deploy_block
 
@@ -118,27 +114,6 @@ class Web3Port(AppealOps, AuditorOps):
     def max_segments(self) -> int:
         return self._max_segments
 
-    def eligible_auditors(self, tier: Tier) -> list[EligibleAuditor]:
-        """Registered auditors of `tier` with sortition weight and free stake for a seat now.
-
-        Weight is the live tree's: stake added in this epoch counts (`open_session` waits for
-        the epoch in which the snapshot holds it).
-        """
-        p = self.protocol
-        params = p.params()
-        out = []
-        for a in p.registered_auditors():
-            pool = p.pool(a)
-            if not pool.registered or pool.tier != int(tier) or p.weight(a) == 0:
-                continue
-            free = pool.backing - pool.locked
-            seats = params.seat_cap if params.slash_amount == 0 else free // params.slash_amount
-            if seats > 0:
-                out.append(
-                    EligibleAuditor(address=a, tier=TierName.of(tier), free_seats=min(seats, params.seat_cap))
-                )
-        return out
-
     def pool(self, auditor: str) -> PoolState:
         pool = self.protocol.pool(auditor)
         return PoolState(
@@ -151,78 +126,6 @@ class Web3Port(AppealOps, AuditorOps):
 
     def token_balance(self, holder: str) -> int:
         return self.protocol.balance_of(holder)
-
-    # -- provider ------------------------------------------------------------------------------
-    def _unsnapshotted(self, tiers: Sequence[int]) -> int:
-        """Auditors of `tiers` with live weight but none in this epoch's snapshot (joined this epoch)."""
-        p = self.protocol
-        epoch = p.current_epoch()
-        count = 0
-        for t in set(tiers):
-            for e in self.eligible_auditors(Tier(t)):
-                if e.address != self.address and p.snapshot_weight(t, e.address, epoch) == 0:
-                    count += 1
-        return count
-
-    def _snapshot_ready(self, tiers: Sequence[int]) -> None:
-        """NotReady while auditors of `tiers` who joined this epoch are not in the draw's snapshot."""
-        p = self.protocol
-        late = self._unsnapshotted(tiers)
-        if late:
-            wait = max(1, p.next_epoch_block() - p.client.block_number())
-            raise NotReady(
-                f"{late} eligible auditor(s) staked in this epoch and enter draws at block "
-                f"{p.next_epoch_block()}; opening then",
-                retry_blocks=wait,
-            )
-
-    def open_session(
-        self, merkle_root: bytes, tiers: Sequence[int], weights: Sequence[int], fee: int
-    ) -> Opened:
-        """Open; NotReady while auditors who joined this epoch are not in the draw's snapshot yet."""
-        self._snapshot_ready(tiers)
-        sid, receipt = self.protocol.open_session_receipt(merkle_root, tiers, weights, fee)
-        return Opened(session_id=sid, merkle_root=_hex(merkle_root), tx=ref(receipt))
-
-    def send_opens(self, requests: Sequence[OpenRequest]) -> list[str | ChainError]:
-        """Estimate, sign and send each open in order; the client's nonce manager gives them
-        consecutive nonces (an estimation revert takes none, so it leaves no gap)."""
-        p = self.protocol
-        if not requests:
-            return []
-        self._snapshot_ready(sorted({t for r in requests for t in r.tiers}))
-        p.ensure_allowance(p.sessions.address, sum(r.fee for r in requests))
-        sent: list[str | ChainError] = []
-        for r in requests:
-            fn = p.sessions.functions.openSession(
-                r.merkle_root, pack_tiers_weights(r.tiers, r.weights), r.fee
-            )
-            try:
-                sent.append(_hex(p.client.transact(fn, wait=False)["transactionHash"]))
-            except ChainError as exc:
-                sent.append(exc)
-        return sent
-
-    def open_receipt(self, tx_hash: str, *, wait: bool = True) -> Opened | None:
-        p = self.protocol
-        receipt = p.client.receipt(tx_hash, wait=wait)
-        if receipt is None:
-            return None
-        events = p.sessions.events.SessionOpened().process_receipt(receipt, errors=DISCARD)
-        if not events:
-            raise ChainError(f"transaction {tx_hash} opened no session (not an openSession transaction)")
-        args = events[0]["args"]
-        return Opened(
-            session_id=int(args["sessionId"]), merkle_root=_hex(args["merkleRoot"]), tx=ref(receipt)
-        )
-
-    def find_opened(self, merkle_root: bytes) -> Opened | None:
-        for ev in self._logs(self.protocol.sessions, "SessionOpened", provider=self.address):
-            if bytes(ev["args"]["merkleRoot"]) == merkle_root:
-                return Opened(
-                    session_id=int(ev["args"]["sessionId"]), merkle_root=_hex(merkle_root), tx=ref(ev)
-                )
-        return None
 
     def draw(self, session_id: int, max_seats: int, round: int = 0) -> DrawStep:
         if round != 0:
