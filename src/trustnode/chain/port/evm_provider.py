@@ -1,10 +1,10 @@
 """The provider's side of `Web3Port`: who could be drawn, and opening sessions (one at a time, or
 a batch sent back to back without waiting, each session read from its own receipt).
 
-Who is eligible is read in one pass over the registered auditors for every tier, and kept for
-the block it was read in: the provider asks once to count seats and once more to check the
-draw's snapshot, often for several sessions in the same block, and the answer read at "latest"
-cannot change until the next block. An auditor's weight in an epoch's snapshot never changes
+Who is eligible is read in one pass over the registered auditors for every tier, by one thread
+at a time, and kept for the block it was read in: the provider asks once to count seats and once
+more to check the draw's snapshot, often from several workers in the same block, and the answer
+read at "latest" cannot change until the next block. An auditor's weight in an epoch's snapshot never changes
 once the epoch started, so weights found there are kept for the epoch.
 """
 
@@ -48,27 +48,27 @@ class ProviderOps:
         return list(self._eligible_by_tier().get(int(tier), []))
 
     def _eligible_by_tier(self) -> dict[int, list[EligibleAuditor]]:
+        """One read per block, by one thread: threads that ask while it runs take its answer."""
         p = self.protocol
         block = p.client.block_number()
         with self._memo_lock:
-            if self._eligible_memo is not None and self._eligible_memo[0] == block:
+            if self._eligible_memo is not None and self._eligible_memo[0] >= block:
                 return self._eligible_memo[1]
-        params = p.params()
-        out: dict[int, list[EligibleAuditor]] = {}
-        for a in p.registered_auditors():
-            pool = p.pool(a)
-            if not pool.registered or p.weight(a) == 0:
-                continue
-            free = pool.backing - pool.locked
-            seats = params.seat_cap if params.slash_amount == 0 else free // params.slash_amount
-            if seats > 0:
-                e = EligibleAuditor(
-                    address=a, tier=TierName.of(Tier(pool.tier)), free_seats=min(seats, params.seat_cap)
-                )
-                out.setdefault(int(pool.tier), []).append(e)
-        with self._memo_lock:
+            params = p.params()
+            out: dict[int, list[EligibleAuditor]] = {}
+            for a in p.registered_auditors():
+                pool = p.pool(a)
+                if not pool.registered or p.weight(a) == 0:
+                    continue
+                free = pool.backing - pool.locked
+                seats = params.seat_cap if params.slash_amount == 0 else free // params.slash_amount
+                if seats > 0:
+                    e = EligibleAuditor(
+                        address=a, tier=TierName.of(Tier(pool.tier)), free_seats=min(seats, params.seat_cap)
+                    )
+                    out.setdefault(int(pool.tier), []).append(e)
             self._eligible_memo = (block, out)
-        return out
+            return out
 
     def _unsnapshotted(self, tiers: Sequence[int]) -> int:
         """Auditors of `tiers` with live weight but none in this epoch's snapshot (joined this epoch)."""
