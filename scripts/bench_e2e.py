@@ -53,6 +53,12 @@ def main() -> int:
         default=1,
         help="LLM auditors (fake endpoint) for non-arithmetic segments such as the problem statement",
     )
+    ap.add_argument(
+        "--provider-threads",
+        type=int,
+        default=ClusterConfig.model_fields["provider_threads"].default,
+        help="provider worker threads (`api serve --threads`)",
+    )
     ap.add_argument("--json", action="store_true", help="print JSON only")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
@@ -71,6 +77,7 @@ def main() -> int:
         seats_per_tier=(1, 1, 1),
         batch_size=4,
         batch_wait_s=0.5,
+        provider_threads=args.provider_threads,
     )
     with LocalCluster(cfg, log=lambda m: console.print(f"[dim]{m}[/]")) as cluster:
         started = time.monotonic()
@@ -99,6 +106,7 @@ def main() -> int:
     result = {
         "traces": args.traces,
         "auditors": {"computer": args.auditors, "llm": args.llm_auditors},
+        "provider_threads": args.provider_threads,
         "failed": len(failed),
         "elapsed_s": round(elapsed, 2),
         "traces_per_min": round(60 * (args.traces - len(failed)) / elapsed, 2),

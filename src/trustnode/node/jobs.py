@@ -91,7 +91,8 @@ class JobQueue:
                 updated_at=now,
             )
             conn.execute(
-                "INSERT INTO jobs (id, provider, idempotency_key, status, stage, doc, created) VALUES (?,?,?,?,?,?,?)",
+                "INSERT INTO jobs (id, provider, idempotency_key, status, stage, doc, created, not_before) "
+                "VALUES (?,?,?,?,?,?,?,?)",
                 (
                     job.id,
                     provider,
@@ -99,7 +100,8 @@ class JobQueue:
                     job.status,
                     job.stage,
                     job.model_dump_json(),
-                    time.time(),
+                    now.timestamp(),
+                    now.timestamp(),  # due from now: claimed in turn with the polls already due
                 ),
             )
         return job, True
@@ -124,12 +126,13 @@ class JobQueue:
         return {r["status"]: r["n"] for r in rows}
 
     def claim(self, lease_s: float = 60.0, *, at_stage: set[TraceStage] | None = None) -> TraceJob | None:
-        """Lease the oldest runnable job (queued, or running with an expired lease)."""
+        """Lease the runnable job (queued, or running with an expired lease) that has been due the
+        longest: a new trace does not wait behind every older one's next poll."""
         now = time.time()
         with self.db.tx() as conn:
             rows = conn.execute(
                 "SELECT id, stage FROM jobs j WHERE status IN ('queued', 'running') AND lease_until < ? "
-                f"AND not_before <= ? AND NOT ({_NOT_YET_ITS_TURN}) ORDER BY created LIMIT 50",
+                f"AND not_before <= ? AND NOT ({_NOT_YET_ITS_TURN}) ORDER BY not_before, created LIMIT 50",
                 (now, now),
             ).fetchall()
             for row in rows:
