@@ -19,6 +19,7 @@ from tests.conftest import client_for
 from tests.node.memnet import PROVIDER, MemoryNet
 from trustnode.audit.computer import ComputerAuditor
 from trustnode.chain.deployment import Deployment
+from trustnode.chain.errors import ChainError
 from trustnode.chain.port import ChainPort
 from trustnode.chain.port.memory_state import MEMORY_SESSION_PARAMS
 from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol
@@ -370,3 +371,53 @@ def test_anvil_killed_before_the_hash_was_recorded_finds_the_session_in_the_logs
     assert spy2.sends == [] and spy2.scans == BATCH
     assert spy2.session_count() == BATCH
     assert_opened_in_rank_order(spy2, jobs, restarted.ctx)
+
+
+@pytest.mark.chain
+def test_anvil_dropped_open_is_sent_again_and_opens_once(chain_pipeline: tuple[Protocol, Settings]) -> None:
+    owner, settings = chain_pipeline
+    pipeline, spy = spied(settings)
+    owner.transfer(spy.address, 1_000 * TOKEN)
+    spy.protocol.ensure_allowance(spy.contract, 2**255)
+    jobs = batched(pipeline, [trace(i) for i in range(2)])
+    spy.protocol.client.tx_timeout_s = 2.0
+    rpc = owner.client.w3.provider
+    real_send = spy.send_opens
+
+    def send_then_drop_first(requests: Any) -> Any:
+        sent = real_send(requests)
+        rpc.make_request("anvil_dropTransaction", [sent[0]])  # type: ignore[arg-type]
+        owner.client.mine(1)  # the second waits behind the nonce gap
+        return sent
+
+    spy.send_opens = send_then_drop_first  # type: ignore[method-assign]
+    rpc.make_request("evm_setIntervalMining", [0])  # type: ignore[arg-type]
+    set_automine(owner, False)
+    try:
+        with pytest.raises(ChainError, match="no receipt"):
+            open_turn(pipeline, jobs[0])
+    finally:
+        set_automine(owner, True)
+        rpc.make_request("evm_setIntervalMining", [1])  # type: ignore[arg-type]
+    assert spy.session_count() == 0
+    for j in jobs:  # both kept, marked, their hashes recorded: the retry looks before sending
+        saved = pipeline.ctx.jobs.get(j.id)
+        assert saved.stage == TraceStage.BATCHED and saved.tx_hashes.get("open")
+        assert pipeline.ctx.jobs.open_sent(j.id) is True
+    pipeline.ctx.jobs.release(pipeline.ctx.jobs.get(jobs[0].id))
+
+    spy.send_opens = real_send  # type: ignore[method-assign]
+    for _ in range(6):  # the workers retry until both are opened
+        with pipeline.ctx.jobs.db.tx() as conn:
+            conn.execute("UPDATE jobs SET not_before = 0")
+        while pipeline.step():
+            if all(pipeline.ctx.jobs.get(j.id).session_id is not None for j in jobs):
+                break
+        if all(pipeline.ctx.jobs.get(j.id).session_id is not None for j in jobs):
+            break
+        owner.client.mine(1)
+    assert spy.session_count() == 2, "each trace opened exactly once"
+    saved = [pipeline.ctx.jobs.get(j.id) for j in jobs]
+    assert [s.session_id for s in saved] == [1, 2], "still in rank order"
+    for s in saved:
+        assert spy.session(s.session_id or 0).merkle_root.lower() == (s.merkle_root or "").lower()

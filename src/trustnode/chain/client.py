@@ -213,6 +213,8 @@ class ChainClient:
                 HexBytes(tx_hash), timeout=self.tx_timeout_s, poll_latency=0.05
             )
         except TimeExhausted as exc:
+            with self._nonces.lock:  # it may have been dropped: the next send may need its nonce
+                self._nonces.sync()
             raise ChainError(f"no receipt for {HexBytes(tx_hash).hex()} after {self.tx_timeout_s}s") from exc
 
     def _replay_revert(self, tx: dict[str, Any], receipt: TxReceipt) -> ContractRevertError:
