@@ -131,7 +131,10 @@ class ProviderPipeline:
         elif isinstance(exc, PermanentFailure):
             log.warning("trace %s failed: %s", job.id, exc)
             self.ctx.jobs.finish(job, JobStatus.FAILED, str(exc))
-        elif isinstance(exc, ContractRevertError) and reverts.is_permanent(exc):
+        elif isinstance(exc, ContractRevertError):
+            if not reverts.is_permanent(exc):
+                self._retry(job, exc, expected=False)  # a few times: it may pass on a later block
+                return
             reason = f"the chain refused the {job.stage.value} step for good: {reverts.explain(exc)}"
             log.warning("trace %s failed: %s", job.id, reason)
             self.ctx.jobs.finish(job, JobStatus.FAILED, reason)
