@@ -25,15 +25,20 @@ from trustnode.node.cluster import AuditorSpec, ClusterConfig, LocalCluster
 
 
 def arithmetic_trace(rng: random.Random, i: int) -> dict[str, Any]:
-    """A small word problem solved in checkable steps (all computer-tier segments)."""
+    """A small word problem solved in checkable steps, long enough (about 400 characters of
+    reasoning) that the privacy share lets the node cut it into segments."""
     a, b, c = rng.randint(2, 40), rng.randint(2, 40), rng.randint(2, 9)
+    r = (a + b) * c
     return {
         "problem": f"Order {i}: a shop sells {a} pens on Monday and {b} pens on Tuesday at {c} dollars each. What is the revenue?",
         "steps": [
-            f"{a} + {b} = {a + b} pens were sold.",
-            f"{a + b} × {c} = {(a + b) * c} dollars of revenue.",
+            f"The shop sold {a} pens on Monday and {b} pens on Tuesday, so {a} + {b} = {a + b} pens in all.",
+            f"Each pen costs {c} dollars, so the revenue is pens times price: {a + b} × {c} = {r} dollars.",
+            f"Check Monday on its own: {a} pens at {c} dollars each make {a} × {c} = {a * c} dollars.",
+            f"Check Tuesday on its own: {b} pens at {c} dollars each make {b} × {c} = {b * c} dollars.",
+            f"The two days together make {a * c} + {b * c} = {r} dollars, the same as before.",
         ],
-        "output": f"{(a + b) * c} dollars",
+        "output": f"{r} dollars",
         "domain": "math",
     }
 
@@ -47,6 +52,12 @@ def main() -> int:
         type=int,
         default=1,
         help="LLM auditors (fake endpoint) for non-arithmetic segments such as the problem statement",
+    )
+    ap.add_argument(
+        "--provider-threads",
+        type=int,
+        default=ClusterConfig.model_fields["provider_threads"].default,
+        help="provider worker threads (`api serve --threads`)",
     )
     ap.add_argument("--json", action="store_true", help="print JSON only")
     ap.add_argument("--seed", type=int, default=1)
@@ -66,6 +77,7 @@ def main() -> int:
         seats_per_tier=(1, 1, 1),
         batch_size=4,
         batch_wait_s=0.5,
+        provider_threads=args.provider_threads,
     )
     with LocalCluster(cfg, log=lambda m: console.print(f"[dim]{m}[/]")) as cluster:
         started = time.monotonic()
@@ -94,6 +106,7 @@ def main() -> int:
     result = {
         "traces": args.traces,
         "auditors": {"computer": args.auditors, "llm": args.llm_auditors},
+        "provider_threads": args.provider_threads,
         "failed": len(failed),
         "elapsed_s": round(elapsed, 2),
         "traces_per_min": round(60 * (args.traces - len(failed)) / elapsed, 2),

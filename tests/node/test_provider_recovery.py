@@ -55,6 +55,8 @@ def test_open_adopts_a_session_opened_before_the_crash(fresh_devnet: Deployment,
     assert job.stage == TraceStage.BATCHED and job.session_id is None
 
     # The crashed worker's transaction: mined, never recorded in the job.
+    # It had marked the job before sending (node.opening), as every open does.
+    ctx.jobs.set_open_sent([job.id], True)
     proto = ctx.protocol()
     params = proto.params()
     tiers = [s.tier for s in job.segments]

@@ -17,7 +17,7 @@ from hexbytes import HexBytes
 from web3 import Web3
 from web3.contract import Contract
 from web3.contract.contract import ContractFunction
-from web3.exceptions import ContractLogicError, TimeExhausted
+from web3.exceptions import ContractLogicError, TimeExhausted, TransactionNotFound
 from web3.types import TxReceipt
 
 from trustnode.chain.artifacts_io import load_artifact
@@ -184,12 +184,37 @@ class ChainClient:
             raise self._replay_revert(tx, receipt)
         return receipt
 
+    def receipt(self, tx_hash: bytes | str, *, wait: bool = True) -> TxReceipt | None:
+        """The receipt of a transaction sent with `transact(..., wait=False)`; a reverted one raises
+        its decoded ContractRevertError. With `wait`, waits up to the transaction timeout
+        (ChainError after); without, None when there is no receipt now."""
+        if wait:
+            receipt = self.wait(tx_hash)
+        else:
+            try:
+                receipt = self.w3.eth.get_transaction_receipt(HexBytes(tx_hash))
+            except TransactionNotFound:
+                return None
+            except OSError as exc:
+                raise ChainUnavailableError(
+                    f"chain at {self.rpc_url} is not reachable: {self._say(exc)}"
+                ) from exc
+        if self.on_transaction is not None:
+            self.on_transaction(receipt["transactionHash"].hex(), receipt)
+        if receipt["status"] != 1:
+            self.tx_failed += 1
+            tx = dict(self.w3.eth.get_transaction(HexBytes(tx_hash)))
+            raise self._replay_revert({**tx, "data": tx.get("input")}, receipt)
+        return receipt
+
     def wait(self, tx_hash: bytes | str) -> TxReceipt:
         try:
             return self.w3.eth.wait_for_transaction_receipt(
                 HexBytes(tx_hash), timeout=self.tx_timeout_s, poll_latency=0.05
             )
         except TimeExhausted as exc:
+            with self._nonces.lock:  # it may have been dropped: the next send may need its nonce
+                self._nonces.sync()
             raise ChainError(f"no receipt for {HexBytes(tx_hash).hex()} after {self.tx_timeout_s}s") from exc
 
     def _replay_revert(self, tx: dict[str, Any], receipt: TxReceipt) -> ContractRevertError:

@@ -33,9 +33,20 @@ CREATE TABLE IF NOT EXISTS batches (
     job_id TEXT PRIMARY KEY,
     batch_id TEXT NOT NULL,
     rank INTEGER NOT NULL,
-    opened INTEGER NOT NULL DEFAULT 0
+    opened INTEGER NOT NULL DEFAULT 0,
+    open_sent INTEGER NOT NULL DEFAULT 0
 );
+CREATE INDEX IF NOT EXISTS batches_rank ON batches(batch_id, rank);
 """
+
+
+#: A batched job (`j`) with an unopened, unfinished job ranked before it: it is not claimed, so the
+#: worker that opens the earlier one can take it along (`claim_followers`) without a lease in the way.
+_NOT_YET_ITS_TURN = (
+    "j.stage = 'batched' AND EXISTS (SELECT 1 FROM batches b JOIN batches e ON e.batch_id = b.batch_id "
+    "AND e.rank < b.rank AND e.opened = 0 JOIN jobs ej ON ej.id = e.job_id "
+    "WHERE b.job_id = j.id AND ej.status IN ('queued', 'running'))"
+)
 
 
 class JobNotFoundError(KeyError):
@@ -51,6 +62,9 @@ class JobQueue:
 
     def __init__(self, path: Path) -> None:
         self.db = Database(path, SCHEMA)
+        columns = {r["name"] for r in self.db.conn().execute("PRAGMA table_info(batches)")}
+        if "open_sent" not in columns:  # a queue from before open_sent: its opens may have been sent
+            self.db.conn().execute("ALTER TABLE batches ADD COLUMN open_sent INTEGER NOT NULL DEFAULT 1")
         self.worker_id = f"{os.getpid()}-{secrets.token_hex(3)}"
 
     def submit(
@@ -77,7 +91,8 @@ class JobQueue:
                 updated_at=now,
             )
             conn.execute(
-                "INSERT INTO jobs (id, provider, idempotency_key, status, stage, doc, created) VALUES (?,?,?,?,?,?,?)",
+                "INSERT INTO jobs (id, provider, idempotency_key, status, stage, doc, created, not_before) "
+                "VALUES (?,?,?,?,?,?,?,?)",
                 (
                     job.id,
                     provider,
@@ -85,7 +100,8 @@ class JobQueue:
                     job.status,
                     job.stage,
                     job.model_dump_json(),
-                    time.time(),
+                    now.timestamp(),
+                    now.timestamp(),  # due from now: claimed in turn with the polls already due
                 ),
             )
         return job, True
@@ -110,12 +126,13 @@ class JobQueue:
         return {r["status"]: r["n"] for r in rows}
 
     def claim(self, lease_s: float = 60.0, *, at_stage: set[TraceStage] | None = None) -> TraceJob | None:
-        """Lease the oldest runnable job (queued, or running with an expired lease)."""
+        """Lease the runnable job (queued, or running with an expired lease) that has been due the
+        longest: a new trace does not wait behind every older one's next poll."""
         now = time.time()
         with self.db.tx() as conn:
             rows = conn.execute(
-                "SELECT id, stage FROM jobs WHERE status IN ('queued', 'running') AND lease_until < ? AND not_before <= ? "
-                "ORDER BY created LIMIT 50",
+                "SELECT id, stage FROM jobs j WHERE status IN ('queued', 'running') AND lease_until < ? "
+                f"AND not_before <= ? AND NOT ({_NOT_YET_ITS_TURN}) ORDER BY not_before, created LIMIT 50",
                 (now, now),
             ).fetchall()
             for row in rows:
@@ -160,7 +177,8 @@ class JobQueue:
         with self.db.tx() as conn:
             for job_id, rank in ranks.items():
                 conn.execute(
-                    "INSERT INTO batches (job_id, batch_id, rank) VALUES (?, ?, ?)", (job_id, batch_id, rank)
+                    "INSERT INTO batches (job_id, batch_id, rank, open_sent) VALUES (?, ?, ?, 0)",
+                    (job_id, batch_id, rank),
                 )
                 doc = conn.execute("SELECT doc FROM jobs WHERE id = ?", (job_id,)).fetchone()["doc"]
                 job = TraceJob.model_validate_json(doc)
@@ -187,6 +205,48 @@ class JobQueue:
             (row["batch_id"], row["rank"]),
         ).fetchone()["n"]
         return int(blocking) == 0
+
+    def claim_followers(self, job_id: str, lease_s: float) -> list[TraceJob]:
+        """Lease the batch members ranked after `job_id` that wait to open, in rank order, so that
+        one worker sends their opens back to back. Stops at the first one another worker holds
+        (the rest open after it, keeping the rank order); finished members are skipped."""
+        now = time.time()
+        claimed: list[TraceJob] = []
+        with self.db.tx() as conn:
+            me = conn.execute("SELECT batch_id, rank FROM batches WHERE job_id = ?", (job_id,)).fetchone()
+            if me is None:
+                return []
+            rows = conn.execute(
+                "SELECT j.id, j.status, j.stage, j.lease_until, j.doc FROM batches b JOIN jobs j ON j.id = b.job_id "
+                "WHERE b.batch_id = ? AND b.rank > ? AND b.opened = 0 ORDER BY b.rank",
+                (me["batch_id"], me["rank"]),
+            ).fetchall()
+            for row in rows:
+                if row["status"] not in ("queued", "running"):
+                    continue
+                if row["lease_until"] >= now or row["stage"] != TraceStage.BATCHED:
+                    break
+                conn.execute(
+                    "UPDATE jobs SET status = 'running', lease_owner = ?, lease_until = ? WHERE id = ?",
+                    (self.worker_id, now + lease_s, row["id"]),
+                )
+                job = TraceJob.model_validate_json(row["doc"])
+                job.status = JobStatus.RUNNING
+                claimed.append(job)
+        return claimed
+
+    def open_sent(self, job_id: str) -> bool | None:
+        """Whether an open transaction may have been sent for the job (None: it has no batch row)."""
+        row = self.db.conn().execute("SELECT open_sent FROM batches WHERE job_id = ?", (job_id,)).fetchone()
+        return None if row is None else bool(row["open_sent"])
+
+    def set_open_sent(self, job_ids: list[str], sent: bool) -> None:
+        """Written before the opens are sent (a restart then looks on chain before sending again),
+        cleared once they are known not to have opened anything (refused at estimation, reverted)."""
+        with self.db.tx() as conn:
+            conn.executemany(
+                "UPDATE batches SET open_sent = ? WHERE job_id = ?", [(int(sent), j) for j in job_ids]
+            )
 
     def mark_opened(self, job_id: str) -> None:
         with self.db.tx() as conn:

@@ -24,16 +24,17 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from trustnode.chain.errors import ChainError, ContractRevertError
-from trustnode.chain.port import ChainPort, NotReady, SessionInfo, reverts
+from trustnode.chain.port import ChainPort, DrawFailure, NotReady, SessionInfo, reverts
 from trustnode.hdag.offline import decompose_offline_report
 from trustnode.hdag.spans import privacy_problem
 from trustnode.models.hdag import HDAG
 from trustnode.models.jobs import ChainBinding, JobStatus, TraceJob, TraceStage
 from trustnode.models.verdict import SessionOutcome, SessionState
-from trustnode.node import canary_duties
+from trustnode.node import canary_duties, opening
 from trustnode.node.context import NodeContext
-from trustnode.node.pinning import TooManySegments, fee_for, job_outcome, pin, seal_panel
-from trustnode.node.seating import cancel_reason, shortfall
+from trustnode.node.pinning import TooManySegments, job_outcome, pin, seal_panel
+from trustnode.node.pinning import fee_for as fee_for  # re-exported: tests and the CLI import it here
+from trustnode.node.seating import cancel_reason
 from trustnode.storage.errors import StorageError
 
 log = logging.getLogger(__name__)
@@ -119,21 +120,26 @@ class ProviderPipeline:
             return False
         try:
             self.advance(job)
-        except Waiting as w:
-            self.ctx.jobs.release(job, delay_s=w.delay_s)
-        except PermanentFailure as exc:
+        except Exception as exc:  # noqa: BLE001 - outages and bugs alike must not kill the worker
+            self._handle(job, exc)
+        return True
+
+    def _handle(self, job: TraceJob, exc: Exception) -> None:
+        """Wait, fail or retry a job whose stage raised `exc`; the job's lease is given back."""
+        if isinstance(exc, Waiting):
+            self.ctx.jobs.release(job, delay_s=exc.delay_s)
+        elif isinstance(exc, PermanentFailure):
             log.warning("trace %s failed: %s", job.id, exc)
             self.ctx.jobs.finish(job, JobStatus.FAILED, str(exc))
-        except ContractRevertError as exc:
+        elif isinstance(exc, ContractRevertError):
             if not reverts.is_permanent(exc):
-                self._retry(job, exc, expected=False)
-                return True
+                self._retry(job, exc, expected=False)  # a few times: it may pass on a later block
+                return
             reason = f"the chain refused the {job.stage.value} step for good: {reverts.explain(exc)}"
             log.warning("trace %s failed: %s", job.id, reason)
             self.ctx.jobs.finish(job, JobStatus.FAILED, reason)
-        except Exception as exc:  # noqa: BLE001 - outages and bugs alike must not kill the worker
+        else:
             self._retry(job, exc, expected=isinstance(exc, ChainError | StorageError | OSError))
-        return True
 
     def _retry(self, job: TraceJob, exc: Exception, *, expected: bool) -> None:
         """Keep everything, back off, try again; the error is visible on the trace.
@@ -254,31 +260,57 @@ class ProviderPipeline:
         job.stage = TraceStage.BATCHED
 
     def _open(self, job: TraceJob) -> None:
+        """Open this job's session and those of the batch members ranked after it that are ready,
+        back to back (see `node.opening`); each follower is saved and handed back to the queue."""
         # Open in the batch's shuffled order: wait until every lower rank has opened.
         if not self.ctx.jobs.is_turn(job.id):
             raise Waiting("earlier traces of the batch open first", delay_s=0.1)
+        followers = self.ctx.jobs.claim_followers(job.id, LEASE_S)
+        started = time.monotonic()
+        try:
+            results = opening.open_jobs(self.ctx.jobs, self.port, [job, *followers], LEASE_S)
+        except BaseException:
+            for other in followers:  # nothing of theirs is lost: they open again from their stage
+                self.ctx.jobs.release(other)
+            raise
+        for other in followers:
+            self._follower_opened(other, results[other.id], time.monotonic() - started)
+        if followers:
+            self.ctx.notify_new_job()
+        self._adopt(job, results[job.id])
+
+    def _adopt(self, job: TraceJob, result: opening.OpenResult) -> None:
+        """Record an open's session in the job, or raise what kept it from opening."""
+        if isinstance(result, DrawFailure):
+            raise PermanentFailure(f"no session opened (nothing paid): {result.reason}")
+        if isinstance(result, NotReady):  # protocol v2: new auditors enter the draw's snapshot next epoch
+            raise Waiting(str(result), delay_s=WAIT_S * max(1, result.retry_blocks)) from result
+        if isinstance(result, Exception):
+            raise result
         port = self.port
-        root = bytes.fromhex(job.merkle_root[2:]) if job.merkle_root else b""
-        opened = port.find_opened(root)
-        if opened is None:
-            tiers = [s.tier for s in job.segments]
-            short = shortfall(port, tiers)
-            if short is not None:
-                raise PermanentFailure(f"no session opened (nothing paid): {short.reason}")
-            try:
-                opened = port.open_session(
-                    root, tiers, [s.weight for s in job.segments], fee_for(port.params(), tiers)
-                )
-            except NotReady as exc:  # protocol v2: new auditors enter the draw's snapshot next epoch
-                raise Waiting(str(exc), delay_s=WAIT_S * max(1, exc.retry_blocks)) from exc
-        job.session_id = opened.session_id
+        job.session_id = result.session_id
         job.chain = ChainBinding(
-            chain_id=port.chain_id, contract=port.contract, merkle_root=opened.merkle_root
+            chain_id=port.chain_id, contract=port.contract, merkle_root=result.merkle_root
         )
-        job.tx_hashes["open"] = opened.tx.tx_hash
+        job.tx_hashes["open"] = result.tx.tx_hash
         self.ctx.jobs.mark_opened(job.id)
         job.stage = TraceStage.OPENED
-        log.info("trace %s: opened session %d (tx %s)", job.id, opened.session_id, opened.tx.tx_hash)
+        log.info("trace %s: opened session %d (tx %s)", job.id, result.session_id, result.tx.tx_hash)
+
+    def _follower_opened(self, job: TraceJob, result: opening.OpenResult, took_s: float) -> None:
+        """Finish a follower's open stage as `advance` would, and give its lease back."""
+        try:
+            self._adopt(job, result)
+        except Exception as exc:  # noqa: BLE001 - handled as the job's own stage failure
+            self._handle(job, exc)
+            return
+        if self.observe is not None:
+            self.observe(str(TraceStage.BATCHED), took_s)
+        now = time.time()
+        entered = job.stage_entered_at if job.stage_entered_at is not None else job.created_at.timestamp()
+        job.stage_times[str(job.stage)] = round(now - entered, 4)
+        job.stage_entered_at = now
+        self.ctx.jobs.release(job)
 
     def _session(self, job: TraceJob) -> SessionInfo:
         """The job's session, after checking the link still names it; ended sessions end the job."""

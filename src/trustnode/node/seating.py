@@ -12,7 +12,8 @@ import logging
 from collections import Counter
 from collections.abc import Sequence
 
-from trustnode.chain.port import ChainPort, DrawFailure, SessionInfo
+from trustnode.chain.port import ChainPort, DrawFailure, EligibleAuditor, SessionInfo
+from trustnode.chain.protocol import SessionParams
 from trustnode.models.enums import Tier
 from trustnode.models.verdict import SessionState, TierName
 
@@ -35,13 +36,25 @@ def _warn_provider_is_auditor(port: ChainPort, tier: Tier) -> None:
     )
 
 
-def shortfall(port: ChainPort, tiers: Sequence[int]) -> DrawFailure | None:
-    """The first tier whose eligible auditors cannot fill the seats of `tiers`, or None."""
-    params = port.params()
+def shortfall(
+    port: ChainPort,
+    tiers: Sequence[int],
+    *,
+    params: SessionParams | None = None,
+    eligible_by_tier: dict[int, list[EligibleAuditor]] | None = None,
+) -> DrawFailure | None:
+    """The first tier whose eligible auditors cannot fill the seats of `tiers`, or None.
+
+    `params` and `eligible_by_tier` (filled as tiers are read) let one batch of opens read the
+    chain once: each session is still checked on its own, as it would be opened alone."""
+    params = port.params() if params is None else params
+    cache: dict[int, list[EligibleAuditor]] = {} if eligible_by_tier is None else eligible_by_tier
     for t, segments in sorted(Counter(tiers).items()):
         tier = Tier(t)
         k = params.seats_per_tier[t]
-        eligible = port.eligible_auditors(tier)
+        if t not in cache:
+            cache[t] = port.eligible_auditors(tier)
+        eligible = cache[t]
         if any(e.address == port.address for e in eligible):
             _warn_provider_is_auditor(port, tier)
         eligible = [e for e in eligible if e.address != port.address]

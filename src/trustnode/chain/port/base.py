@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from trustnode.chain.errors import ChainError
 from trustnode.chain.port.types import (
     AuditorProfile,
     Ballot,
@@ -31,6 +32,7 @@ from trustnode.chain.port.types import (
     EligibleAuditor,
     KeysPublished,
     Opened,
+    OpenRequest,
     PoolState,
     SeatsDrawn,
     SegmentTally,
@@ -112,6 +114,26 @@ class ChainPort(Protocol):
 
     def find_opened(self, merkle_root: bytes) -> Opened | None:
         """A session this signer already opened for `merkle_root` (recovery after a crash)."""
+        ...
+
+    def send_opens(self, requests: Sequence[OpenRequest]) -> list[str | ChainError]:
+        """Send one open per request, back to back in the given order (consecutive nonces), paying
+        each fee (approving the contract once if needed), without waiting for any receipt.
+
+        Returns, per request, its transaction hash, or the error that kept it from being sent: a
+        ContractRevertError at estimation (nothing sent, no nonce taken) or a ChainError from the
+        send. Raises NotReady, sending nothing, while auditors who joined this epoch are not in
+        the draw's snapshot yet. `open_receipt` tells what became of each hash.
+        """
+        ...
+
+    def open_receipt(self, tx_hash: str, *, wait: bool = True) -> Opened | None:
+        """The session an open sent by `send_opens` created, read from its own receipt's event.
+
+        ContractRevertError if it was mined and reverted (its nonce is spent, nothing opened).
+        With `wait`, waits up to the transaction timeout (ChainError after); without, None when
+        there is no receipt now (still pending, dropped, or unknown to this chain).
+        """
         ...
 
     def draw(self, session_id: int, max_seats: int, round: int = 0) -> DrawStep:

@@ -16,14 +16,13 @@ from trustnode.chain.errors import ContractRevertError
 from trustnode.chain.port import reverts
 from trustnode.chain.port.evm_appeals import AppealOps
 from trustnode.chain.port.evm_auditor import AuditorOps, ref
+from trustnode.chain.port.evm_provider import ProviderOps
 from trustnode.chain.port.types import (
     Capabilities,
     DrawFailure,
     DrawStep,
-    EligibleAuditor,
     KeysPublished,
     NotReady,
-    Opened,
     PoolState,
     SegmentTally,
     SessionInfo,
@@ -31,7 +30,7 @@ from trustnode.chain.port.types import (
 )
 from trustnode.chain.protocol import Protocol, RequestStatus, SessionParams, SessionStatus, Termination
 from trustnode.consensus.canaries import canary_count, trace_verdict_with_canaries
-from trustnode.models.enums import SegmentOutcome, Tier
+from trustnode.models.enums import SegmentOutcome
 from trustnode.models.verdict import SessionState, TierName
 
 #: (contract attribute, event, phase) of every transaction `session_transactions` reports.
@@ -59,12 +58,13 @@ def _state(status: SessionStatus) -> SessionState:
     return SessionState(status.name.lower())
 
 
-class Web3Port(AppealOps, AuditorOps):
+class Web3Port(ProviderOps, AppealOps, AuditorOps):
     """`ChainPort` over a `Protocol` (one signer, one deployment)."""
 
     capabilities = Capabilities(protocol_version=2, abstain=True, refund_cancel=False)
 
     def __init__(self, protocol: Protocol, *, deploy_block: int = 0) -> None:
+        super().__init__()
         self.protocol = protocol
         self._deploy_block = deploy_block
 
@@ -114,27 +114,6 @@ class Web3Port(AppealOps, AuditorOps):
     def max_segments(self) -> int:
         return self._max_segments
 
-    def eligible_auditors(self, tier: Tier) -> list[EligibleAuditor]:
-        """Registered auditors of `tier` with sortition weight and free stake for a seat now.
-
-        Weight is the live tree's: stake added in this epoch counts (`open_session` waits for
-        the epoch in which the snapshot holds it).
-        """
-        p = self.protocol
-        params = p.params()
-        out = []
-        for a in p.registered_auditors():
-            pool = p.pool(a)
-            if not pool.registered or pool.tier != int(tier) or p.weight(a) == 0:
-                continue
-            free = pool.backing - pool.locked
-            seats = params.seat_cap if params.slash_amount == 0 else free // params.slash_amount
-            if seats > 0:
-                out.append(
-                    EligibleAuditor(address=a, tier=TierName.of(tier), free_seats=min(seats, params.seat_cap))
-                )
-        return out
-
     def pool(self, auditor: str) -> PoolState:
         pool = self.protocol.pool(auditor)
         return PoolState(
@@ -147,42 +126,6 @@ class Web3Port(AppealOps, AuditorOps):
 
     def token_balance(self, holder: str) -> int:
         return self.protocol.balance_of(holder)
-
-    # -- provider ------------------------------------------------------------------------------
-    def _unsnapshotted(self, tiers: Sequence[int]) -> int:
-        """Auditors of `tiers` with live weight but none in this epoch's snapshot (joined this epoch)."""
-        p = self.protocol
-        epoch = p.current_epoch()
-        count = 0
-        for t in set(tiers):
-            for e in self.eligible_auditors(Tier(t)):
-                if e.address != self.address and p.snapshot_weight(t, e.address, epoch) == 0:
-                    count += 1
-        return count
-
-    def open_session(
-        self, merkle_root: bytes, tiers: Sequence[int], weights: Sequence[int], fee: int
-    ) -> Opened:
-        """Open; NotReady while auditors who joined this epoch are not in the draw's snapshot yet."""
-        p = self.protocol
-        late = self._unsnapshotted(tiers)
-        if late:
-            wait = max(1, p.next_epoch_block() - p.client.block_number())
-            raise NotReady(
-                f"{late} eligible auditor(s) staked in this epoch and enter draws at block "
-                f"{p.next_epoch_block()}; opening then",
-                retry_blocks=wait,
-            )
-        sid, receipt = p.open_session_receipt(merkle_root, tiers, weights, fee)
-        return Opened(session_id=sid, merkle_root=_hex(merkle_root), tx=ref(receipt))
-
-    def find_opened(self, merkle_root: bytes) -> Opened | None:
-        for ev in self._logs(self.protocol.sessions, "SessionOpened", provider=self.address):
-            if bytes(ev["args"]["merkleRoot"]) == merkle_root:
-                return Opened(
-                    session_id=int(ev["args"]["sessionId"]), merkle_root=_hex(merkle_root), tx=ref(ev)
-                )
-        return None
 
     def draw(self, session_id: int, max_seats: int, round: int = 0) -> DrawStep:
         if round != 0:

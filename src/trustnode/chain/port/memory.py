@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from eth_utils import keccak, to_checksum_address
 
+from trustnode.chain.errors import ChainError
 from trustnode.chain.port import memory_staking as staking
 from trustnode.chain.port.memory_appeals import AppealOps
 from trustnode.chain.port.memory_canaries import CanaryOps
@@ -34,6 +35,7 @@ from trustnode.chain.port.types import (
     KeysPublished,
     NotReady,
     Opened,
+    OpenRequest,
     SeatsDrawn,
     SegmentTally,
     SessionInfo,
@@ -144,6 +146,26 @@ class MemoryPort(staking.StakingOps, VotingOps, AppealOps, CanaryOps):
                 ):
                     return Opened.model_validate(lg.data.model_dump())
             return None
+
+    def send_opens(self, requests: Sequence[OpenRequest]) -> list[str | ChainError]:
+        """Each open is mined as it is sent (an automining chain): a request that would revert
+        is not sent and gets its revert, as estimation does on a real chain."""
+        sent: list[str | ChainError] = []
+        for r in requests:
+            try:
+                sent.append(self.open_session(r.merkle_root, r.tiers, r.weights, r.fee).tx.tx_hash)
+            except ChainError as exc:
+                sent.append(exc)
+        return sent
+
+    def open_receipt(self, tx_hash: str, *, wait: bool = True) -> Opened | None:
+        with self.c.op():
+            for lg in self.c.logs:
+                if lg.name == "SessionOpened" and lg.tx.tx_hash == tx_hash:
+                    return Opened.model_validate(lg.data.model_dump())
+        if wait:
+            raise ChainError(f"no receipt for {tx_hash}: this chain never mined it")
+        return None
 
     def draw(self, session_id: int, max_seats: int, round: int = 0) -> DrawStep:
         with self.c.op():

@@ -131,6 +131,17 @@ class Opened(BaseModel):
     tx: TxRef
 
 
+class OpenRequest(BaseModel):
+    """One session to open: the trace's Merkle root, its segments' tiers and weights, the fee."""
+
+    model_config = ConfigDict(frozen=True)
+
+    merkle_root: bytes = Field(min_length=32, max_length=32)
+    tiers: list[int]
+    weights: list[int]
+    fee: int = Field(ge=0)
+
+
 class DrawStep(BaseModel):
     """After one draw call: the session's state and how many seats are drawn."""
 
