@@ -12,6 +12,7 @@ locked seat and unlocks the stake.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 
 from trustnode.chain.errors import ContractRevertError
@@ -23,15 +24,22 @@ from trustnode.node.votes import VoteRecord, VoteState, VoteStore
 
 log = logging.getLogger("trustnode.node.auditor")
 
-#: Seats looked at per daemon tick (each costs a few chain reads).
+#: Seats looked at per check (each costs a few chain reads).
 PER_TICK = 16
+#: Seconds between checks: abandonment is the slow path (a key deadline is tens of blocks), and the
+#: daemon's tick must stay quick for the seats it votes on.
+EVERY_S = 15.0
 
 
 class SeatRelease:
     """Record this account's drawn seats; settle those whose round ended without keys."""
 
-    def __init__(self, port: Callable[[], ChainPort], votes: VoteStore, address: str) -> None:
+    def __init__(
+        self, port: Callable[[], ChainPort], votes: VoteStore, address: str, *, every_s: float = EVERY_S
+    ) -> None:
         self._port, self.votes, self.address = port, votes, address
+        self.every_s = every_s
+        self._last = float("-inf")
 
     @property
     def port(self) -> ChainPort:
@@ -44,7 +52,10 @@ class SeatRelease:
             self.votes.add_drawn(ev.session_id, ev.round)
 
     def tick(self) -> int:
-        """Look at up to PER_TICK remembered seats; returns how many this account settled."""
+        """Every `every_s`, look at up to PER_TICK remembered seats; returns how many it settled."""
+        if time.monotonic() - self._last < self.every_s:
+            return 0
+        self._last = time.monotonic()
         settled = 0
         for sid, rnd in self.votes.drawn(PER_TICK):
             done, paid = self._step(sid, rnd)
