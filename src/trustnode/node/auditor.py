@@ -22,6 +22,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -110,6 +111,7 @@ class AuditorDaemon:
         self.last_error: str | None = None
         self._last_withdraw = 0.0
         self._pool = ThreadPoolExecutor(max_workers=max_parallel, thread_name_prefix="auditor-session")
+        self._inflight: dict[tuple[int, int], futures.Future[None]] = {}
 
     @property
     def port(self) -> ChainPort:
@@ -170,7 +172,7 @@ class AuditorDaemon:
         backoff = self.poll_s
         while not stop.is_set():
             try:
-                self.tick()
+                self.tick(wait=False)
                 self.last_error = None
                 backoff = self.poll_s
             except Exception as exc:  # noqa: BLE001 - an outage or a bug must not end the daemon
@@ -191,18 +193,36 @@ class AuditorDaemon:
                 on_tick(self)
             stop.wait(backoff)
 
-    def tick(self) -> None:
+    def tick(self, *, wait: bool = True) -> None:
+        """Follow the chain and give every active session its next step.
+
+        Sessions are independent: each step runs on the pool, so one session's audit or wait for a
+        block delays no other (the nonce manager orders our transactions). With `wait=False` (the
+        daemon's loop) the tick returns at once and a session still busy from an earlier tick is
+        left to finish, so new keys are seen within one poll however long an audit takes; an
+        error of a finished step is raised by the next tick, so the loop backs off as before.
+        """
+        self._reap()
         self._follow_events()
-        recs = self.votes.active()
+        recs = [r for r in self.votes.active() if (r.session_id, r.round) not in self._inflight]
         # Cheap, deadline-bound steps (commit, reveal, settle) first; new audits after.
         recs.sort(key=lambda r: r.state == VoteState.AUDITING)
-        # Sessions are independent: drive them concurrently so one session's wait for a
-        # block does not delay the others (the nonce manager orders our transactions).
-        list(self._pool.map(self._drive_guarded, recs))
+        for r in recs:
+            self._inflight[(r.session_id, r.round)] = self._pool.submit(self._drive_guarded, r)
+        if wait:
+            futures.wait(list(self._inflight.values()))
+            self._reap()
         self.release.tick()  # seats of rounds that ended before their keys
         if time.monotonic() - self._last_withdraw >= WITHDRAW_EVERY_S:
             self._last_withdraw = time.monotonic()
             self.withdraw_rewards()
+
+    def _reap(self) -> None:
+        """Forget finished session steps; raise the first error one of them ended with."""
+        done = [k for k, f in self._inflight.items() if f.done()]
+        errors = [e for k in done if (e := self._inflight.pop(k).exception()) is not None]
+        if errors:
+            raise errors[0]
 
     def withdraw_rewards(self) -> None:
         """Take earnings above the target stake out of the pool, and claim matured withdrawals."""
