@@ -75,6 +75,8 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
     error AlreadyClaimed(uint256 id);
     error EntryNotPending(address auditor, uint256 entry);
     error EntryMismatch(address auditor, uint256 entry);
+    /// @notice `lockSeats` asked for more than `seatQuote` allowed.
+    error LockRefused(address auditor);
 
     event Wired(address registry, address drawModule, address settlementModule);
     event TreasuryChanged(address treasury);
@@ -101,7 +103,8 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
     event SessionEntryOpened(
         address indexed auditor, uint256 indexed key, uint256 entry, uint256 commissionBps, uint256 reputation
     );
-    /// @notice One more seat's stake is locked under entry `entry`.
+    /// @notice Stake of one more seat (`lockSeat`), or of all the seats one draw call gave the auditor
+    /// (`lockSeats`), is locked under entry `entry`.
     event SeatLocked(address indexed auditor, uint256 indexed entry, uint256 amount, uint256 lockedTotal);
     /// @notice A result arrived: commission paid now, the rest applied in ledger order (`early`: stored).
     event SessionResolved(
@@ -383,6 +386,39 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
         returns (bool ok, uint64 reputation, uint256 entryIndex)
     {
         if (msg.sender != drawModule) revert NotDrawModule();
+        return _lock(auditor, tier, key, amount, entry);
+    }
+
+    /// @inheritdoc IStaking
+    function lockSeats(address auditor, uint8 tier, uint256 key, uint256 amount, uint256 entry)
+        external
+        returns (uint64 reputation, uint256 entryIndex)
+    {
+        if (msg.sender != drawModule) revert NotDrawModule();
+        bool ok;
+        (ok, reputation, entryIndex) = _lock(auditor, tier, key, amount, entry);
+        if (!ok) revert LockRefused(auditor);
+    }
+
+    /// @inheritdoc IStaking
+    function seatQuote(address auditor) external view returns (SeatQuote memory q) {
+        Pool memory pool = _pools[auditor];
+        PoolInfo storage info = _info[auditor];
+        q.tier = info.tier;
+        // Locked above backing (after a slash) refuses every lock, of any amount.
+        q.eligible =
+            info.registered && pool.backing >= _params.minStake[q.tier] && pool.locked <= pool.backing;
+        if (q.eligible) q.free = pool.backing - pool.locked;
+        q.reputation = pool.reputation;
+        if (info.tail - info.head < LEDGER_CAPACITY) q.nextEntry = info.tail;
+    }
+
+    /// @dev `lockSeat`'s rule: refuse (nothing changes) unless registered in `tier`, at the tier's minimum
+    /// and able to back `amount` more; a first lock under `key` (`entry` 0) pushes the SESSION entry.
+    function _lock(address auditor, uint8 tier, uint256 key, uint256 amount, uint256 entry)
+        private
+        returns (bool ok, uint64 reputation, uint256 entryIndex)
+    {
         Pool memory pool = _pools[auditor];
         PoolInfo storage info = _info[auditor];
         if (!info.registered || info.tier != tier || pool.backing < _params.minStake[tier]) {

@@ -51,7 +51,11 @@ contract DrawTest is DoubleFixture {
                 assertTrue(segs[j] > segs[j - 1], "distinct segments in seat order");
             }
             assertEq(_locked(list[i]), segs.length * 8e18, "P locked per seat");
-            assertEq(staking.seatsLocked(_key(sid), list[i]), segs.length, "one lockSeat per seat");
+            // Locks are aggregated: one lockSeats per auditor and draw call that seated it.
+            assertGe(staking.lockCalls(_key(sid), list[i]), 1, "locked by the call that seated it");
+            assertLe(staking.lockCalls(_key(sid), list[i]), calls, "one lock per auditor and call");
+            assertLe(staking.lockCalls(_key(sid), list[i]), segs.length, "no more locks than seats");
+            assertEq(staking.seatsLocked(_key(sid), list[i]), 0, "no per-seat lockSeat");
             uint256 word = _seatWord(sid, list[i]);
             assertEq(SeatWord.index(word), i, "index in draw order");
             assertEq(SeatWord.reputation(word), 0.5e18, "reputation fixed at the draw");

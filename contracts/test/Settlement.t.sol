@@ -146,6 +146,24 @@ contract SettlementTest is DoubleFixture {
         assertEq(token.balanceOf(address(sessions)), 0, "pool emptied");
     }
 
+    /// @dev The per-seat scoring (unchecked arithmetic, seat order) against the reference rules of
+    /// `_expected` for any votes: which segments fail, which auditors vote against the majority, and who
+    /// never reveals (some segments end INCONCLUSIVE, some auditors are slashed by the coins).
+    function testFuzz_settlementMatchesTheRules(uint256 failMask, uint256 invertMask, uint256 skipMask)
+        public
+    {
+        uint256 sid = _ready(_mixed());
+        address[] memory list = _auditors(sid);
+        uint256 all = (1 << list.length) - 1;
+        skipMask &= all;
+        if (skipMask == all) skipMask &= skipMask - 1; // someone reveals, so the session is decided
+        _commitAll(sid, failMask, invertMask);
+        _revealAll(sid, failMask, invertMask, skipMask);
+        _finalizeAndWait(sid);
+        settlement.settleBatch(sid, 0, list);
+        _checkResults(sid, list, true);
+    }
+
     /// @dev Property 2 (SlashCoinsUnknownAtCommit): the coins' randomness is requested only when the
     /// outcome is final, for a block after it; before that settlement is impossible.
     function test_slashCoinsComeFromRandomnessRequestedAtFinalize() public {

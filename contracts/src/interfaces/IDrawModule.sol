@@ -34,6 +34,9 @@ interface IDrawModule {
 
     error NotCore(address caller);
     error SampleOutOfSnapshot(address auditor, uint256 leaf);
+    /// @notice Staking opened a different ledger entry than its quote announced (cannot happen while
+    /// nothing else changes the pool within the draw call).
+    error LockMismatch(address auditor, uint256 entry);
 
     /// @notice The seats one draw call filled, in seat order from seat `firstSeat` of segment
     /// `firstSegment`: each segment takes the next k_t entries (its seats in draw order), the last one

@@ -25,6 +25,19 @@ interface IStaking {
         uint64 repAdd;
     }
 
+    /// @notice What a draw call needs to decide `lockSeat`'s outcome for any number of seats itself.
+    /// @dev Within one transaction that changes nothing else of the auditor's pool, `lockSeat(auditor,
+    /// tier, key, amount, entry)` succeeds exactly when `eligible`, `tier` is the quoted tier, the
+    /// amounts locked so far plus `amount` are at most `free`, and (for `entry` 0) `nextEntry` != 0; a
+    /// first lock opens entry `nextEntry` recording `reputation`.
+    struct SeatQuote {
+        uint8 tier;
+        bool eligible;
+        uint256 free;
+        uint64 reputation;
+        uint256 nextEntry;
+    }
+
     // ----------------------------------------------------------------- registry
 
     /// @notice The registry reports a (re-)registration with `tier`.
@@ -52,6 +65,15 @@ interface IStaking {
     function lockSeat(address auditor, uint8 tier, uint256 key, uint256 amount, uint256 entry)
         external
         returns (bool ok, uint64 reputation, uint256 entryIndex);
+
+    /// @notice `lockSeat` for `amount` = the stake of every seat one draw call gave `auditor`, in one
+    /// write; reverts (`LockRefused`) where `lockSeat` would refuse. Only the draw module.
+    function lockSeats(address auditor, uint8 tier, uint256 key, uint256 amount, uint256 entry)
+        external
+        returns (uint64 reputation, uint256 entryIndex);
+
+    /// @notice The state `lockSeat` decides on, read once per auditor by a draw call (see SeatQuote).
+    function seatQuote(address auditor) external view returns (SeatQuote memory);
 
     // ---------------------------------------------------- settlement (sec. 3, 4)
 

@@ -162,16 +162,21 @@ library SnapshotSumTree {
         // Lanes and sums are < 2^56; value stays below the remaining weight under the current node.
         unchecked {
             for (uint256 level = depth; level >= 1; --level) {
-                uint256 lanes = _nodeAt(tree, _key(level, leaf), epoch);
+                uint256 key = _key(level, leaf);
+                uint256 lanes = tree.nodes[key];
+                // The common case inline: the node's last write is older than the snapshot.
+                lanes = _tag(lanes) < epoch ? lanes & LANES_MASK : _nodeAt(tree, key, epoch);
                 if (exSum != 0) lanes = _without(lanes, level, leaf, excluded, exWeight);
+                // Lanes read inline (this loop is the draw's hot path).
                 uint256 lane = 0;
-                for (; lane < 3; ++lane) {
-                    uint256 v = _lane(lanes, lane);
-                    if (value < v) break;
+                uint256 v = lanes & LANE_MAX;
+                while (lane < 3 && value >= v) {
                     value -= v;
+                    ++lane;
+                    v = (lanes >> (lane * LANE_BITS)) & LANE_MAX;
                 }
                 leaf = (leaf << 2) | lane;
-                if (level == 1) weight = _lane(lanes, lane);
+                if (level == 1) weight = v;
             }
         }
     }
@@ -189,7 +194,7 @@ library SnapshotSumTree {
             for (uint256 j = 0; j < i; ++j) {
                 if (excluded[j] == x) revert DuplicateExclusion(x);
             }
-            uint256 w = _lane(_nodeAt(tree, _key(1, x >> 2), epoch), x & 3);
+            uint256 w = (_nodeAt(tree, _key(1, x >> 2), epoch) >> ((x & 3) * LANE_BITS)) & LANE_MAX;
             exWeight[i] = w;
             exSum += w;
         }

@@ -25,6 +25,10 @@ import {IAppealModule} from "../interfaces/IAppealModule.sol";
 /// eligible weight is exhausted.
 /// A call completes whole segments (its budget rounded up), so segment exclusions live in memory;
 /// only a call stopped by MAX_REJECTIONS_PER_CALL inside a segment stores them for the next call.
+/// Gas: a call reads each sampled auditor's seat word and Staking's `seatQuote` once, decides every
+/// lock in memory exactly as `IStaking.lockSeat` would seat by seat (nothing else changes the pool
+/// within the call), and at its end locks each auditor's seats with one `lockSeats` and writes its
+/// seat word once.
 contract DrawModule is IDrawModule {
     using ExclusionList for ExclusionList.List;
 
@@ -52,6 +56,17 @@ contract DrawModule is IDrawModule {
     /// @dev 1 | seatInSegment << 8 | rejections << 16 when a call stopped inside a segment, else 0.
     mapping(uint256 key => uint256) private _resumeAt;
 
+    /// @dev One sampled auditor within a call: its seat word with this call's seats, the seats this
+    /// call locks for it, and Staking's quote (read at its first lock decision).
+    struct Held {
+        address auditor;
+        uint256 word;
+        uint256 entryBefore;
+        uint256 seatsNow;
+        bool quoted;
+        IStaking.SeatQuote q;
+    }
+
     /// @dev One call's position, in memory.
     struct Walk {
         uint256 key;
@@ -67,6 +82,8 @@ contract DrawModule is IDrawModule {
         uint256 firstSeat;
         uint256[3] totals;
         address[] seated;
+        Held[] held;
+        uint256 heldCount;
     }
 
     constructor(address core_, IStaking staking_) {
@@ -107,6 +124,7 @@ contract DrawModule is IDrawModule {
         if (w.seated.length != 0) {
             emit SeatsDrawn(job.sessionId, job.round, w.firstSegment, w.firstSeat, w.seated);
         }
+        _flushLocks(w, job);
         bool complete = w.segment == job.segmentCount;
         if (!failed && !complete) _saveProgress(w, ex, job);
         r.cursor = w.segment;
@@ -158,22 +176,72 @@ contract DrawModule is IDrawModule {
     {
         uint256 key = w.key;
         uint256 segment = w.segment;
-        word = _seats[key][auditor];
+        Held memory h = _held(w, auditor);
+        word = h.word;
         if (_hasSeat(key, auditor, word, segment)) revert SampleOutOfSnapshot(auditor, segment);
         if (auditor == job.provider) return (word, REASON_PROVIDER);
         if (job.round != 0 && _satBefore(job.sessionId, segment, auditor)) {
             return (word, REASON_EARLIER_PANEL);
         }
         if (SeatWord.count(word) >= job.seatCap) return (word, REASON_SEAT_CAP);
-        (bool ok, uint64 reputation, uint256 entry) =
-            staking.lockSeat(auditor, uint8(tier), key, job.lockAmount, SeatWord.entry(word));
-        if (!ok) return (word, REASON_LOCK_REFUSED);
-        if (word == 0) word = SeatWord.create(w.auditorCount++, reputation, entry);
+        if (!_canLock(h, tier, job.lockAmount)) return (word, REASON_LOCK_REFUSED);
+        ++h.seatsNow;
+        if (word == 0) word = SeatWord.create(w.auditorCount++, h.q.reputation, h.q.nextEntry);
         word = SeatWord.addSeat(word, segment);
         if (segment >= SeatWord.WINDOW_BITS) {
             _high[key][auditor][SeatWord.windowOf(segment)] |= SeatWord.bitOf(segment);
         }
-        _seats[key][auditor] = word;
+        h.word = word;
+    }
+
+    /// @dev `IStaking.lockSeat`'s decision for one more seat, from the quote and this call's locks.
+    function _canLock(Held memory h, uint256 tier, uint256 amount) private view returns (bool) {
+        if (!h.quoted) {
+            h.q = staking.seatQuote(h.auditor);
+            h.quoted = true;
+        }
+        IStaking.SeatQuote memory q = h.q;
+        if (!q.eligible || q.tier != tier || q.free < amount) return false;
+        if (h.word == 0 && q.nextEntry == 0) return false; // a first lock needs a free ledger slot
+        q.free -= amount;
+        return true;
+    }
+
+    /// @dev The call's record of `auditor`, created (seat word read from storage) at its first sample.
+    function _held(Walk memory w, address auditor) private view returns (Held memory h) {
+        Held[] memory held = w.held;
+        uint256 n = w.heldCount;
+        // A plain scan of the first `n` pointers (all set; `auditor` is each struct's first word).
+        assembly ("memory-safe") {
+            let p := add(held, 0x20)
+            for { let end := add(p, mul(n, 0x20)) } lt(p, end) { p := add(p, 0x20) } {
+                let e := mload(p)
+                if eq(mload(e), auditor) {
+                    h := e
+                    break
+                }
+            }
+        }
+        if (h.auditor == auditor) return h;
+        uint256 word = _seats[w.key][auditor];
+        h.auditor = auditor;
+        h.word = word;
+        h.entryBefore = SeatWord.entry(word);
+        held[n] = h;
+        w.heldCount = n + 1;
+    }
+
+    /// @dev Lock each auditor's seats of this call at once and store its seat word.
+    function _flushLocks(Walk memory w, DrawJob calldata job) private {
+        uint256 n = w.heldCount;
+        for (uint256 i = 0; i < n; ++i) {
+            Held memory h = w.held[i];
+            if (h.seatsNow == 0) continue;
+            (, uint256 entry) =
+                staking.lockSeats(h.auditor, h.q.tier, w.key, h.seatsNow * job.lockAmount, h.entryBefore);
+            if (entry != SeatWord.entry(h.word)) revert LockMismatch(h.auditor, entry);
+            _seats[w.key][h.auditor] = h.word;
+        }
     }
 
     /// @dev Whether `auditor` sat on `segment` in round 0 or in an earlier appeal panel of it (asked of the
@@ -261,6 +329,8 @@ contract DrawModule is IDrawModule {
         // A call draws at most maxSeats seats plus the rest of the segment it is in (appeal panels: <= 63).
         w.seated = new address[](job.maxSeats + 64);
         _clearSeated(w.seated);
+        // Auditors sampled: at most one per seat or rejection of the call.
+        w.held = _pointers(job.maxSeats + 64 + MAX_REJECTIONS_PER_CALL);
         uint256 resumeAt = _resumeAt[w.key];
         if (resumeAt != 0) {
             w.seat = (resumeAt >> 8) & 0xff;
@@ -325,6 +395,15 @@ contract DrawModule is IDrawModule {
     function _packExclusion(uint256 tier, uint256 leaf, uint256 weight) private pure returns (uint256) {
         return (tier << EXCLUSION_TIER_SHIFT) | (uint256(uint64(leaf)) << EXCLUSION_LEAF_SHIFT)
             | uint256(uint128(weight));
+    }
+
+    /// @dev A memory array of `n` struct pointers, left unset: entries are assigned before they are read.
+    function _pointers(uint256 n) private pure returns (Held[] memory a) {
+        assembly ("memory-safe") {
+            a := mload(0x40)
+            mstore(a, n)
+            mstore(0x40, add(a, mul(add(n, 1), 0x20)))
+        }
     }
 
     function _clearSeated(address[] memory seated) private pure {

@@ -227,6 +227,7 @@ contract SettlementModule is ISettlementModule {
         uint256 count = SeatWord.count(seat);
         uint256 bits = SeatWord.window0(seat);
         uint256 j = 0;
+        bool decided = x.p.decided;
         // Bounded: count <= 64 seats and at most 8 windows.
         unchecked {
             for (uint256 window = 0; j < count; ++window) {
@@ -234,7 +235,7 @@ contract SettlementModule is ISettlementModule {
                 while (bits != 0) {
                     uint256 segment = window * SeatWord.WINDOW_BITS + SeatWord.lowest(bits);
                     bits &= bits - 1;
-                    if (x.p.decided) _scoreSeat(x, segment, j, sc);
+                    if (decided) _scoreSeat(x, segment, j, sc);
                     else sc.reward += x.p.rewards[segment];
                     ++j;
                 }
@@ -242,35 +243,42 @@ contract SettlementModule is ISettlementModule {
         }
     }
 
+    /// @dev Unchecked: counts stay below 64 seats, a reward sum below 64 times a per-seat reward that the
+    /// core or the appeal module holds, and gamma, canaryGamma <= 1e18 (checked where they are set)
+    /// with repMul, repAdd <= 1e18, so every product stays below 1e36.
     function _scoreSeat(Ctx memory x, uint256 segment, uint256 j, Score memory sc) private pure {
         IAuditSessions.SettlementContext memory c = x.c;
         bool correct = false;
-        if (sc.revealed) {
-            uint256 outcome =
-                SegmentWord.outcome(SegmentWord.lane(c.segmentWords[SegmentWord.wordOf(segment)], segment));
-            if (outcome == SegmentWord.OUTCOME_INCONCLUSIVE) return;
-            if (Verdicts.abstains(sc.verdicts, j)) {
-                ++sc.abstained;
-            } else if (Verdicts.fails(sc.verdicts, j) == (outcome == SegmentWord.OUTCOME_FAIL)) {
-                correct = true;
-                ++sc.correct;
-                sc.reward += x.p.rewards.length == 0 ? c.reward : x.p.rewards[segment];
+        unchecked {
+            if (sc.revealed) {
+                uint256 outcome = SegmentWord.outcome(
+                    SegmentWord.lane(c.segmentWords[SegmentWord.wordOf(segment)], segment)
+                );
+                if (outcome == SegmentWord.OUTCOME_INCONCLUSIVE) return;
+                uint256 verdicts = sc.verdicts;
+                if (Verdicts.abstains(verdicts, j)) {
+                    ++sc.abstained;
+                } else if (Verdicts.fails(verdicts, j) == (outcome == SegmentWord.OUTCOME_FAIL)) {
+                    correct = true;
+                    ++sc.correct;
+                    uint256[] memory rewards = x.p.rewards;
+                    sc.reward += rewards.length == 0 ? c.reward : rewards[segment];
+                } else {
+                    ++sc.incorrect;
+                    if (!c.hasSlashSeed || _coin(c.slashSeed, sc.auditor, sc.round, segment) < sc.pSlash) {
+                        ++sc.slashes;
+                    }
+                }
             } else {
                 ++sc.incorrect;
-                if (!c.hasSlashSeed || _coin(c.slashSeed, sc.auditor, sc.round, segment) < sc.pSlash) {
-                    ++sc.slashes;
-                }
+                ++sc.slashes;
             }
-        } else {
-            ++sc.incorrect;
-            ++sc.slashes;
+            // A revealed canary moves reputation by canaryGamma.
+            uint256 gamma = _isCanary(x.p.canaryBits, segment) ? x.p.canaryGamma : c.gamma;
+            uint256 keep = WAD - gamma;
+            sc.repMul = sc.repMul * keep / WAD;
+            sc.repAdd = (sc.repAdd * keep + (correct ? gamma * WAD : 0)) / WAD;
         }
-        // A revealed canary moves reputation by canaryGamma. repMul, repAdd <= 1e18 and gamma <= 1e18:
-        // every product stays below 1e36.
-        uint256 gamma = _isCanary(x.p.canaryBits, segment) ? x.p.canaryGamma : c.gamma;
-        uint256 keep = WAD - gamma;
-        sc.repMul = sc.repMul * keep / WAD;
-        sc.repAdd = (sc.repAdd * keep + (correct ? gamma * WAD : 0)) / WAD;
     }
 
     function _isCanary(uint256[] memory bits, uint256 segment) private pure returns (bool) {

@@ -36,6 +36,8 @@ contract StakingDouble is IStaking, ISortition {
     mapping(address => uint256) public lockedOf;
     mapping(address => uint64) public reputationOf;
     mapping(uint256 => mapping(address => uint256)) public seatsLocked;
+    /// @notice `lockSeats` calls per (key, auditor): one per draw call that seated the auditor.
+    mapping(uint256 => mapping(address => uint256)) public lockCalls;
     mapping(uint256 => mapping(address => uint256)) public lockedFor;
     mapping(uint256 => mapping(address => uint256)) public entryOf;
     mapping(address => uint256) public entries;
@@ -185,6 +187,34 @@ contract StakingDouble is IStaking, ISortition {
         returns (bool ok, uint64 reputation, uint256 entryIndex)
     {
         if (msg.sender != drawModule) revert NotAllowed(msg.sender);
+        (ok, reputation, entryIndex) = _lock(auditor, tier, key, amount, entry);
+        if (ok) seatsLocked[key][auditor] += 1;
+    }
+
+    /// @dev One call per auditor and draw call; reverts where `lockSeat` would refuse.
+    function lockSeats(address auditor, uint8 tier, uint256 key, uint256 amount, uint256 entry)
+        external
+        returns (uint64 reputation, uint256 entryIndex)
+    {
+        if (msg.sender != drawModule) revert NotAllowed(msg.sender);
+        bool ok;
+        (ok, reputation, entryIndex) = _lock(auditor, tier, key, amount, entry);
+        require(ok, "lockSeats refused");
+        lockCalls[key][auditor] += 1;
+    }
+
+    function seatQuote(address auditor) external view returns (SeatQuote memory q) {
+        q.tier = tierOf[auditor];
+        q.eligible = registered[auditor] && !refuseLocks[auditor];
+        q.free = stakeOf[auditor] - lockedOf[auditor];
+        q.reputation = reputationOf[auditor];
+        q.nextEntry = entries[auditor] + 1;
+    }
+
+    function _lock(address auditor, uint8 tier, uint256 key, uint256 amount, uint256 entry)
+        internal
+        returns (bool ok, uint64 reputation, uint256 entryIndex)
+    {
         require(entry == entryOf[key][auditor], "entry passed back");
         if (!registered[auditor] || tierOf[auditor] != tier || refuseLocks[auditor]) return (false, 0, 0);
         if (stakeOf[auditor] - lockedOf[auditor] < amount) return (false, 0, 0);
@@ -197,7 +227,6 @@ contract StakingDouble is IStaking, ISortition {
         }
         lockedOf[auditor] += amount;
         lockedFor[key][auditor] += amount;
-        seatsLocked[key][auditor] += 1;
         return (true, drawReputation[key][auditor], entryIndex);
     }
 

@@ -52,6 +52,7 @@ MEANINGS: dict[str, str] = {
     # draw (DrawModule, SortitionTrees)
     "NotCore": "only the session core may draw",
     "SampleOutOfSnapshot": "a sampled auditor has no weight in the snapshot (a contract bug)",
+    "LockMismatch": "Staking opened another ledger entry than its quote said (a contract bug)",
     "SnapshotUnavailable": "the staking snapshot of the session's epoch is no longer readable",
     "SampleOutOfRange": "the draw value exceeds the snapshot's eligible weight",
     "DuplicateExclusion": "an auditor was excluded twice from one sample",
@@ -93,6 +94,7 @@ MEANINGS: dict[str, str] = {
     "AlreadyWired": "Staking is wired already",
     "NotRegistry": "only the registry may call this",
     "NotDrawModule": "only the draw module may lock seats",
+    "LockRefused": "a draw asked to lock more stake than the auditor's quote allowed (a contract bug)",
     "NotSettlementModule": "only the settlement module may deliver results",
     # registry (AuditorRegistry)
     "ZeroEncryptionKey": "the encryption key cannot be zero",

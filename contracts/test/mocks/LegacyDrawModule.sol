@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity 0.8.28;
+
+import {IDrawModule} from "../../src/interfaces/IDrawModule.sol";
+import {IStaking} from "../../src/interfaces/IStaking.sol";
+import {ISortition} from "../../src/interfaces/ISortition.sol";
+import {PanelKey} from "../../src/libraries/PanelKey.sol";
+import {SegmentWord} from "../../src/libraries/SegmentWord.sol";
+import {SeatWord} from "../../src/libraries/SeatWord.sol";
+import {ExclusionList} from "../../src/libraries/ExclusionList.sol";
+import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
+import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
+
+/// @title LegacyDrawModule (test oracle)
+/// @notice The draw module as it was before locks were aggregated per auditor and call: one
+/// `IStaking.lockSeat` and one seat-word write per seat. DrawLockAggregation.t.sol etches it over the
+/// deployed DrawModule (same storage layout and immutables) and checks that both draw the same seats
+/// and lock the same stake. Not deployed anywhere else.
+/// @dev The rest of this file is the reference copy, unchanged:
+/// @notice Sortition of a panel: every seat is sampled by weight from the staking snapshot "start of the
+/// session's opening epoch", which was final before the session existed and before its randomness could
+/// be known, so no stake change can move the weights a draw reads.
+/// @dev Sampling is without replacement: a seat's word is keccak256(seed, segment, seatInSegment,
+/// rejections) reduced modulo the tier's snapshot weight minus the weight of excluded leaves, and
+/// Staking walks the snapshot with those leaves taken out. Excluded for the segment: the auditors
+/// already on it and auditors whose stake cannot back one more seat now (lock refused: the auditor
+/// controls that after the seed is public, so its refusal must re-roll nothing beyond its segment);
+/// for the rest of the panel: the provider and auditors at the seat cap. Every rejection removes
+/// weight from the segment, so a draw always progresses, and a panel fails only when a segment's
+/// eligible weight is exhausted.
+/// A call completes whole segments (its budget rounded up), so segment exclusions live in memory;
+/// only a call stopped by MAX_REJECTIONS_PER_CALL inside a segment stores them for the next call.
+contract LegacyDrawModule is IDrawModule {
+    using ExclusionList for ExclusionList.List;
+
+    /// @notice Rejections one call absorbs before it stops (the next call resumes where it stopped).
+    uint256 public constant MAX_REJECTIONS_PER_CALL = 64;
+    uint256 private constant REASON_PROVIDER = 1;
+    uint256 private constant REASON_SEAT_CAP = 2;
+    uint256 private constant REASON_LOCK_REFUSED = 3;
+    uint256 private constant REASON_EARLIER_PANEL = 4;
+    /// @dev Stored exclusion: weight (bits 0-127), leaf (128-191), tier (192-199).
+    uint256 private constant EXCLUSION_LEAF_SHIFT = 128;
+    uint256 private constant EXCLUSION_TIER_SHIFT = 192;
+
+    /// @notice The session core (the only caller of `draw`).
+    address public immutable core;
+    /// @notice Stake locks and ledger entries.
+    IStaking public immutable staking;
+    /// @notice The snapshot sum trees (Staking's).
+    ISortition public immutable sortition;
+
+    mapping(uint256 key => mapping(address => uint256)) private _seats;
+    mapping(uint256 key => mapping(address => mapping(uint256 => uint256))) private _high;
+    mapping(uint256 key => uint256[]) private _excluded;
+    mapping(uint256 key => uint256[]) private _resume;
+    /// @dev 1 | seatInSegment << 8 | rejections << 16 when a call stopped inside a segment, else 0.
+    mapping(uint256 key => uint256) private _resumeAt;
+
+    /// @dev One call's position, in memory.
+    struct Walk {
+        uint256 key;
+        uint256 segment;
+        uint256 seat;
+        uint256 rejections;
+        uint256 drawnNow;
+        uint256 rejectedNow;
+        uint256 drawnSeats;
+        uint256 auditorCount;
+        uint256 firstWord;
+        uint256 firstSegment;
+        uint256 firstSeat;
+        uint256[3] totals;
+        address[] seated;
+    }
+
+    constructor(address core_, IStaking staking_) {
+        core = core_;
+        staking = staking_;
+        sortition = staking_.sortition();
+    }
+
+    /// @inheritdoc IDrawModule
+    function draw(DrawJob calldata job) external returns (DrawResult memory r) {
+        if (msg.sender != core && (job.round == 0 || msg.sender != IAuditSessions(core).appealModule())) {
+            revert NotCore(msg.sender);
+        }
+        Walk memory w = _begin(job);
+        ExclusionList.List[3] memory ex = _loadExclusions(w, job);
+        bool failed = false;
+        while (w.segment < job.segmentCount) {
+            if (w.seat == 0 && w.rejections == 0 && w.drawnNow >= job.maxSeats) break;
+            uint256 laneValue =
+                SegmentWord.lane(job.segmentWords[SegmentWord.wordOf(w.segment) - w.firstWord], w.segment);
+            if (job.round != 0 && SegmentWord.weight(laneValue) == 0) {
+                ++w.segment; // an appeal panel draws only its named segments
+                continue;
+            }
+            uint256 tier = SegmentWord.tier(laneValue);
+            ExclusionList.List memory list = ex[tier];
+            uint256 total = _total(w, tier, job.epoch);
+            if (total <= list.weightSum) {
+                _fail(job, w, list, tier);
+                failed = true;
+                break;
+            }
+            if (w.rejectedNow >= MAX_REJECTIONS_PER_CALL) break;
+            if (_sampleSeat(job, w, list, tier, total)) {
+                if (w.seat == job.seatsPerTier[tier]) _closeSegment(w, list);
+            }
+        }
+        if (w.seated.length != 0) {
+            emit SeatsDrawn(job.sessionId, job.round, w.firstSegment, w.firstSeat, w.seated);
+        }
+        bool complete = w.segment == job.segmentCount;
+        if (!failed && !complete) _saveProgress(w, ex, job);
+        r.cursor = w.segment;
+        r.drawnSeats = w.drawnSeats;
+        r.auditorCount = w.auditorCount;
+        r.failed = failed;
+    }
+
+    /// @dev Sample one candidate for the current seat; seat it or exclude it. True if seated.
+    function _sampleSeat(
+        DrawJob calldata job,
+        Walk memory w,
+        ExclusionList.List memory list,
+        uint256 tier,
+        uint256 total
+    ) private returns (bool) {
+        uint256 value =
+            _seatWord(job.seed, w.segment, w.seat, w.rejections) % (total - list.weightSum);
+        (address auditor, uint256 leaf, uint256 weight) =
+            sortition.sampleAt(uint8(tier), job.epoch, value, list.leaves);
+        if (auditor == address(0) || weight == 0) revert SampleOutOfSnapshot(auditor, leaf);
+        (uint256 word, uint256 reason) = _admit(job, w, tier, auditor);
+        if (reason != 0) {
+            // A refused lock is the auditor's own doing (a withdrawal request, deregistration, stake
+            // locked by another draw it chose to run first), decided after the seed is public. Excluded
+            // for this segment only, it moves no seat of any segment it would not have sat on; a
+            // panel-wide exclusion would change every later modulus and re-roll the rest of the draw.
+            if (reason >= REASON_LOCK_REFUSED) list.addLocal(leaf, weight);
+            else list.addPermanent(leaf, weight);
+            ++w.rejections;
+            ++w.rejectedNow;
+            emit AuditorExcluded(job.sessionId, job.round, auditor, reason);
+            return false;
+        }
+        if (SeatWord.count(word) >= job.seatCap) list.addPermanent(leaf, weight);
+        else list.addLocal(leaf, weight);
+        _pushSeated(w.seated, auditor);
+        ++w.drawnSeats;
+        ++w.drawnNow;
+        ++w.seat;
+        w.rejections = 0;
+        return true;
+    }
+
+    /// @dev Seat `auditor` on the current segment if it is eligible; else the exclusion reason.
+    function _admit(DrawJob calldata job, Walk memory w, uint256 tier, address auditor)
+        private
+        returns (uint256 word, uint256 reason)
+    {
+        uint256 key = w.key;
+        uint256 segment = w.segment;
+        word = _seats[key][auditor];
+        if (_hasSeat(key, auditor, word, segment)) revert SampleOutOfSnapshot(auditor, segment);
+        if (auditor == job.provider) return (word, REASON_PROVIDER);
+        if (job.round != 0 && _satBefore(job.sessionId, segment, auditor)) {
+            return (word, REASON_EARLIER_PANEL);
+        }
+        if (SeatWord.count(word) >= job.seatCap) return (word, REASON_SEAT_CAP);
+        (bool ok, uint64 reputation, uint256 entry) =
+            staking.lockSeat(auditor, uint8(tier), key, job.lockAmount, SeatWord.entry(word));
+        if (!ok) return (word, REASON_LOCK_REFUSED);
+        if (word == 0) word = SeatWord.create(w.auditorCount++, reputation, entry);
+        word = SeatWord.addSeat(word, segment);
+        if (segment >= SeatWord.WINDOW_BITS) {
+            _high[key][auditor][SeatWord.windowOf(segment)] |= SeatWord.bitOf(segment);
+        }
+        _seats[key][auditor] = word;
+    }
+
+    /// @dev Whether `auditor` sat on `segment` in round 0 or in an earlier appeal panel of it (asked of the
+    /// appeal module, the caller of an appeal panel's draw).
+    function _satBefore(uint256 sessionId, uint256 segment, address auditor) private view returns (bool) {
+        (uint256 packed, uint256 n) = IAppealModule(msg.sender).earlierRounds(sessionId, segment);
+        for (uint256 i = 0; i <= n; ++i) {
+            uint256 key = PanelKey.keyOf(sessionId, i == 0 ? 0 : (packed >> (8 * (i - 1))) & 0xff);
+            uint256 word = _seats[key][auditor];
+            if (word != 0 && _hasSeat(key, auditor, word, segment)) return true;
+        }
+        return false;
+    }
+
+    /// @dev keccak256(abi.encode(seed, segment, seat, rejections)), hashed in scratch memory.
+    function _seatWord(bytes32 seed, uint256 segment, uint256 seat, uint256 rejections)
+        private
+        pure
+        returns (uint256 h)
+    {
+        assembly ("memory-safe") {
+            let p := mload(0x40)
+            mstore(p, seed)
+            mstore(add(p, 0x20), segment)
+            mstore(add(p, 0x40), seat)
+            mstore(add(p, 0x60), rejections)
+            h := keccak256(p, 0x80)
+        }
+    }
+
+    function _pushSeated(address[] memory seated, address auditor) private pure {
+        assembly ("memory-safe") {
+            let n := mload(seated)
+            mstore(add(seated, mul(add(n, 1), 0x20)), auditor)
+            mstore(seated, add(n, 1))
+        }
+    }
+
+    function _closeSegment(Walk memory w, ExclusionList.List memory list) private pure {
+        list.dropLocal();
+        ++w.segment;
+        w.seat = 0;
+    }
+
+    function _fail(DrawJob calldata job, Walk memory w, ExclusionList.List memory list, uint256 tier)
+        private
+    {
+        emit DrawFailed(
+            job.sessionId,
+            job.round,
+            w.segment,
+            tier,
+            job.seatsPerTier[tier] - w.seat,
+            list.length() - list.permanent
+        );
+    }
+
+    function _total(Walk memory w, uint256 tier, uint256 epoch) private view returns (uint256 total) {
+        total = w.totals[tier];
+        if (total == 0) {
+            total = sortition.totalWeightAt(uint8(tier), epoch);
+            w.totals[tier] = total;
+        }
+    }
+
+    function _hasSeat(uint256 key, address auditor, uint256 word, uint256 segment)
+        private
+        view
+        returns (bool)
+    {
+        if (segment < SeatWord.WINDOW_BITS) {
+            return SeatWord.window0(word) & SeatWord.bitOf(segment) != 0;
+        }
+        return _high[key][auditor][SeatWord.windowOf(segment)] & SeatWord.bitOf(segment) != 0;
+    }
+
+    // ------------------------------------------------------- call state
+
+    function _begin(DrawJob calldata job) private returns (Walk memory w) {
+        w.key = PanelKey.keyOf(job.sessionId, job.round);
+        w.segment = job.cursor;
+        w.drawnSeats = job.drawnSeats;
+        w.auditorCount = job.auditorCount;
+        w.firstWord = SegmentWord.wordOf(job.cursor);
+        // A call draws at most maxSeats seats plus the rest of the segment it is in (appeal panels: <= 63).
+        w.seated = new address[](job.maxSeats + 64);
+        _clearSeated(w.seated);
+        uint256 resumeAt = _resumeAt[w.key];
+        if (resumeAt != 0) {
+            w.seat = (resumeAt >> 8) & 0xff;
+            w.rejections = resumeAt >> 16;
+            delete _resumeAt[w.key];
+        }
+        w.firstSegment = w.segment;
+        w.firstSeat = w.seat;
+    }
+
+    /// @dev The panel's stored exclusions, per tier, plus the segment exclusions of a resumed segment.
+    function _loadExclusions(Walk memory w, DrawJob calldata job)
+        private
+        returns (ExclusionList.List[3] memory ex)
+    {
+        uint256[] storage stored = _excluded[w.key];
+        uint256 n = stored.length;
+        for (uint256 t = 0; t < 3; ++t) {
+            ex[t] = ExclusionList.create(n + 8);
+        }
+        for (uint256 i = 0; i < n; ++i) {
+            uint256 e = stored[i];
+            ExclusionList.List memory list = ex[(e >> EXCLUSION_TIER_SHIFT) & 0xff];
+            list.addPermanent((e >> EXCLUSION_LEAF_SHIFT) & type(uint64).max, e & type(uint128).max);
+            list.stored = list.permanent;
+        }
+        uint256[] storage resume = _resume[w.key];
+        uint256 m = resume.length;
+        if (m != 0) {
+            uint256 laneValue =
+                SegmentWord.lane(job.segmentWords[SegmentWord.wordOf(w.segment) - w.firstWord], w.segment);
+            ExclusionList.List memory list = ex[SegmentWord.tier(laneValue)];
+            for (uint256 i = 0; i < m; ++i) {
+                uint256 e = resume[i];
+                list.addLocal((e >> EXCLUSION_LEAF_SHIFT) & type(uint64).max, e & type(uint128).max);
+            }
+            delete _resume[w.key];
+        }
+    }
+
+    /// @dev The draw continues in a later call: store new panel exclusions and, if the call stopped
+    /// inside a segment, that segment's position and exclusions.
+    function _saveProgress(Walk memory w, ExclusionList.List[3] memory ex, DrawJob calldata job) private {
+        uint256[] storage stored = _excluded[w.key];
+        for (uint256 t = 0; t < 3; ++t) {
+            ExclusionList.List memory list = ex[t];
+            for (uint256 i = list.stored; i < list.permanent; ++i) {
+                stored.push(_packExclusion(t, list.leaves[i], list.weights[i]));
+            }
+        }
+        if (w.seat == 0 && w.rejections == 0) return;
+        uint256 laneValue =
+            SegmentWord.lane(job.segmentWords[SegmentWord.wordOf(w.segment) - w.firstWord], w.segment);
+        ExclusionList.List memory cur = ex[SegmentWord.tier(laneValue)];
+        uint256[] storage resume = _resume[w.key];
+        for (uint256 i = cur.permanent; i < cur.length(); ++i) {
+            resume.push(_packExclusion(0, cur.leaves[i], cur.weights[i]));
+        }
+        _resumeAt[w.key] = 1 | (w.seat << 8) | (w.rejections << 16);
+    }
+
+    function _packExclusion(uint256 tier, uint256 leaf, uint256 weight) private pure returns (uint256) {
+        return (tier << EXCLUSION_TIER_SHIFT) | (uint256(uint64(leaf)) << EXCLUSION_LEAF_SHIFT)
+            | uint256(uint128(weight));
+    }
+
+    function _clearSeated(address[] memory seated) private pure {
+        assembly ("memory-safe") {
+            mstore(seated, 0)
+        }
+    }
+
+    // ------------------------------------------------------------- views
+
+    /// @inheritdoc IDrawModule
+    function seatWords(uint256 key, address[] calldata auditors)
+        external
+        view
+        returns (uint256[] memory words)
+    {
+        words = new uint256[](auditors.length);
+        for (uint256 i = 0; i < auditors.length; ++i) {
+            words[i] = _seats[key][auditors[i]];
+        }
+    }
+
+    /// @inheritdoc IDrawModule
+    function seatWordOf(uint256 key, address auditor) external view returns (uint256) {
+        return _seats[key][auditor];
+    }
+
+    /// @inheritdoc IDrawModule
+    function highSeats(uint256 key, address auditor, uint256 window) external view returns (uint256) {
+        return _high[key][auditor][window];
+    }
+
+    /// @inheritdoc IDrawModule
+    function seatsOf(uint256 sessionId, uint256 round, address auditor)
+        external
+        view
+        returns (uint256[] memory segments)
+    {
+        uint256 key = PanelKey.keyOf(sessionId, round);
+        uint256 word = _seats[key][auditor];
+        uint256 count = SeatWord.count(word);
+        segments = new uint256[](count);
+        uint256 j = 0;
+        uint256 bits = SeatWord.window0(word);
+        for (uint256 window = 0; j < count; ++window) {
+            if (window != 0) bits = _high[key][auditor][window];
+            while (bits != 0) {
+                uint256 b = SeatWord.lowest(bits);
+                bits &= bits - 1;
+                segments[j++] = window * SeatWord.WINDOW_BITS + b;
+            }
+        }
+    }
+}
