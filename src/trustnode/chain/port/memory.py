@@ -13,7 +13,9 @@ appeal rounds (`memory_canaries`, `memory_appeals`, `memory_rounds`) apply `cons
 the FIFO ledger, commissions. Hence one timing differs: an appeal round nobody starts drawing ends
 UNFILLABLE `draw_blocks` after its randomness target here, where the contracts end it when its
 randomness lapses (256 blocks for the lookahead source) or its snapshot epoch ages out of the
-ring (within three epochs), whichever comes first; the outcome and the money are the same.
+ring (within three epochs), whichever comes first; the outcome and the money are the same. And
+`advance` here ends every due appeal round at once, where the contracts end at most two per call
+(a bound on its gas): a caller that loops until nothing changes sees the same end state.
 """
 
 from __future__ import annotations
