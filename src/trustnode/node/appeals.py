@@ -19,16 +19,14 @@ import threading
 
 from trustnode.chain.errors import ChainError
 from trustnode.chain.port import ChainPort, NotReady
-from trustnode.chain.port.types_appeals import AppealStatus, RoundInfo, RoundState
+from trustnode.chain.port.types_appeals import RoundInfo, RoundState
 from trustnode.models.jobs import TraceJob
 from trustnode.node.context import NodeContext
+from trustnode.node.panels import advance_if_due, close_if_due, draw_round
 from trustnode.node.pinning import job_outcome, seal_panel
-from trustnode.node.provider import DRAW_PAGE
 from trustnode.storage.errors import StorageError
 
 log = logging.getLogger(__name__)
-
-VOTING = (RoundState.KEYS_PUBLISHED, RoundState.COMMIT)
 
 
 class ProviderAppeals:
@@ -75,7 +73,7 @@ class ProviderAppeals:
         for rnd in rounds:
             if not rnd.state.ended:
                 self._drive_round(job, rnd)
-        self._close_if_due(sid, status, rounds)
+        close_if_due(port, sid, status, rounds)
         status = port.appeal_status(sid)
         rounds = port.rounds(sid)
         if {r.round for r in rounds if r.state.ended} != ended_before or status.final or job.outcome is None:
@@ -98,26 +96,19 @@ class ProviderAppeals:
     def _drive_round(self, job: TraceJob, rnd: RoundInfo) -> None:
         port = self.port
         sid, r = rnd.session_id, rnd.round
-        if rnd.state in (RoundState.CREATED, RoundState.DRAWING) and rnd.drawn_seats < rnd.total_seats:
-            try:
-                step = port.draw(sid, DRAW_PAGE, round=r)
-            except NotReady as exc:
-                log.debug("session %d round %d: %s", sid, r, exc)
-                return
+        step = draw_round(port, rnd)
+        if step is not None:
             job.tx_hashes.setdefault(f"draw_r{r}", step.tx.tx_hash)
             rnd = next(x for x in port.rounds(sid) if x.round == r)
+        elif rnd.state in (RoundState.CREATED, RoundState.DRAWING) and rnd.drawn_seats < rnd.total_seats:
+            return  # its randomness is not there yet
         if rnd.state == RoundState.DRAWING and rnd.drawn_seats == rnd.total_seats:
             if port.keys_published(sid, r) is None:
                 self._publish(job, rnd)
             return
-        block = port.block_number()
-        if rnd.state in VOTING and block > rnd.commit_deadline:
-            port.advance(sid)
-        elif rnd.state == RoundState.REVEAL:
-            voters = len(port.seats(sid, r))
-            if block > rnd.reveal_deadline or (voters and rnd.revealed_count >= voters):
-                _, tx = port.advance(sid)
-                job.tx_hashes[f"finalize_r{r}"] = tx.tx_hash
+        tx = advance_if_due(port, rnd)
+        if tx is not None and rnd.state == RoundState.REVEAL:
+            job.tx_hashes[f"finalize_r{r}"] = tx.tx_hash
 
     def _publish(self, job: TraceJob, rnd: RoundInfo) -> None:
         """Seal the round's keys to its panel: seats plus context under the privacy share."""
@@ -138,21 +129,6 @@ class ProviderAppeals:
         )
 
     # -- the session -----------------------------------------------------------------------------
-
-    def _close_if_due(self, sid: int, status: AppealStatus, rounds: list[RoundInfo]) -> None:
-        """End the appeal phase once no window is open and no round runs (so settlement can start)."""
-        if status.final or any(not r.state.ended for r in rounds):
-            return
-        block = self.port.block_number()
-        opens = status.opens_at
-        if status.appealable_until is None and (opens is None or block < opens) and status.enabled:
-            return  # the first window has not opened yet (the canary reveal window runs first)
-        if status.appealable_until is not None and block <= status.appealable_until:
-            return
-        try:
-            self.port.advance(sid)
-        except ChainError as exc:
-            log.debug("session %d: appeal phase not closable yet: %s", sid, exc)
 
     def _settle_all(self, sid: int, last_round: int) -> bool:
         """Settle every unsettled seat of every round; True when none is left (auditors settle

@@ -39,7 +39,7 @@ from trustnode.models.enums import Tier, Verdict
 from trustnode.models.verdict import SessionState
 from trustnode.node.context import NodeContext
 from trustnode.node.events import EventFollower
-from trustnode.node.panels import panel_phase
+from trustnode.node.panels import panel_phase, watch_appeals
 from trustnode.node.paths import auditor_dir
 from trustnode.node.seat_release import SeatRelease
 from trustnode.node.structure import SessionBundle
@@ -59,6 +59,8 @@ log = logging.getLogger(__name__)
 
 WITHDRAW_EVERY_S = 10.0
 COMMIT_PHASE = (SessionState.KEYS_PUBLISHED, SessionState.COMMIT)
+#: Seconds between two looks at the appeal rounds of a session whose outcome is not final yet.
+WATCH_EVERY_S = 5.0
 
 
 class UndecidedRule(StrEnum):
@@ -112,6 +114,7 @@ class AuditorDaemon:
         self._last_withdraw = 0.0
         self._pool = ThreadPoolExecutor(max_workers=max_parallel, thread_name_prefix="auditor-session")
         self._inflight: dict[tuple[int, int], futures.Future[None]] = {}
+        self._watched: dict[int, float] = {}  # session -> when its appeals were last watched
 
     @property
     def port(self) -> ChainPort:
@@ -296,12 +299,12 @@ class AuditorDaemon:
             and p.block_number() > phase.commit_deadline
         ):
             p.advance(rec.session_id)
-        if (
-            rec.state in (VoteState.COMMITTED, VoteState.REVEALED)
-            and phase.state == SessionState.FINALIZED
-            and p.appeal_status(rec.session_id).final  # every round is scored against the final outcome
-        ):
-            self._settle(rec)
+        if rec.state in (VoteState.COMMITTED, VoteState.REVEALED) and phase.state == SessionState.FINALIZED:
+            if p.appeal_status(rec.session_id).final:  # every round is scored against the final outcome
+                self._settle(rec)
+            elif time.monotonic() - self._watched.get(rec.session_id, -WATCH_EVERY_S) >= WATCH_EVERY_S:
+                self._watched[rec.session_id] = time.monotonic()
+                watch_appeals(p, rec.session_id)  # rounds nobody drew; the phase's end when due
 
     def _tasks(self, rec: VoteRecord) -> list[AuditTask]:
         bundle = SessionBundle.model_validate_json(self.ctx.store.cat(rec.manifest_cid))

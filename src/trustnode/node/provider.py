@@ -32,6 +32,7 @@ from trustnode.models.jobs import ChainBinding, JobStatus, TraceJob, TraceStage
 from trustnode.models.verdict import SessionOutcome, SessionState
 from trustnode.node import canary_duties, opening
 from trustnode.node.context import NodeContext
+from trustnode.node.panels import DRAW_PAGE
 from trustnode.node.pinning import TooManySegments, job_outcome, pin, seal_panel
 from trustnode.node.pinning import fee_for as fee_for  # re-exported: tests and the CLI import it here
 from trustnode.node.seating import cancel_reason
@@ -42,7 +43,6 @@ log = logging.getLogger(__name__)
 LEASE_S = 120.0
 MAX_ATTEMPTS = 5
 WAIT_S = 0.25
-DRAW_PAGE = 64
 
 
 class Waiting(Exception):
