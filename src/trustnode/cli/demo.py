@@ -11,7 +11,6 @@ from typing import Any
 
 import typer
 from rich.live import Live
-from rich.markup import escape
 from rich.table import Table
 
 from trustnode.cli.common import console, fail
@@ -90,11 +89,11 @@ def demo(
         if not runtime_available():
             from trustnode.llm.local_server import INSTALL_HINT
 
-            fail(escape(f"--llm local needs the local-model extra; {INSTALL_HINT}"))
+            fail(f"--llm local needs the local-model extra; {INSTALL_HINT}")
         try:
             model_path = llm_model or bundled_model_path()
         except LocalModelUnavailable as exc:
-            fail(escape(str(exc)))
+            fail(str(exc))
         extra = {"llm": "local", "llm_model_path": model_path}
     wait_s = timeout if timeout is not None else (1800.0 if llm is LLMTier.local else 240.0)
     cfg = ClusterConfig(

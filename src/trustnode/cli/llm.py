@@ -83,12 +83,12 @@ def serve(
             model, port=port, threads=threads, context=context, ready_timeout_s=ready_timeout, log_path=log
         )
     except LocalModelUnavailable as exc:
-        fail(escape(str(exc)))
+        fail(str(exc))
     console.print(f"loading {srv.model_path.name} ({srv.threads} threads, context {context}); log: {log}")
     try:
         srv.start()
     except LLMError as exc:
-        fail(escape(str(exc)))
+        fail(str(exc))
     try:
         env = srv.env()
         _print_endpoint(
@@ -107,7 +107,7 @@ def serve(
         _set_when_done(proc.wait, stopped)
         _wait_for_signal(stopped)
         if not srv.alive:
-            fail(escape(f"the model server stopped by itself; see {log}"))
+            fail(f"the model server stopped by itself; see {log}")
     finally:
         srv.stop()
 
