@@ -38,7 +38,9 @@ contract AppealReviewCanaryRefundsCappedTest is AppealsFixture {
         assertEq(st.revealed, 2, "both revealed");
         assertEq(st.refundDue, 3 * R, "due k R * 50% each");
         assertEq(st.refundPaid, ALLOWANCE, "paid no more than the allowance");
-        assertEq(token.balanceOf(address(treasury)), treasuryBefore - ALLOWANCE, "treasury lost the allowance");
+        assertEq(
+            token.balanceOf(address(treasury)), treasuryBefore - ALLOWANCE, "treasury lost the allowance"
+        );
         assertEq(token.balanceOf(provider), providerBefore + ALLOWANCE, "to the provider");
         assertEq(token.balanceOf(RELAYER), 0, "nothing to the relayer");
         assertEq(treasury.allowanceOf(address(canaries)), 0, "allowance spent");

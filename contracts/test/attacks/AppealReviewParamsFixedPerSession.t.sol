@@ -35,9 +35,7 @@ contract AppealReviewParamsFixedPerSessionTest is AppealsFixture {
         _drawRound(sid, round);
         _publishRound(sid, round);
         _voteRound(sid, round, 1, 0, 0); // overturned
-        assertEq(
-            appeals.segmentAppeals(sid, 0).windowEnd, block.number + APPEAL_BLOCKS, "old window length"
-        );
+        assertEq(appeals.segmentAppeals(sid, 0).windowEnd, block.number + APPEAL_BLOCKS, "old window length");
         _closeAndSettle(sid);
         assertEq(token.balanceOf(appellant), before + 7 * R * 2000 / 10_000, "old reward rate");
 
