@@ -48,7 +48,7 @@ lint: install
 	$(BIN)/ruff check src tests scripts
 	$(BIN)/ruff format --check src tests scripts
 	$(BIN)/mypy src
-	$(FORGE) fmt --check
+	@out="$$($(FORGE) fmt --check 2>&1)"; echo "$$out"; ! echo "$$out" | grep -q '^Diff in'  # forge fmt --check exits 0 on a diff
 
 forge-test: install
 	$(FORGE) test
