@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from web3.logs import DISCARD
 
@@ -36,8 +36,9 @@ class ProviderOps:
         self._eligible_memo: tuple[int, dict[int, list[EligibleAuditor]]] | None = None
         self._in_snapshot: set[tuple[int, int, str]] = set()  # (epoch, tier, auditor) with weight
 
-    def _logs(self, contract: Any, event: str, **filters: Any) -> list[Any]:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # provided by the port class this is mixed into
+
+        def _logs(self, contract: Any, event: str, **filters: Any) -> list[Any]: ...
 
     def eligible_auditors(self, tier: Tier) -> list[EligibleAuditor]:
         """Registered auditors of `tier` with sortition weight and free stake for a seat now.
