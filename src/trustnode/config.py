@@ -152,6 +152,10 @@ class ProtocolSettings(BaseModel):
         le=10_000,
         description="Treasury refund per revealed canary, basis points of k * reward.",
     )
+    canary_operators: list[str] = Field(
+        default_factory=list,
+        description="Addresses authorized to write, commit and reveal gold canaries (never a provider).",
+    )
 
 
 class IPFSSettings(BaseModel):
@@ -226,6 +230,21 @@ class PrivacySettings(BaseModel):
     )
 
 
+class CanaryOperatorSettings(BaseModel):
+    """Serving gold canaries to providers (issue 15): this node writes them and vouches for them."""
+
+    enabled: bool = Field(default=False, description="Serve /v1/canary and commit and reveal canaries.")
+
+
+class ProviderCanarySettings(BaseModel):
+    """Where a provider gets its gold canaries: an authorized canary operator's API."""
+
+    operator_url: str | None = Field(
+        default=None, description="e.g. http://127.0.0.1:8100; required when the chain's canaryRateBps > 0."
+    )
+    operator_api_key: str | None = Field(default=None, description="The operator API's key, if it wants one.")
+
+
 class AuditorSettings(BaseModel):
     """The auditor daemon."""
 
@@ -254,6 +273,10 @@ class Settings(BaseSettings):
     batch: BatchSettings = Field(default_factory=BatchSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     auditor: AuditorSettings = Field(default_factory=AuditorSettings)
+    canary_operator: CanaryOperatorSettings = Field(default_factory=CanaryOperatorSettings)
+    canaries: ProviderCanarySettings = Field(
+        default_factory=ProviderCanarySettings, description="The provider's canary operator."
+    )
 
     @classmethod
     def settings_customise_sources(
