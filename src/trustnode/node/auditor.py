@@ -16,34 +16,28 @@ record an abstention (protocol v1), which the daemon says each time it happens.
 
 from __future__ import annotations
 
-import json
 import logging
-import secrets
 import threading
 import time
 from collections.abc import Callable
 from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
-from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
 from trustnode.audit.base import Auditor
 from trustnode.chain.errors import ChainError, ContractRevertError
-from trustnode.chain.port import ChainPort, KeysPublished, NotReady, SeatsDrawn, SeatVote, reverts
+from trustnode.chain.port import ChainPort, KeysPublished, NotReady, SeatsDrawn, reverts
 from trustnode.chain.units import format_trust
-from trustnode.llm.errors import LLMError
-from trustnode.models.audit import AuditResult, AuditTask
-from trustnode.models.enums import Tier, Verdict
+from trustnode.models.enums import Tier
 from trustnode.models.verdict import SessionState
 from trustnode.node.context import NodeContext
 from trustnode.node.events import EventFollower
 from trustnode.node.panels import panel_phase, watch_appeals
 from trustnode.node.paths import auditor_dir
+from trustnode.node.seat_audit import SeatAuditor, UndecidedRule, audit_seats
 from trustnode.node.seat_release import SeatRelease
-from trustnode.node.structure import SessionBundle
-from trustnode.node.tasks import build_tasks
 from trustnode.node.votes import (
     AccountLock,
     VoteRecord,
@@ -61,13 +55,6 @@ WITHDRAW_EVERY_S = 10.0
 COMMIT_PHASE = (SessionState.KEYS_PUBLISHED, SessionState.COMMIT)
 #: Seconds between two looks at the appeal rounds of a session whose outcome is not final yet.
 WATCH_EVERY_S = 5.0
-
-
-class UndecidedRule(StrEnum):
-    """What a seat the backend could not decide becomes."""
-
-    ABSTAIN = "abstain"  # machine tiers
-    WAIT = "wait"  # human tier: the person decides, or the seat is never committed
 
 
 BackendFactory = Callable[[VoteRecord], Auditor]
@@ -306,63 +293,20 @@ class AuditorDaemon:
                 self._watched[rec.session_id] = time.monotonic()
                 watch_appeals(p, rec.session_id)  # rounds nobody drew; the phase's end when due
 
-    def _tasks(self, rec: VoteRecord) -> list[AuditTask]:
-        bundle = SessionBundle.model_validate_json(self.ctx.store.cat(rec.manifest_cid))
-        root = bytes.fromhex(self.port.session(rec.session_id).merkle_root[2:])
-        return build_tasks(
-            self.ctx.store,
-            bundle,
+    def _audit(self, rec: VoteRecord, commit_deadline: int) -> None:
+        audit_seats(self._seat_auditor(), rec, self.backend_for(rec))
+        self.votes.put(rec)  # durable before any commit is sent
+
+    def _seat_auditor(self) -> SeatAuditor:
+        return SeatAuditor(
+            store=self.ctx.store,
+            port=self.port,
             address=self.address,
             private_key=self.keys.private_key,
-            seats=rec.seats,
-            onchain_root=root,
+            undecided=self.undecided,
+            evidence_dir=self.evidence_dir,
+            say=self._say,
         )
-
-    def _judge(self, backend: Auditor, task: AuditTask) -> tuple[AuditResult | None, str]:
-        """The backend's result, or None and the reason when it could not give one."""
-        try:
-            return backend.audit(task), ""
-        except LLMError as exc:  # the judge never got a valid answer (JudgeError): this seat only
-            return None, f"{type(exc).__name__}: {exc}"
-
-    def _audit(self, rec: VoteRecord, commit_deadline: int) -> None:
-        tasks = self._tasks(rec)
-        backend = self.backend_for(rec)
-        self.evidence_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        votes: list[SeatVote | None] = []
-        hashes: list[str | None] = []
-        for j, task in enumerate(tasks):
-            result, error = self._judge(backend, task)
-            vote: SeatVote | None
-            if result is not None and result.decided:
-                vote = SeatVote.FAIL if result.verdict == Verdict.FAIL else SeatVote.PASS
-            elif self.undecided == UndecidedRule.WAIT and result is not None:
-                vote = None
-            else:
-                vote = SeatVote.ABSTAIN
-                reason = error or str(
-                    (result.evidence.details if result else {}).get("reason") or "undecided"
-                )
-                if rec.reasons.get(j) != reason:
-                    self._say(
-                        rec.session_id, "seat %d (segment %d) abstains: %s", j, task.segment_index, reason
-                    )
-                rec.reasons[j] = reason
-            votes.append(vote)
-            hashes.append(None if result is None else "0x" + result.evidence_hash().hex())
-            doc = {
-                "vote": vote,
-                "decided": bool(result and result.decided),
-                "abstain_reason": rec.reasons.get(j) if vote == SeatVote.ABSTAIN else None,
-                "result": None if result is None else result.model_dump(mode="json"),
-            }
-            path = self.evidence_dir / f"{rec.session_id}-{rec.round}-{task.segment_index}.json"
-            path.write_text(json.dumps(doc, default=str))
-        rec.votes, rec.evidence_hashes = votes, hashes
-        if all(v is not None for v in votes):
-            rec.salt = "0x" + secrets.token_bytes(32).hex()
-            rec.state = VoteState.DECIDED
-        self.votes.put(rec)  # durable before any commit is sent
 
     def _commit(self, rec: VoteRecord, state: SessionState) -> None:
         p = self.port

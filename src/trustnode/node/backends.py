@@ -11,8 +11,9 @@ from trustnode.config import Settings
 from trustnode.models.audit import AuditResult, AuditTask, Evidence
 from trustnode.models.enums import Tier, Verdict
 from trustnode.models.human import seat_id_for
-from trustnode.node.auditor import BackendFactory, UndecidedRule
+from trustnode.node.auditor import BackendFactory
 from trustnode.node.paths import human_queue_path
+from trustnode.node.seat_audit import UndecidedRule
 from trustnode.node.votes import VoteRecord
 
 
