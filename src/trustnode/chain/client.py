@@ -18,7 +18,7 @@ from web3 import Web3
 from web3.contract import Contract
 from web3.contract.contract import ContractFunction
 from web3.exceptions import ContractLogicError, TimeExhausted, TransactionNotFound
-from web3.types import TxReceipt
+from web3.types import RPCEndpoint, TxReceipt
 
 from trustnode.chain.artifacts_io import load_artifact
 from trustnode.chain.errors import (
@@ -93,8 +93,15 @@ class ChainClient:
     def connect(
         cls, rpc_url: str, account: LocalAccount, *, timeout_s: float = 10.0, tx_timeout_s: float = 60.0
     ) -> ChainClient:
-        w3 = Web3(Web3.HTTPProvider(rpc_url, request_kwargs={"timeout": timeout_s}))
-        return cls(w3, account, tx_timeout_s=tx_timeout_s)
+        # web3 asks eth_chainId before every call and transaction (half of all requests in a
+        # busy node); an endpoint's chain id does not change, so that one answer is cached.
+        provider = Web3.HTTPProvider(
+            rpc_url,
+            request_kwargs={"timeout": timeout_s},
+            cache_allowed_requests=True,
+            cacheable_requests={RPCEndpoint("eth_chainId")},
+        )
+        return cls(Web3(provider), account, tx_timeout_s=tx_timeout_s)
 
     @property
     def address(self) -> str:

@@ -68,14 +68,14 @@ class ProviderAppeals:
         assert job.session_id is not None
         sid = job.session_id
         status = port.appeal_status(sid)
-        rounds = port.rounds(sid)
+        rounds = port.rounds(sid) if status.rounds else []
         ended_before = {r.round for r in rounds if r.state.ended}
         for rnd in rounds:
             if not rnd.state.ended:
                 self._drive_round(job, rnd)
-        close_if_due(port, sid, status, rounds)
-        status = port.appeal_status(sid)
-        rounds = port.rounds(sid)
+        if close_if_due(port, sid, status, rounds) or rounds:  # read again what this pass changed
+            status = port.appeal_status(sid)
+            rounds = port.rounds(sid) if status.rounds else []
         if {r.round for r in rounds if r.state.ended} != ended_before or status.final or job.outcome is None:
             job.outcome = job_outcome(port, job, port.session(sid))
             for r in rounds:

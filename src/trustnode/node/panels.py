@@ -68,20 +68,23 @@ def draw_round(port: ChainPort, rnd: RoundInfo) -> DrawStep | None:
         return None
 
 
-def close_if_due(port: ChainPort, sid: int, status: AppealStatus, rounds: list[RoundInfo]) -> None:
-    """End the appeal phase once no window is open and no round runs (so settlement can start)."""
+def close_if_due(port: ChainPort, sid: int, status: AppealStatus, rounds: list[RoundInfo]) -> bool:
+    """End the appeal phase once no window is open and no round runs (so settlement can start);
+    True when it sent the transaction that did."""
     if status.final or any(not r.state.ended for r in rounds):
-        return
+        return False
     block = port.block_number()
     opens = status.opens_at
     if status.appealable_until is None and (opens is None or block < opens) and status.enabled:
-        return  # the first window has not opened yet (the canary reveal window runs first)
+        return False  # the first window has not opened yet (the canary reveal window runs first)
     if status.appealable_until is not None and block <= status.appealable_until:
-        return
+        return False
     try:
         port.advance(sid)
     except ChainError as exc:
         log.debug("session %d: appeal phase not closable yet: %s", sid, exc)
+        return False
+    return True
 
 
 def advance_if_due(port: ChainPort, rnd: RoundInfo) -> TxRef | None:

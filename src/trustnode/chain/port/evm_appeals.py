@@ -206,6 +206,11 @@ class AppealOps:
         if not sa.finalized_at:
             return AppealStatus(session_id=session_id, enabled=enabled)
         n = p.session(session_id).segment_count
+        if not enabled and not sa.round_count:  # no segment can have a panel: skip n reads
+            return AppealStatus(
+                session_id=session_id, enabled=False, rounds=0, depths=[0] * n,
+                window_ends=[sa.window_end] * n, final=sa.outcome_final,
+            )  # fmt: skip
         segs = [p.segment_appeals(session_id, i) for i in range(n)]
         ends = [sa.window_end if g.depth == 0 else g.window_end for g in segs]
         canaries = self._revealed_canaries(session_id)
