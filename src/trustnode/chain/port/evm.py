@@ -8,6 +8,7 @@ fixed by the first draw call; the slash coins', fixed by the first settle call).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
@@ -58,6 +59,10 @@ def _state(status: SessionStatus) -> SessionState:
     return SessionState(status.name.lower())
 
 
+#: Finalized sessions whose `SessionInfo` a port keeps (the oldest is dropped first).
+FINAL_SESSIONS_KEPT = 4096
+
+
 class Web3Port(ProviderOps, AppealOps, AuditorOps):
     """`ChainPort` over a `Protocol` (one signer, one deployment)."""
 
@@ -67,6 +72,9 @@ class Web3Port(ProviderOps, AppealOps, AuditorOps):
         super().__init__()
         self.protocol = protocol
         self._deploy_block = deploy_block
+        # Sessions whose outcome is final never change again: daemons that wait on many of them
+        # (to settle, to show a verdict) read each once instead of on every poll.
+        self._final: OrderedDict[int, SessionInfo] = OrderedDict()
 
     # -- identity and chain --------------------------------------------------------------------
     @property
@@ -260,6 +268,19 @@ class Web3Port(ProviderOps, AppealOps, AuditorOps):
     def session(self, session_id: int) -> SessionInfo:
         """The core's session; with issue 15, the verdict over the current outcomes (appeal rounds'
         included) with canaries out of the sums, as the appeal module computes it."""
+        if (known := self._final.get(session_id)) is not None:
+            return known
+        info = self._read_session(session_id)
+        p = self.protocol
+        if info.state == SessionState.FINALIZED and (
+            p.appeal_module is None or p.is_outcome_final(session_id)
+        ):
+            self._final[session_id] = info
+            if len(self._final) > FINAL_SESSIONS_KEPT:
+                self._final.popitem(last=False)
+        return info
+
+    def _read_session(self, session_id: int) -> SessionInfo:
         p = self.protocol
         s = p.session(session_id)
         pass_weight = total_weight = 0
