@@ -31,6 +31,11 @@ class CanaryShape(BaseModel):
 
     tier: Tier
     chars: int = Field(ge=1, le=MAX_CHARS)
+    level: Level | None = Field(
+        default=None,
+        description="The donor's level: a canary the router reads as the problem statement (GOAL) "
+        "takes it, as a provider-written canary did (STEP when not given).",
+    )
 
 
 class CanaryRequest(BaseModel):
