@@ -16,6 +16,7 @@ from trustnode.cli.common import ROLES_HELP, console, errors_as_exit, fail, node
 from trustnode.cli.startup import (
     StartupError,
     check_auditor_funds,
+    check_canary_operator,
     decomposer_mode,
     judge_endpoint,
     role_warnings,
@@ -25,6 +26,9 @@ from trustnode.models.enums import Tier
 from trustnode.node.logging import configure_logging
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from trustnode.node.canary_operator import CanaryOperator
     from trustnode.node.context import NodeContext
 
 api_app = typer.Typer(
@@ -56,6 +60,14 @@ def _provider_start(s: Settings, run_worker: bool) -> tuple[NodeContext, str]:
     return ctx, mode
 
 
+def _start_canary_operator(app: FastAPI, stop: threading.Event) -> threading.Thread:
+    """The operator's reveal loop (and commits a restart left unsent), on the app's ticket store."""
+    operator: CanaryOperator = app.state.canary_operator
+    t = threading.Thread(target=operator.run, args=(stop,), name="canary-operator", daemon=True)
+    t.start()
+    return t
+
+
 def _start_appeals(ctx: NodeContext, s: Settings, stop: threading.Event) -> threading.Thread:
     """The provider's appeal duties (draw, key manifests and ends of its sessions' appeal rounds)."""
     from trustnode.node.appeals import ProviderAppeals
@@ -75,7 +87,7 @@ def api_serve(
 ) -> None:
     """Serve the REST API and the pages (and, by default, run the provider pipeline).
 
-    At start-up an LLM decomposer's endpoint is probed: a wrong one is refused, or replaced by the offline decomposer when TRUSTNODE_DECOMPOSER__OFFLINE_FALLBACK is set. Without TRUSTNODE_CHAIN__ACCOUNT_INDEX it signs with devnet account 1, the provider's.
+    With TRUSTNODE_CANARY_OPERATOR__ENABLED=true (and --no-worker) it also serves /v1/canary and commits and reveals gold canaries; it refuses to start unless its account is an authorized canary operator and IPFS is reachable. At start-up an LLM decomposer's endpoint is probed: a wrong one is refused, or replaced by the offline decomposer when TRUSTNODE_DECOMPOSER__OFFLINE_FALLBACK is set. Without TRUSTNODE_CHAIN__ACCOUNT_INDEX it signs with devnet account 1, the provider's.
     """
     import uvicorn
 
@@ -100,9 +112,14 @@ def api_serve(
     for message in api_warnings(s):
         warn(message)
     ctx, mode = _provider_start(s, run_worker)
+    if s.canary_operator.enabled:
+        with errors_as_exit(StartupError):
+            console.print(check_canary_operator(ctx, run_worker=run_worker))
     app = create_app(ctx)
     stop = threading.Event()
     pool: list[threading.Thread] = []
+    if s.canary_operator.enabled:
+        pool.append(_start_canary_operator(app, stop))
     if run_worker:
         pipeline = ProviderPipeline(
             ctx,
