@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import random
-import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -36,6 +35,7 @@ from trustnode.models.hdag import HDAG
 from trustnode.models.jobs import ChainBinding, JobStatus, TraceJob, TraceStage
 from trustnode.models.verdict import SessionOutcome, SessionState
 from trustnode.node import canary_steps, opening
+from trustnode.node.batching import join_batch
 from trustnode.node.canary_client import CanaryClient, NoOperator, OperatorError
 from trustnode.node.context import NodeContext
 from trustnode.node.job_failures import WAIT_S, PermanentFailure, Waiting, handle
@@ -213,30 +213,8 @@ class ProviderPipeline:
         return self.port.params().canary_rate_bps if self.canary_rate_bps is None else self.canary_rate_bps
 
     def _batch(self, job: TraceJob) -> None:
-        """Form a batch from waiting traces (any provider) and give each a random opening slot."""
-        flush = getattr(self.ctx.store, "flush", None)
-        if flush is not None:
-            result = flush()
-            if not result.complete:
-                raise StorageError("IPFS still unreachable: segments stay spooled locally")
-        settings = self.ctx.settings.batch
-        with self._batch_lock:
-            existing = self.ctx.jobs.batch_of(job.id)
-            if existing is not None:
-                job.stage = TraceStage.BATCHED
-                return
-            waiting = self.ctx.jobs.unbatched()
-            oldest = min((j.created_at for j in waiting), default=job.created_at)
-            age = time.time() - oldest.timestamp()
-            if len(waiting) < settings.size and age < settings.max_wait_s:
-                raise Waiting("batch not full", delay_s=min(WAIT_S, settings.max_wait_s - age))
-            members = waiting[: settings.size] if waiting else [job]
-            if job.id not in {m.id for m in members}:
-                members.append(job)
-            batch_id = "b_" + secrets.token_hex(6)
-            order = list(range(len(members)))
-            secrets.SystemRandom().shuffle(order)
-            self.ctx.jobs.assign_batch(batch_id, {m.id: rank for m, rank in zip(members, order, strict=True)})
+        """Join a batch of waiting traces (any provider's) with a random opening rank."""
+        join_batch(self.ctx, job, self._batch_lock)
         job.stage = TraceStage.BATCHED
 
     def _open(self, job: TraceJob) -> None:
