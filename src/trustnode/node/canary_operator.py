@@ -14,12 +14,14 @@ from __future__ import annotations
 import logging
 import random
 import threading
+from pathlib import Path
 
 from pydantic import ValidationError
 
 from trustnode.canary import SegmentShape, make_canaries
-from trustnode.chain.errors import ChainError, ContractRevertError
+from trustnode.chain.errors import ChainError
 from trustnode.chain.port import ChainPort
+from trustnode.config import Settings
 from trustnode.hdag.rules import classify, summarize
 from trustnode.models.canary_operator import (
     CanaryBatch,
@@ -121,10 +123,9 @@ def check_placement(ctx: NodeContext, port: ChainPort, ticket: Ticket, p: Canary
         raise PlacementRefused(f"the placement must name each of the ticket's {n} slots once, got {slots}")
     if len({i.index for i in p.items}) != n:
         raise PlacementRefused("two canaries are placed at the same leaf index")
-    try:
-        s = port.session(sid)
-    except ContractRevertError:
-        raise PlacementRefused(f"session {sid} does not exist on chain", 404) from None
+    if not 1 <= sid <= port.session_count():
+        raise PlacementRefused(f"session {sid} does not exist on chain", 404)
+    s = port.session(sid)
     if s.provider.lower() != ticket.provider.lower():
         raise PlacementRefused(
             f"session {sid} was opened by {s.provider}, not by the ticket's provider {ticket.provider}"
@@ -154,6 +155,11 @@ def check_placement(ctx: NodeContext, port: ChainPort, ticket: Ticket, p: Canary
     return ticket.commitments(p)
 
 
+def ticket_store_path(settings: Settings) -> Path:
+    """The operator's tickets: texts, truths, salts and placements (0600, in a 0700 directory)."""
+    return settings.data_dir / "canary-operator" / "tickets.db"
+
+
 class CanaryOperator:
     """Tickets in, commitments and reveals out (see the module docstring)."""
 
@@ -163,6 +169,11 @@ class CanaryOperator:
         self.ctx, self.store, self.poll_s = ctx, store, poll_s
         self.rng = rng or random.SystemRandom()
         self.lock = threading.Lock()
+
+    @classmethod
+    def for_node(cls, ctx: NodeContext) -> CanaryOperator:
+        """The operator of a node with `canary_operator.enabled`, on its own ticket store."""
+        return cls(ctx, CanaryStore(ticket_store_path(ctx.settings)))
 
     def issue(self, req: CanaryRequest, owner: str) -> CanaryBatch:
         canaries = write_canaries(req, self.rng)
