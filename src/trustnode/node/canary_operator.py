@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import random
+import secrets
 import threading
 from pathlib import Path
 
@@ -66,7 +67,7 @@ def write_canaries(req: CanaryRequest, rng: random.Random) -> list[SecretCanary]
             slot=slot, source=c.source, tier=c.tier, text=c.text, level=level, kind=unit.type,
             auditor=unit.primary, summary=summarize(c.text, unit.type),
         )  # fmt: skip
-        salt = "0x" + rng.getrandbits(256).to_bytes(32, "big").hex()
+        salt = "0x" + secrets.token_bytes(32).hex()  # never from `rng`: a known salt reveals the truth
         out.append(SecretCanary(text=text, verdict=c.verdict, salt=salt, mutation=c.mutation.value))
     return out
 
