@@ -54,6 +54,8 @@ class MemoryNet:
         self.daemons: dict[str, AuditorDaemon] = {}
         #: Other components that act once per round (a canary operator's daemon pass).
         self.ticks: list[Callable[[], object]] = []
+        #: What `close()` stops besides the daemons (a canary operator's server).
+        self.on_close: list[Callable[[], object]] = []
         self.canary_rate_bps, self.canary_rng = canary_rate_bps, canary_rng
         self.pipeline: ProviderPipeline  # set by start_provider
         self.appeals: ProviderAppeals
@@ -141,6 +143,8 @@ class MemoryNet:
     def close(self) -> None:
         for d in self.daemons.values():
             d.close()
+        for stop in self.on_close:
+            stop()
 
 
 class RecordingAuditor:

@@ -3,8 +3,8 @@ with `canary_operator.enabled`) served over real HTTP on 127.0.0.1, signing with
 account on the MemoryNet's chain. The provider talks to it with the real `CanaryClient`.
 
 `stop()` / `start()` take it down and bring it back on the same port (an operator outage);
-`tick()` runs its daemon's pass (the reveal in the canary window), as `MemoryNet.round` does
-for every component."""
+`tick()` runs its daemon's pass (the reveal in the canary window): it is added to the net's
+per-round ticks, and the server stops with `net.close()`."""
 
 from __future__ import annotations
 
@@ -52,6 +52,8 @@ class OperatorNode:
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.start()
+        net.ticks.append(self.tick)
+        net.on_close.append(self.stop)
 
     def client(self, **kw: float) -> CanaryClient:
         return CanaryClient(self.url, KEY, **kw)  # type: ignore[arg-type]

@@ -43,7 +43,6 @@ PARAMS = MEMORY_SESSION_PARAMS.model_copy(
 def net(tmp_path: Path, fake_llm: FakeOpenAIServer) -> Iterator[MemoryNet]:
     n = MemoryNet(tmp_path, PARAMS)
     op = OperatorNode(n, tmp_path / "operator")
-    n.ticks.append(op.tick)
     n.operator = op  # type: ignore[attr-defined]
     n.start_provider(op.client())
     n.add_auditor("computer-1", Tier.COMPUTER, RecordingAuditor(ComputerAuditor()), 2)
@@ -51,7 +50,6 @@ def net(tmp_path: Path, fake_llm: FakeOpenAIServer) -> Iterator[MemoryNet]:
     n.add_auditor("llm-1", Tier.LLM, RecordingAuditor(judge_for(fake_llm, tmp_path / "judge")), 4)
     yield n
     n.close()
-    op.stop()
 
 
 def operator_of(net: MemoryNet) -> OperatorNode:

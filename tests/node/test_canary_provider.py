@@ -43,11 +43,9 @@ def net(tmp_path: Path) -> Iterator[MemoryNet]:
 
 
 @pytest.fixture
-def op(net: MemoryNet, tmp_path: Path) -> Iterator[OperatorNode]:
+def op(net: MemoryNet, tmp_path: Path) -> OperatorNode:
     o = OperatorNode(net, tmp_path / "operator")
-    net.ticks.append(o.tick)
-    yield o
-    o.stop()
+    return o
 
 
 def _auditors(net: MemoryNet) -> None:
