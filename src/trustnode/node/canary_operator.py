@@ -247,8 +247,11 @@ class CanaryOperator:
     def tick(self) -> int:
         """One pass of the daemon over active tickets; how many chain transactions it sent."""
         sent = 0
+        active = self.store.active()
+        if not active:  # nothing to do: do not even reach the chain
+            return 0
         port = self.ctx.port()
-        for t in self.store.active():
+        for t in active:
             with self.lock:
                 try:
                     sent += canary_duties.step(port, self.store, t)
