@@ -251,8 +251,11 @@ class CanaryOperator:
         if not active:  # nothing to do: do not even reach the chain
             return 0
         port = self.ctx.port()
-        for t in active:
+        for listed in active:
             with self.lock:
+                t = self.store.get(listed.ticket)  # a placement may have changed it meanwhile
+                if t is None or not t.active:
+                    continue
                 try:
                     sent += canary_duties.step(port, self.store, t)
                 except ChainError as exc:
