@@ -1,6 +1,7 @@
 """The demo's appeal act (issue 15), on a running `LocalCluster`: a lazy auditor (always PASS) is
 the only computer auditor when a flawed calculation trace is drawn, so round 0 passes its wrong
-step (a wrong PASS) and the auditor votes PASS on the session's FAIL canaries. Honest computer
+step (a wrong PASS) and the auditor votes PASS on the session's FAIL canaries (written, committed
+and revealed by the cluster's canary operator node; the provider only placed them). Honest computer
 auditors join after that draw; the lazy auditor takes its free stake out (so later sessions do
 not draw it); after the canary reveals an appellant appeals the wrong step, a 3-seat panel of the
 honest auditors overturns it and the trace verdict is recomputed. `trustnode demo` and the
@@ -73,8 +74,8 @@ class CanaryCatch(BaseModel):
 
     session_id: int
     index: int
-    truth: str
-    mutation: str
+    truth: str = Field(description="Its truth as the canary operator revealed it on chain.")
+    mutation: str | None = Field(default=None, description="Known to the operator only (None here).")
     text: str
     votes: list[str] = Field(description="'address: vote (right|wrong)' per voter.")
 
@@ -233,7 +234,7 @@ class AppealAct:
             if lazy and c["index"] in mine:
                 out.append(
                     CanaryCatch(
-                        session_id=sid, index=c["index"], truth=c["truth"], mutation=mine[c["index"]]["mutation"],
+                        session_id=sid, index=c["index"], truth=c["truth"], mutation=mine[c["index"]].get("mutation"),
                         text=mine[c["index"]]["text"],
                         votes=[f"{v['auditor']}: {v['vote']} ({'right' if v['agrees'] else 'wrong'})" for v in c["votes"]],
                     )
