@@ -206,7 +206,10 @@ def pin_and_open(net: Net, batch: CanaryBatch, seed: int) -> Placed:
 
 def place(url: str, ticket: str, p: CanaryPlacement) -> httpx.Response:
     return httpx.post(
-        f"{url}/v1/canary/requests/{ticket}/placement", content=p.model_dump_json(), headers=AUTH, timeout=60
+        f"{url}/v1/canary/requests/{ticket}/placement",
+        content=p.model_dump_json(),
+        headers={**AUTH, "Content-Type": "application/json"},
+        timeout=60,
     )
 
 
