@@ -131,6 +131,10 @@ def check_placement(ctx: NodeContext, port: ChainPort, ticket: Ticket, p: Canary
         raise PlacementRefused(
             f"session {sid} was opened by {s.provider}, not by the ticket's provider {ticket.provider}"
         )
+    if s.provider.lower() == port.address.lower():
+        raise PlacementRefused(
+            f"session {sid} is this operator's own: the chain takes no canaries from a session's provider"
+        )
     if s.state is not SessionState.CREATED:
         raise PlacementRefused(
             f"session {sid} is {s.state.value}, not created: its canaries can no longer be committed"
