@@ -66,6 +66,15 @@ def place(client: CanaryClient | None, port: ChainPort, job: TraceJob) -> str | 
     state = port.canaries(sid)
     if state.committed:  # an earlier placement went through (its answer may have been lost)
         _committed(job)
+        if (
+            client is not None
+            and job.canary_ticket
+            and (job.canary_receipt is None or not job.canary_receipt.tx_hash)
+        ):
+            try:
+                job.canary_receipt = client.receipt(job.canary_ticket)
+            except OperatorError as exc:  # the chain already says committed: the receipt is a record
+                log.warning("session %d: no canary receipt from the operator: %s", sid, exc)
         return job.canary_receipt.tx_hash if job.canary_receipt else None
     last = f" (last answer: {job.canary_receipt.reason})" if job.canary_receipt else ""
     if job.canary_ticket is None:
