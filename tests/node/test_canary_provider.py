@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from tests.node.memnet import PROVIDER, MemoryNet
-from tests.node.operator_net import OperatorNode
+from tests.node.operator_net import KEY, OperatorNode
 from trustnode.api.views import trace_view
 from trustnode.audit.computer import ComputerAuditor
 from trustnode.chain.port.memory_state import MEMORY_SESSION_PARAMS
 from trustnode.config import Settings
 from trustnode.consensus.rules import WAD
+from trustnode.models.canary_operator import CanaryBatch, CanaryRequest
 from trustnode.models.enums import Tier
 from trustnode.models.jobs import CanaryRecord, JobStatus, TraceJob, TraceStage
 from trustnode.node.canary_client import CanaryClient, NoOperator, missing_operator
@@ -105,14 +106,25 @@ def test_a_refusing_operator_holds_the_job_with_its_reason(net: MemoryNet, op: O
     assert job.session_id is None
 
 
+class DownAfterTexts(CanaryClient):
+    """The real client; the operator goes down right after it issued the texts (before the open)."""
+
+    def __init__(self, op: OperatorNode) -> None:
+        super().__init__(op.url, KEY)
+        self.op = op
+
+    def request(self, req: CanaryRequest) -> CanaryBatch:
+        batch = super().request(req)
+        self.op.stop()
+        return batch
+
+
 def test_an_operator_down_at_placement_is_waited_for_inside_the_commit_window(
     net: MemoryNet, op: OperatorNode
 ) -> None:
     _auditors(net)
-    net.start_provider(op.client())
+    net.start_provider(DownAfterTexts(op))
     tid = net.submit(TRACE)
-    net.until(lambda: net.job(tid).stage == TraceStage.PINNED, what="the pin")
-    op.stop()  # texts were issued; the operator goes down before the placement
     net.until(lambda: net.job(tid).session_id is not None, what="the open")
     _rounds(net, 2)
     job = net.job(tid)
@@ -131,10 +143,8 @@ def test_an_operator_down_for_the_whole_commit_window_leaves_the_canaries_uncomm
     net: MemoryNet, op: OperatorNode
 ) -> None:
     _auditors(net)
-    net.start_provider(op.client())
+    net.start_provider(DownAfterTexts(op))
     tid = net.submit(TRACE)
-    net.until(lambda: net.job(tid).stage == TraceStage.PINNED, what="the pin")
-    op.stop()
     job = net.run([tid])[tid]
     assert job.status == JobStatus.DONE, job.error
     assert job.canary_note and "commit window closed" in job.canary_note, job.canary_note
