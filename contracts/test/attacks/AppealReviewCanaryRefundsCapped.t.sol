@@ -5,9 +5,10 @@ import {AppealsFixture} from "../utils/AppealsFixture.sol";
 import {ICanaryModule} from "../../src/interfaces/ICanaryModule.sol";
 
 /// @notice Property: canary refunds never take more from the Treasury than the allowance its owner gave the
-/// canary module, go to the session's provider whoever reveals, and never block a reveal when the allowance
-/// is spent. Attack: reveal canaries (as the provider, or as a relayer holding the salts) to drain the
-/// Treasury, or to have the refund paid to oneself.
+/// canary module, go to the session's provider (never to the operator that reveals), and never block a
+/// reveal when the allowance is spent. Attack: reveal canaries (as a relayer holding the salts, or as the
+/// operator) to drain the Treasury, or to have the refund paid to oneself. A relayer cannot reveal at all:
+/// only the committing operator may.
 contract AppealReviewCanaryRefundsCappedTest is AppealsFixture {
     uint256 internal constant ALLOWANCE = 5e18;
     address internal constant RELAYER = address(0xBEEF);
@@ -31,8 +32,11 @@ contract AppealReviewCanaryRefundsCappedTest is AppealsFixture {
         uint256 treasuryBefore = token.balanceOf(address(treasury));
         uint256 providerBefore = token.balanceOf(provider);
         vm.prank(RELAYER);
+        vm.expectRevert(abi.encodeWithSelector(ICanaryModule.NotCanaryOperator.selector, RELAYER));
+        canaries.revealCanary(
+            sid, ICanaryModule.CanaryReveal({slot: 0, index: 3, verdict: 2, salt: _canarySalt(sid, 3)})
+        );
         _revealCanary(sid, 0, 3, 2); // due 3 R / 2 = 9: paid 5, the allowance
-        vm.prank(RELAYER);
         _revealCanary(sid, 1, 11, 1); // due 9: paid 0, and the reveal still stands
         ICanaryModule.CanaryState memory st = canaries.canariesOf(sid);
         assertEq(st.revealed, 2, "both revealed");
@@ -43,6 +47,7 @@ contract AppealReviewCanaryRefundsCappedTest is AppealsFixture {
         );
         assertEq(token.balanceOf(provider), providerBefore + ALLOWANCE, "to the provider");
         assertEq(token.balanceOf(RELAYER), 0, "nothing to the relayer");
+        assertEq(token.balanceOf(canaryOperator), 0, "nothing to the operator");
         assertEq(treasury.allowanceOf(address(canaries)), 0, "allowance spent");
         _closeAndSettle(sid);
     }
