@@ -119,7 +119,7 @@ contract CanariesTest is AppealsFixture {
         emit ICanaryModule.ItemSkipped(sid, 0, ICanaryModule.CanaryAlreadyRevealed.selector);
         vm.prank(canaryOperator);
         assertEq(canaries.revealCanaries(sid, items), 1, "one applied, the repeat skipped");
-        assertEq(token.balanceOf(provider), before + 3 * R / 2, "refund k R * 50%");
+        assertEq(token.balanceOf(provider), before + 3 * R / 4, "refund k R * 25%");
         (uint256[] memory idx, uint8[] memory verdicts) = canaries.revealedOf(sid);
         assertEq(idx[0], 4, "index");
         assertEq(verdicts[0], FAIL, "verdict");

@@ -31,7 +31,7 @@ ISSUE15_PARAMS = DEVNET_SESSION_PARAMS.model_copy(
         "draw_blocks": 20, "key_blocks": 20, "commit_blocks": 20, "reveal_blocks": 20,
         "appeal_blocks": 40, "max_rounds": 2, "appeal_bond_multiplier_bps": 10_000, "appeal_reward_bps": 2000,
         "appeal_budget": 50 * TOKEN, "canary_rate_bps": 2000, "canary_reveal_blocks": 10,
-        "canary_gamma": WAD // 5, "canary_refund_bps": 5000,
+        "canary_gamma": WAD // 5, "canary_refund_bps": 2500,
     }
 )  # fmt: skip
 
@@ -292,7 +292,8 @@ def withheld_scenario(
     provider: ChainPort, appellant: ChainPort, operator: ChainPort, auditors: dict[str, ChainPort], mine: Mine
 ) -> dict[str, object]:
     """Two segments appealed in one round; the provider never publishes the round's keys: both become
-    INCONCLUSIVE and final, the appellant gets the bond back, the locked panel is paid, and a canary
+    INCONCLUSIVE and final, the appellant gets the bond back, the locked panel is paid from the pot
+    only, and a canary
     committed but never revealed blocks nothing (it takes the largest weight off W)."""
     for a in auditors.values():
         a.register(Tier.COMPUTER, 1, b"\x44" * 32)
@@ -348,9 +349,10 @@ def expected_withheld(p: SessionParams) -> dict[str, object]:
         "final": True,
         # 3 PASS of weight 1 out of 5; the canary never revealed takes the largest weight (1) off
         "verdict": (2, 5),
-        # each locked seat of a withheld panel is paid R: the pots are empty (round 0 agreed and
-        # was paid its reservations), so the treasury's appeal budget pays
-        "panel_paid": 6 * p.reward,
+        # a withheld panel is paid from its segment's pot only, never the treasury's budget (review
+        # finding 2): round 0's one computer seat voted PASS, the final outcome is INCONCLUSIVE, so each
+        # pot is that seat's k_0 R = R, shared by the panel's 3 seats (R // 3 each), on two segments
+        "panel_paid": 2 * 3 * (p.reward * p.seats_per_tier[0] // 3),
         "panel_size": 6,
         "appellant_net": 0,
     }

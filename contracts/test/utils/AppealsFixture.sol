@@ -40,7 +40,7 @@ abstract contract AppealsFixture is StakingFixture {
         p.canaryRateBps = 1000;
         p.canaryRevealBlocks = uint32(CANARY_BLOCKS);
         p.canaryGamma = 0.2e18;
-        p.canaryRefundBps = 5000;
+        p.canaryRefundBps = 2500;
     }
 
     function _deployAppeals() internal {

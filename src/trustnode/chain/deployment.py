@@ -169,7 +169,13 @@ def apply_appeal_params(proto: Protocol, wanted: Mapping[str, int]) -> dict[str,
     if not diff:
         return {}
     merged = SessionParams.model_validate({**proto.params().model_dump(), **have, **wanted})
-    check_appeal_params(merged.appeal, merged.seats_per_tier, merged.tau_bps, merged.econ)  # as setParams
+    check_appeal_params(  # as setParams
+        merged.appeal,
+        merged.seats_per_tier,
+        merged.tau_bps,
+        merged.econ,
+        canary_refund_bps=merged.canary_refund_bps,
+    )
     owner = str(proto.client.call(escrow.functions.owner()))
     if owner.lower() != proto.address.lower():
         changes = "; ".join(f"{k} is {old} on chain, {new} asked" for k, (old, new) in diff.items())
