@@ -33,10 +33,8 @@ class OperatorNode:
     ) -> None:
         self.address = address(account)
         self.net = net
-        governance = net.chain.port(address(0))  # the deployer owns the core
-        authorize = getattr(governance, "set_canary_operator", None)
-        if authorize is not None:  # only an authorized operator may commit canaries
-            authorize(self.address, True)
+        # Governance (the core's owner) authorizes it: only an authorized operator commits canaries.
+        net.chain.port(net.chain.owner).set_canary_operator(self.address, True)
         settings = Settings(
             data_dir=root,
             canary_operator={"enabled": True},  # type: ignore[arg-type]

@@ -167,7 +167,7 @@ def test_canaries_are_encrypted_keyed_and_shaped_like_real_segments(net: MemoryN
     assert job.canary_receipt is not None and job.canary_receipt.state == "committed"
     assert job.tx_hashes["commit_canaries"] == job.canary_receipt.tx_hash == ticket.tx_hash
     state = net.chain.port(PROVIDER).canaries(job.session_id or 0)
-    assert getattr(state, "operator", operator_of(net).address) == operator_of(net).address
+    assert state.operator == operator_of(net).address, "committed by the operator, not the provider"
     view = SessionQueries(net.provider_ctx).session(job.session_id or 0)
     assert [c.index for c in view.canaries] == sorted(truth)
     assert {c.index for c in view.outcome.canaries} == set(truth)

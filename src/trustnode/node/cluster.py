@@ -79,7 +79,8 @@ class ClusterConfig(BaseModel):
         description="Run a canary operator node for the provider (None: when protocol's canary_rate_bps > 0).",
     )
     operator_account: int = Field(
-        default=9, description="The devnet account the chain authorizes as canary operator."
+        default=devnet.CANARY_OPERATOR_ACCOUNT,
+        description="The devnet account `devnet.up` authorizes as canary operator.",
     )
     operator_key: str = "demo-operator-key"
 
