@@ -27,6 +27,7 @@ from tests.conftest import REPO_ROOT, client_for, free_port, start_server, stop_
 from trustnode.api.app import create_app
 from trustnode.chain import devnet
 from trustnode.chain.deployment import Deployment
+from trustnode.chain.devnet import CANARY_OPERATOR_ACCOUNT
 from trustnode.chain.paths import find_tool
 from trustnode.chain.port import ChainPort, SeatVote
 from trustnode.chain.port.evm import Web3Port
@@ -107,11 +108,12 @@ def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Net]:
         devnet.down(dep_file)
 
 
-def operator_env(net: Net, data_dir: Path, account: int, port: int) -> dict[str, str]:
+def operator_env(net: Net, data_dir: Path, account: int | None, port: int) -> dict[str, str]:
+    chosen = {} if account is None else {"TRUSTNODE_CHAIN__ACCOUNT_INDEX": str(account)}
     return {
+        **chosen,
         "TRUSTNODE_DATA_DIR": str(data_dir),
         "TRUSTNODE_CHAIN__DEPLOYMENT_FILE": str(net.dep_file),
-        "TRUSTNODE_CHAIN__ACCOUNT_INDEX": str(account),
         "TRUSTNODE_IPFS__API_URL": net.ipfs_url,
         "TRUSTNODE_CANARY_OPERATOR__ENABLED": "true",
         "TRUSTNODE_API__API_KEYS": f'["{KEY}"]',
@@ -275,9 +277,10 @@ def test_every_refusal_names_its_check_and_commits_nothing(net: Net, operator_ur
 
 
 def _spawn(
-    net: Net, data_dir: Path, account: int, port: int, log: Path, *, worker: bool = False, **extra: str
+    net: Net, data_dir: Path, account: int | None, port: int, log: Path, *, worker: bool = False, **extra: str
 ) -> subprocess.Popen[bytes]:
-    env = {**os.environ, **operator_env(net, data_dir, account, port), **extra}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRUSTNODE_")}
+    env.update({**operator_env(net, data_dir, account, port), **extra})
     exe = Path(sys.executable).with_name("trustnode")
     out = open(log, "ab")  # noqa: SIM115 - the child owns it
     try:
@@ -387,3 +390,17 @@ def test_a_misconfigured_operator_refuses_to_start(
     finally:
         _kill(proc)
     assert phrase in " ".join(log.read_text().split())
+
+
+def test_an_operator_without_an_account_signs_as_the_devnet_operator(net: Net, tmp_path: Path) -> None:
+    """`devnet up` authorizes dev account 20; an operator node given no account takes it, not the
+    provider's account 1 (which the chain would refuse as an operator)."""
+    log, port = tmp_path / "default.log", free_port()
+    proc = _spawn(net, tmp_path / "default", None, port, log)
+    try:
+        _wait_up(proc, f"http://127.0.0.1:{port}", log)
+    finally:
+        _kill(proc)
+    assert net.dep.canary_operators == [client_for(net.dep, CANARY_OPERATOR_ACCOUNT).address]
+    text = " ".join(log.read_text().split())
+    assert f"canary operator {client_for(net.dep, CANARY_OPERATOR_ACCOUNT).address}: authorized" in text, text
