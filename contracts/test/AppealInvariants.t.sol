@@ -44,6 +44,8 @@ contract AppealHandler is AppealsFixture {
     address[] public operators;
     uint256 public ghostForbiddenCanaryCalls;
     uint256 public ghostCanaryCommits;
+    /// @dev The opening of each session's first canary (index << 8 | verdict), known to its operator.
+    mapping(uint256 sid => uint256) internal _truth;
 
     constructor() {
         _deployAppeals();
@@ -125,13 +127,19 @@ contract AppealHandler is AppealsFixture {
 
     function open(uint256 nSeed, uint256 mode) external {
         if (sessionIds.length >= MAX_SESSIONS) return;
-        uint256 n = bound(nSeed, 1, 12);
+        // Half the sessions owe a canary (10 to 20 segments at 10%), half none (1 to 9).
+        uint256 n = nSeed % 2 == 0 ? bound(nSeed >> 1, 10, 20) : bound(nSeed >> 1, 1, 9);
         uint256 sid = _open(_uniform(n, 1), FEE);
         sessionIds.push(sid);
         uint256 owed = n / 10; // canaryRateBps 1000
         if (mode % 4 == 0) return; // sometimes the canaries are never committed
         bytes32[] memory c = new bytes32[](owed);
-        if (owed != 0) c[0] = _canaryCommitment(sid, mode % n, uint8(1 + (mode >> 8) % 2));
+        for (uint256 i = 0; i < owed; ++i) {
+            uint256 index = (mode + i) % n; // distinct segments
+            uint8 verdict = uint8(1 + ((mode >> 8) + i) % 2);
+            c[i] = _canaryCommitment(sid, index, verdict);
+            if (i == 0) _truth[sid] = (index << 8) | verdict;
+        }
         // Mostly an operator; one time in eight someone else tries (and must fail).
         _tryCommit(sid, (mode >> 16) % 8 == 0 ? _anyone(mode >> 24) : operators[(mode >> 16) % 2], c);
     }
@@ -241,24 +249,26 @@ contract AppealHandler is AppealsFixture {
 
     function revealCanary(uint256 which, uint256 mode) external {
         uint256 sid = _pick(which);
-        if (sid != 0) _guessCanary(sid, mode);
+        if (sid == 0) return;
+        uint256 finalizedAt = appeals.sessionAppeals(sid).finalizedAt;
+        if (finalizedAt != 0 && block.number == finalizedAt) vm.roll(block.number + 1); // the window opens after
+        _guessCanary(sid, mode);
     }
 
-    /// @dev The committing operator reveals (one time in four someone else tries with the same opening).
+    /// @dev The committing operator reveals its first canary's true opening, or (one time in four) a guessed
+    /// one; one time in four someone else tries.
     function _guessCanary(uint256 sid, uint256 mode) internal {
         ICanaryModule.CanaryState memory st = canaries.canariesOf(sid);
         if (st.committed == 0) return;
         uint256 n = sessions.sessionOf(sid).segmentCount;
         address who = (mode >> 16) % 4 == 0 ? _anyone(mode >> 24) : st.operator;
-        // The commitment used mode % n and a verdict from mode >> 8: the fuzzer must find them.
+        uint256 index = mode % 4 == 0 ? (mode >> 2) % n : _truth[sid] >> 8;
+        uint8 verdict = mode % 4 == 0 ? uint8(1 + (mode >> 8) % 2) : uint8(_truth[sid]);
         _tryReveal(
             sid,
             who,
             ICanaryModule.CanaryReveal({
-                slot: 0,
-                index: mode % n,
-                verdict: uint8(1 + (mode >> 8) % 2),
-                salt: _canarySalt(sid, mode % n)
+                slot: 0, index: index, verdict: verdict, salt: _canarySalt(sid, index)
             })
         );
     }
@@ -361,7 +371,8 @@ contract AppealHandler is AppealsFixture {
 
     function _driveAppeals(uint256 sid, IAppealModule.SessionAppeals memory sa, uint256 mask) internal {
         if (block.number <= sa.canaryEnd) {
-            if (mask % 2 == 0) _guessCanary(sid, mask >> 8);
+            if (block.number == sa.finalizedAt) vm.roll(block.number + 1); // the window opens after it
+            if (mask % 4 != 0) _guessCanary(sid, mask >> 8);
             vm.roll(sa.canaryEnd + 1);
             return;
         }
