@@ -57,7 +57,7 @@ APPEAL_TRACE = TraceInput(
 )
 #: Appeals and canaries on, with windows short enough for a demo (blocks of 0.5 s).
 DEMO_PROTOCOL: dict[str, int] = {
-    "appeal_blocks": 40,
+    "appeal_blocks": 80,  # 40 s: the honest auditors must join and wait an epoch inside it, under load too
     "max_rounds": 2,
     "appeal_bond_multiplier_bps": 10_000,
     "appeal_reward_bps": 2000,
