@@ -12,7 +12,10 @@ import {Staking} from "../src/Staking.sol";
 import {PanelKey} from "../src/libraries/PanelKey.sol";
 
 /// @notice Adversarial traffic of issue 15 for the invariant fuzzer, against the real Staking: sessions
-/// with canaries revealed or not (or never committed), appeals of any segment at any time by two
+/// with canaries committed and revealed by one of two canary operators (or never committed, or left
+/// unrevealed), operators authorized and revoked by governance at any moment, canary commits and reveals
+/// tried by the provider (authorized as an operator or not), appellants, auditors, a stranger and the
+/// other operator, appeals of any segment at any time by two
 /// appellants, rounds whose keys are published or withheld and whose panels vote, abstain or stay
 /// silent, stake changes and withdrawals at any moment, appeal money resolved in random pages, and
 /// settlement of every round in any order and in random subsets.
@@ -35,6 +38,14 @@ contract AppealHandler is AppealsFixture {
     uint256 public ghostResolved;
     uint256 public ghostCanaries;
     uint256 public ghostFinal;
+    /// @dev Canary operators (two, so that "only the committing operator reveals" is exercised), the
+    /// canary commits and reveals that succeeded although the caller was not allowed to make them, and
+    /// the commits and reveals that succeeded at all (coverage).
+    address[] public operators;
+    uint256 public ghostForbiddenCanaryCalls;
+    uint256 public ghostCanaryCommits;
+    /// @dev The opening of each session's first canary (index << 8 | verdict), known to its operator.
+    mapping(uint256 sid => uint256) internal _truth;
 
     constructor() {
         _deployAppeals();
@@ -51,6 +62,10 @@ contract AppealHandler is AppealsFixture {
             vm.prank(d);
             token.approve(address(staking), type(uint256).max);
         }
+        operators.push(canaryOperator);
+        operators.push(address(0xCA4B));
+        vm.prank(owner);
+        canaries.setCanaryOperator(operators[1], true);
         _nextEpoch();
     }
 
@@ -68,7 +83,7 @@ contract AppealHandler is AppealsFixture {
     }
 
     function people() external view returns (address[] memory list) {
-        list = new address[](auditorAddrs.length + appellants.length + delegators.length + 2);
+        list = new address[](auditorAddrs.length + appellants.length + delegators.length + 4);
         uint256 k = 0;
         for (uint256 i = 0; i < auditorAddrs.length; ++i) {
             list[k++] = auditorAddrs[i];
@@ -81,6 +96,8 @@ contract AppealHandler is AppealsFixture {
         }
         list[k++] = provider;
         list[k++] = address(this);
+        list[k++] = operators[0];
+        list[k++] = operators[1];
     }
 
     function contracts() external view returns (address[] memory list) {
@@ -110,15 +127,72 @@ contract AppealHandler is AppealsFixture {
 
     function open(uint256 nSeed, uint256 mode) external {
         if (sessionIds.length >= MAX_SESSIONS) return;
-        uint256 n = bound(nSeed, 1, 12);
+        // Half the sessions owe a canary (10 to 20 segments at 10%), half none (1 to 9).
+        uint256 n = nSeed % 2 == 0 ? bound(nSeed >> 1, 10, 20) : bound(nSeed >> 1, 1, 9);
         uint256 sid = _open(_uniform(n, 1), FEE);
         sessionIds.push(sid);
         uint256 owed = n / 10; // canaryRateBps 1000
-        if (owed == 0 || mode % 4 == 0) return; // sometimes the provider never commits
+        if (mode % 4 == 0) return; // sometimes the canaries are never committed
         bytes32[] memory c = new bytes32[](owed);
-        c[0] = _canaryCommitment(sid, mode % n, uint8(1 + (mode >> 8) % 2));
-        vm.prank(provider);
-        canaries.commitCanaries(sid, c);
+        for (uint256 i = 0; i < owed; ++i) {
+            uint256 index = (mode + i) % n; // distinct segments
+            uint8 verdict = uint8(1 + ((mode >> 8) + i) % 2);
+            c[i] = _canaryCommitment(sid, index, verdict);
+            if (i == 0) _truth[sid] = (index << 8) | verdict;
+        }
+        // Mostly an operator; one time in eight someone else tries (and must fail).
+        _tryCommit(sid, (mode >> 16) % 8 == 0 ? _anyone(mode >> 24) : operators[(mode >> 16) % 2], c);
+    }
+
+    /// @dev Anyone who might try a canary call: the provider, an appellant, an auditor, the handler or an
+    /// operator.
+    function _anyone(uint256 seed) internal view returns (address) {
+        uint256 k = seed % 5;
+        if (k == 0) return provider;
+        if (k == 1) return appellants[(seed >> 8) % appellants.length];
+        if (k == 2) return auditorAddrs[(seed >> 8) % auditorAddrs.length];
+        if (k == 3) return address(this);
+        return operators[(seed >> 8) % 2];
+    }
+
+    /// @dev A commit by `who`; a success is forbidden unless `who` was an authorized operator other than
+    /// the session's provider.
+    function _tryCommit(uint256 sid, address who, bytes32[] memory c) internal {
+        bool allowed = canaries.isCanaryOperator(who) && who != provider;
+        vm.prank(who);
+        try canaries.commitCanaries(sid, c) {
+            ++ghostCanaryCommits;
+            if (!allowed) ++ghostForbiddenCanaryCalls;
+        } catch {}
+    }
+
+    /// @dev A reveal by `who`; a success is forbidden unless `who` committed the session's canaries and is
+    /// still authorized.
+    function _tryReveal(uint256 sid, address who, ICanaryModule.CanaryReveal memory it) internal {
+        bool allowed = canaries.isCanaryOperator(who) && canaries.canariesOf(sid).operator == who;
+        vm.prank(who);
+        try canaries.revealCanary(sid, it) {
+            ++ghostCanaries;
+            if (!allowed) ++ghostForbiddenCanaryCalls;
+        } catch {}
+    }
+
+    /// @dev Governance authorizes or revokes an operator, or the provider, at any moment (mostly
+    /// authorizes, so that canaries keep flowing).
+    function setOperator(uint256 who, uint256 mode) external {
+        address a = who % 3 == 2 ? provider : operators[who % 2];
+        vm.prank(owner);
+        canaries.setCanaryOperator(a, mode % 4 != 0);
+    }
+
+    /// @dev An adversarial commit of a random session by anyone (the provider first of all).
+    function commitAsAnyone(uint256 which, uint256 who, uint256 mode) external {
+        uint256 sid = _pick(which);
+        if (sid == 0) return;
+        uint256 n = sessions.sessionOf(sid).segmentCount;
+        bytes32[] memory c = new bytes32[](n / 10);
+        if (c.length != 0) c[0] = _canaryCommitment(sid, mode % n, uint8(1 + (mode >> 8) % 2));
+        _tryCommit(sid, _anyone(who), c);
     }
 
     /// @dev Push round 0 of a session up to three phases on.
@@ -175,23 +249,28 @@ contract AppealHandler is AppealsFixture {
 
     function revealCanary(uint256 which, uint256 mode) external {
         uint256 sid = _pick(which);
-        if (sid != 0) _guessCanary(sid, mode);
+        if (sid == 0) return;
+        uint256 finalizedAt = appeals.sessionAppeals(sid).finalizedAt;
+        if (finalizedAt != 0 && block.number == finalizedAt) vm.roll(block.number + 1); // the window opens after
+        _guessCanary(sid, mode);
     }
 
+    /// @dev The committing operator reveals its first canary's true opening, or (one time in four) a guessed
+    /// one; one time in four someone else tries.
     function _guessCanary(uint256 sid, uint256 mode) internal {
-        if (canaries.canariesOf(sid).committed == 0) return;
+        ICanaryModule.CanaryState memory st = canaries.canariesOf(sid);
+        if (st.committed == 0) return;
         uint256 n = sessions.sessionOf(sid).segmentCount;
-        // The commitment used mode % n and a verdict from mode >> 8: the fuzzer must find them.
-        try canaries.revealCanary(
+        address who = (mode >> 16) % 4 == 0 ? _anyone(mode >> 24) : st.operator;
+        uint256 index = mode % 4 == 0 ? (mode >> 2) % n : _truth[sid] >> 8;
+        uint8 verdict = mode % 4 == 0 ? uint8(1 + (mode >> 8) % 2) : uint8(_truth[sid]);
+        _tryReveal(
             sid,
+            who,
             ICanaryModule.CanaryReveal({
-                slot: 0,
-                index: mode % n,
-                verdict: uint8(1 + (mode >> 8) % 2),
-                salt: _canarySalt(sid, mode % n)
+                slot: 0, index: index, verdict: verdict, salt: _canarySalt(sid, index)
             })
-        ) {}
-            catch {}
+        );
     }
 
     // ------------------------------------------------------------------ appeals
@@ -292,7 +371,8 @@ contract AppealHandler is AppealsFixture {
 
     function _driveAppeals(uint256 sid, IAppealModule.SessionAppeals memory sa, uint256 mask) internal {
         if (block.number <= sa.canaryEnd) {
-            if (mask % 2 == 0) _guessCanary(sid, mask >> 8);
+            if (block.number == sa.finalizedAt) vm.roll(block.number + 1); // the window opens after it
+            if (mask % 4 != 0) _guessCanary(sid, mask >> 8);
             vm.roll(sa.canaryEnd + 1);
             return;
         }
@@ -450,6 +530,21 @@ contract AppealInvariantsTest is TestBase {
         );
     }
 
+    /// @dev Canary truth comes only from operators: no commit or reveal by a caller the rules forbid ever
+    /// succeeded (the provider, authorized or not, appellants, auditors, strangers, a revoked operator, an
+    /// operator revealing another's commitments), and no session's committing operator is its provider.
+    /// forge-config: default.invariant.runs = 100
+    /// forge-config: default.invariant.depth = 100
+    function invariant_canaryTruthOnlyFromOperators() public view {
+        assertEq(handler.ghostForbiddenCanaryCalls(), 0, "a canary commit or reveal by a caller not allowed");
+        address[] memory c = handler.contracts();
+        uint256[] memory sids = handler.sessionList();
+        for (uint256 i = 0; i < sids.length; ++i) {
+            address op = CanaryView(c[9]).canariesOf(sids[i]).operator;
+            assertTrue(op != IAuditSessions(c[2]).sessionOf(sids[i]).provider, "provider committed canaries");
+        }
+    }
+
     function _books(address[] memory c) internal view returns (uint256 pools, uint256 escrowBooks) {
         IAppealModule appeals = IAppealModule(c[7]);
         IAppealSettlement escrow = IAppealSettlement(c[8]);
@@ -476,6 +571,10 @@ contract AppealInvariantsTest is TestBase {
         assertEq(handler.ghostEarlySettles(), 0, "a vote was scored before the outcome was final");
         assertEq(handler.ghostApplied(), handler.ghostDistinct(), "each applied result is one distinct vote");
     }
+}
+
+interface CanaryView {
+    function canariesOf(uint256 sessionId) external view returns (ICanaryModule.CanaryState memory);
 }
 
 interface SettledView {

@@ -23,7 +23,7 @@ contract AppealPathsTest is AppealsFixture {
         vm.roll(block.number + 1);
     }
 
-    function test_keysWithheld_bondBack_segmentInconclusiveAndFinal_seatsPaidFromPot() public {
+    function test_keysWithheld_bondBack_segmentInconclusiveAndFinal_seatsPaidFromPotOnly() public {
         uint256 sid = _session(0);
         uint256 before = token.balanceOf(appellant);
         uint256 round = _appeal(sid, _segs(1));
@@ -38,10 +38,11 @@ contract AppealPathsTest is AppealsFixture {
         assertTrue(appeals.segmentAppeals(sid, 1).closed, "final: never appealed again");
         _closeAndSettle(sid);
         assertEq(token.balanceOf(appellant), before, "bond back, no reward");
-        // Pot: round 0 voted PASS, final INCONCLUSIVE: nobody agreed, pot = 3R; 7 seats owed R each:
-        // 3R from the pot, 4R from the budget.
-        assertEq(escrow.perVoteOf(sid, round, 1), R, "locked seats paid R");
-        assertEq(escrow.sessionMoney(sid).budgetUsed, 4 * R, "budget");
+        // Pot: round 0 voted PASS, final INCONCLUSIVE: nobody agreed, pot = 3R; 7 seats owed R each are
+        // paid from the pot only (3R / 7 each), never the budget; the rest is a reported shortfall.
+        assertEq(escrow.perVoteOf(sid, round, 1), 3 * R / 7, "locked seats share the pot");
+        assertEq(escrow.sessionMoney(sid).budgetUsed, 0, "no budget for a withheld panel");
+        assertEq(escrow.sessionMoney(sid).shortfall, 7 * R - 7 * (3 * R / 7), "shortfall reported");
         IAppealModule.SessionAppeals memory sa = appeals.sessionAppeals(sid);
         assertEq(sa.scoreBps, 7500, "3 of 4 PASS");
         _assertEmpty(sid, round);

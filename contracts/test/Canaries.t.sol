@@ -7,7 +7,7 @@ import {ICanaryModule} from "../src/interfaces/ICanaryModule.sol";
 import {IAppealModule} from "../src/interfaces/IAppealModule.sol";
 import {ISettlementModule} from "../src/interfaces/ISettlementModule.sol";
 
-/// @notice Gold canaries on chain: commitment rules (count, timing, provider), reveal rules (window,
+/// @notice Gold canaries on chain: commitment rules (count, timing, operator), reveal rules (window,
 /// salt, verdict, slots), scoring against the committed truth with canaryGamma, exclusion from the
 /// verdict, the refund, and a canary never revealed that blocks nothing.
 contract CanariesTest is AppealsFixture {
@@ -32,9 +32,9 @@ contract CanariesTest is AppealsFixture {
 
     function test_commit_rules() public {
         uint256 sid = _opened();
-        vm.expectRevert(abi.encodeWithSelector(ICanaryModule.NotProvider.selector, sid));
+        vm.expectRevert(abi.encodeWithSelector(ICanaryModule.NotCanaryOperator.selector, address(this)));
         canaries.commitCanaries(sid, _one(sid, 4, FAIL));
-        vm.startPrank(provider);
+        vm.startPrank(canaryOperator);
         vm.expectRevert(abi.encodeWithSelector(ICanaryModule.WrongCanaryCount.selector, sid, 0, 1));
         canaries.commitCanaries(sid, new bytes32[](0));
         vm.expectRevert(abi.encodeWithSelector(ICanaryModule.ZeroCommitment.selector, sid, 0));
@@ -51,11 +51,11 @@ contract CanariesTest is AppealsFixture {
         uint256 sid = _opened();
         vm.roll(block.number + RANDOMNESS_DELAY + 1); // the draw's randomness is Ready: seats knowable
         vm.expectRevert(abi.encodeWithSelector(ICanaryModule.CommitTooLate.selector, sid));
-        vm.prank(provider);
+        vm.prank(canaryOperator);
         canaries.commitCanaries(sid, _one(sid, 4, FAIL));
         _drawAll(sid);
         vm.expectRevert(abi.encodeWithSelector(ICanaryModule.CommitTooLate.selector, sid));
-        vm.prank(provider);
+        vm.prank(canaryOperator);
         canaries.commitCanaries(sid, _one(sid, 4, FAIL));
     }
 
@@ -69,19 +69,23 @@ contract CanariesTest is AppealsFixture {
         ICanaryModule.CanaryReveal memory it =
             ICanaryModule.CanaryReveal({slot: 0, index: 4, verdict: FAIL, salt: _canarySalt(sid, 4)});
         vm.expectRevert(abi.encodeWithSelector(ICanaryModule.CanaryRevealNotOpen.selector, sid, 0));
+        vm.prank(canaryOperator);
         canaries.revealCanary(sid, it);
         _commitAll(sid, 1 << 4, 0);
         vm.expectRevert(abi.encodeWithSelector(ICanaryModule.CanaryRevealNotOpen.selector, sid, 0));
+        vm.prank(canaryOperator);
         canaries.revealCanary(sid, it);
         _revealAll(sid, 1 << 4, 0, 0);
         sessions.finalize(sid);
         // Not in the finalize block either: the window opens after it.
         vm.expectRevert(abi.encodeWithSelector(ICanaryModule.CanaryRevealNotOpen.selector, sid, block.number));
+        vm.prank(canaryOperator);
         canaries.revealCanary(sid, it);
         vm.roll(block.number + CANARY_BLOCKS + 1);
         vm.expectRevert(
             abi.encodeWithSelector(ICanaryModule.CanaryRevealClosed.selector, sid, block.number - 1)
         );
+        vm.prank(canaryOperator);
         canaries.revealCanary(sid, it);
     }
 
@@ -92,16 +96,20 @@ contract CanariesTest is AppealsFixture {
         ICanaryModule.CanaryReveal memory bad =
             ICanaryModule.CanaryReveal({slot: 0, index: 4, verdict: FAIL, salt: bytes32(uint256(1))});
         vm.expectRevert(abi.encodeWithSelector(ICanaryModule.CanaryMismatch.selector, sid, 0));
+        vm.prank(canaryOperator);
         canaries.revealCanary(sid, bad);
         bad.salt = _canarySalt(sid, 4);
         bad.verdict = PASS;
         vm.expectRevert(abi.encodeWithSelector(ICanaryModule.CanaryMismatch.selector, sid, 0));
+        vm.prank(canaryOperator);
         canaries.revealCanary(sid, bad);
         bad.verdict = 3;
         vm.expectRevert(abi.encodeWithSelector(ICanaryModule.InvalidVerdict.selector, sid, 0));
+        vm.prank(canaryOperator);
         canaries.revealCanary(sid, bad);
         bad.slot = 1;
         vm.expectRevert(abi.encodeWithSelector(ICanaryModule.UnknownCanarySlot.selector, sid, 1));
+        vm.prank(canaryOperator);
         canaries.revealCanary(sid, bad);
         ICanaryModule.CanaryReveal[] memory items = new ICanaryModule.CanaryReveal[](2);
         items[0] = ICanaryModule.CanaryReveal({slot: 0, index: 4, verdict: FAIL, salt: _canarySalt(sid, 4)});
@@ -109,8 +117,9 @@ contract CanariesTest is AppealsFixture {
         uint256 before = token.balanceOf(provider);
         vm.expectEmit(true, false, false, true, address(canaries));
         emit ICanaryModule.ItemSkipped(sid, 0, ICanaryModule.CanaryAlreadyRevealed.selector);
+        vm.prank(canaryOperator);
         assertEq(canaries.revealCanaries(sid, items), 1, "one applied, the repeat skipped");
-        assertEq(token.balanceOf(provider), before + 3 * R / 2, "refund k R * 50%");
+        assertEq(token.balanceOf(provider), before + 3 * R / 4, "refund k R * 25%");
         (uint256[] memory idx, uint8[] memory verdicts) = canaries.revealedOf(sid);
         assertEq(idx[0], 4, "index");
         assertEq(verdicts[0], FAIL, "verdict");

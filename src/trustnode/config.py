@@ -149,8 +149,9 @@ class ProtocolSettings(BaseModel):
     canary_refund_bps: int | None = Field(
         default=None,
         ge=0,
-        le=10_000,
-        description="Treasury refund per revealed canary, basis points of k * reward.",
+        le=2500,
+        description="Treasury refund per revealed canary, basis points of k * reward; at most 2500, the "
+        "treasury's share of the canary's fee (above it a provider would recover more than its canaries cost).",
     )
     canary_operators: list[str] = Field(
         default_factory=list,

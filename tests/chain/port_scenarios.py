@@ -31,7 +31,7 @@ ISSUE15_PARAMS = DEVNET_SESSION_PARAMS.model_copy(
         "draw_blocks": 20, "key_blocks": 20, "commit_blocks": 20, "reveal_blocks": 20,
         "appeal_blocks": 40, "max_rounds": 2, "appeal_bond_multiplier_bps": 10_000, "appeal_reward_bps": 2000,
         "appeal_budget": 50 * TOKEN, "canary_rate_bps": 2000, "canary_reveal_blocks": 10,
-        "canary_gamma": WAD // 5, "canary_refund_bps": 5000,
+        "canary_gamma": WAD // 5, "canary_refund_bps": 2500,
     }
 )  # fmt: skip
 
@@ -73,11 +73,20 @@ def vote_round(
     provider.advance(sid)
 
 
-def open_session(provider: ChainPort, n: int, fee: int, mine: Mine, canaries: Sequence[bytes] | None) -> int:
+def open_session(
+    provider: ChainPort,
+    n: int,
+    fee: int,
+    mine: Mine,
+    canaries: Sequence[bytes] | None,
+    operator: ChainPort | None = None,
+) -> int:
+    """Open a session; the canary operator (never the provider) commits `canaries`."""
     root = bytes([n]) + b"\xab" * 31
     opened = when_ready(lambda: provider.open_session(root, [0] * n, [1] * n, fee), mine)
     if canaries is not None:
-        provider.commit_canaries(opened.session_id, list(canaries))
+        assert operator is not None, "canaries are committed by a canary operator"
+        operator.commit_canaries(opened.session_id, list(canaries))
     return opened.session_id
 
 
@@ -98,7 +107,7 @@ def appeal_scenario(
     for a in auditors.values():
         a.register(Tier.COMPUTER, 1, b"\x42" * 32)
         a.stake(100 * TOKEN)
-    sid = open_session(provider, 2, 100 * TOKEN, mine, canaries=[])
+    sid = open_session(provider, 2, 100 * TOKEN, mine, canaries=None)
     assert provider.canaries(sid).required == 0
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.FAIL if g == 0 else SeatVote.PASS, mine)
     assert provider.session(sid).state == SessionState.FINALIZED and not provider.session(sid).passed
@@ -185,41 +194,54 @@ def expected_appeal(p: SessionParams) -> dict[str, object]:
     }
 
 
-def canary_scenario(provider: ChainPort, auditors: dict[str, ChainPort], mine: Mine) -> dict[str, object]:
-    """Five computer segments, one canary (segment 4, truth FAIL) that a lazy auditor passes."""
+def canary_scenario(
+    provider: ChainPort, operator: ChainPort, owner: ChainPort, auditors: dict[str, ChainPort], mine: Mine
+) -> dict[str, object]:
+    """Five computer segments, one canary (segment 4, truth FAIL) that a lazy auditor passes. The
+    canary operator (authorized by the core's owner, `owner`) commits and reveals it; the provider,
+    authorized or not, and an auditor are refused."""
     p = provider.params()
     for a in auditors.values():
         a.register(Tier.COMPUTER, 1, b"\x43" * 32)
         a.stake(100 * TOKEN)
+    # governance authorizes the provider as an operator (for other providers' sessions) before it opens
+    errors = {"set_not_owner": revert_name(lambda: provider.set_canary_operator(provider.address, True))}
+    owner.set_canary_operator(provider.address, True)
+    assert provider.is_canary_operator(provider.address)
     root = b"\xcd" * 32
     opened = when_ready(lambda: provider.open_session(root, [0] * 5, [1] * 5, 100 * TOKEN), mine)
     sid = opened.session_id
     salt = b"\x07" * 32
     commitment = canary_commitment(sid, 4, SegmentOutcome.FAIL, salt)
     someone = next(iter(auditors.values()))
-    errors = {
-        "count": revert_name(lambda: provider.commit_canaries(sid, [commitment, commitment])),
-        "not_provider": revert_name(lambda: someone.commit_canaries(sid, [commitment])),
-    }
-    provider.commit_canaries(sid, [commitment])
-    errors["again"] = revert_name(lambda: provider.commit_canaries(sid, [commitment]))
+    errors["provider_operator"] = revert_name(lambda: provider.commit_canaries(sid, [commitment]))
+    owner.set_canary_operator(provider.address, False)
+    assert not someone.is_canary_operator(provider.address)
+    assert someone.is_canary_operator(operator.address)
+    errors["provider"] = revert_name(lambda: provider.commit_canaries(sid, [commitment]))
+    errors["not_operator"] = revert_name(lambda: someone.commit_canaries(sid, [commitment]))
+    errors["count"] = revert_name(lambda: operator.commit_canaries(sid, [commitment, commitment]))
+    operator.commit_canaries(sid, [commitment])
+    errors["again"] = revert_name(lambda: operator.commit_canaries(sid, [commitment]))
     state = provider.canaries(sid)
     assert state.required == 1 and state.commitments == ["0x" + commitment.hex()]
+    assert state.operator == operator.address
     assert state.commit_until >= opened.tx.block and state.reveal_from is None
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, mine)  # lazy: PASS everywhere
     good = CanaryReveal(slot=0, index=4, verdict=SegmentOutcome.FAIL, salt=salt)
     bad = good.model_copy(update={"salt": b"\x08" * 32})
     unrevealed_verdict = provider.session(sid).pass_weight  # the commitment takes max weight off W
     mine(1)  # the reveal window opens the block after round 0 finalized
-    errors["mismatch"] = revert_name(lambda: provider.reveal_canaries(sid, [bad]))
-    provider.reveal_canaries(sid, [good])
+    errors["provider_reveal"] = revert_name(lambda: provider.reveal_canaries(sid, [good]))
+    errors["mismatch"] = revert_name(lambda: operator.reveal_canaries(sid, [bad]))
+    operator.reveal_canaries(sid, [good])
     state = provider.canaries(sid)
     assert [(c.slot, c.index, c.verdict) for c in state.revealed] == [(0, 4, SegmentOutcome.FAIL)]
     info = provider.session(sid)
     errors["appeal_canary_early"] = provider.appeal_quote(sid, [4]).refusal
     mine(max(0, (state.reveal_until or 0) - provider.block_number()) + 1)
     errors["appeal_canary"] = provider.appeal_quote(sid, [4]).refusal
-    errors["closed"] = revert_name(lambda: provider.reveal_canaries(sid, [good]))
+    errors["closed"] = revert_name(lambda: operator.reveal_canaries(sid, [good]))
     status = provider.appeal_status(sid)
     mine(max(0, max(status.window_ends) - provider.block_number()) + 1)
     provider.advance(sid)
@@ -246,9 +268,13 @@ def canary_scenario(provider: ChainPort, auditors: dict[str, ChainPort], mine: M
 def expected_canary(p: SessionParams) -> dict[str, object]:
     return {
         "errors": {
+            "set_not_owner": "NotCoreOwner",
+            "provider": "NotCanaryOperator",
+            "not_operator": "NotCanaryOperator",
             "count": "WrongCanaryCount",
-            "not_provider": "NotProvider",
+            "provider_operator": "ProviderIsCanaryOperator",
             "again": "CanariesAlreadyCommitted",
+            "provider_reveal": "NotCanaryOperator",
             "mismatch": "CanaryMismatch",
             "appeal_canary_early": "AppealWindowNotOpen",
             "appeal_canary": "SegmentIsCanary",
@@ -263,17 +289,18 @@ def expected_canary(p: SessionParams) -> dict[str, object]:
 
 
 def withheld_scenario(
-    provider: ChainPort, appellant: ChainPort, auditors: dict[str, ChainPort], mine: Mine
+    provider: ChainPort, appellant: ChainPort, operator: ChainPort, auditors: dict[str, ChainPort], mine: Mine
 ) -> dict[str, object]:
     """Two segments appealed in one round; the provider never publishes the round's keys: both become
-    INCONCLUSIVE and final, the appellant gets the bond back, the locked panel is paid, and a canary
+    INCONCLUSIVE and final, the appellant gets the bond back, the locked panel is paid from the pot
+    only, and a canary
     committed but never revealed blocks nothing (it takes the largest weight off W)."""
     for a in auditors.values():
         a.register(Tier.COMPUTER, 1, b"\x44" * 32)
         a.stake(100 * TOKEN)
     # a fee of 300 leaves the treasury 60 (its 20% share): enough budget to pay the withheld panel;
     # the one canary required is committed (any hash: it is never revealed)
-    sid = open_session(provider, 5, 300 * TOKEN, mine, canaries=[b"\x99" * 32])
+    sid = open_session(provider, 5, 300 * TOKEN, mine, canaries=[b"\x99" * 32], operator=operator)
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, mine)
     assert provider.canaries(sid).revealed == []
     status = provider.appeal_status(sid)
@@ -322,9 +349,10 @@ def expected_withheld(p: SessionParams) -> dict[str, object]:
         "final": True,
         # 3 PASS of weight 1 out of 5; the canary never revealed takes the largest weight (1) off
         "verdict": (2, 5),
-        # each locked seat of a withheld panel is paid R: the pots are empty (round 0 agreed and
-        # was paid its reservations), so the treasury's appeal budget pays
-        "panel_paid": 6 * p.reward,
+        # a withheld panel is paid from its segment's pot only, never the treasury's budget (review
+        # finding 2): round 0's one computer seat voted PASS, the final outcome is INCONCLUSIVE, so each
+        # pot is that seat's k_0 R = R, shared by the panel's 3 seats (R // 3 each), on two segments
+        "panel_paid": 2 * 3 * (p.reward * p.seats_per_tier[0] // 3),
         "panel_size": 6,
         "appellant_net": 0,
     }

@@ -243,3 +243,46 @@ def test_devnet_runs_the_asked_appeal_and_canary_parameters(tmp_path: Path) -> N
         assert out_of_range.returncode != 0 and "max_rounds" in out_of_range.stderr
     finally:
         run_cli(["devnet", "down"], tmp_path, **env)
+
+
+def test_devnet_authorizes_its_canary_operator_and_the_configured_ones(tmp_path: Path) -> None:
+    """`devnet up` authorizes dev account 20 as the canary operator (never the provider or an
+    auditor) and lists it in the deployment file; `protocol.canary_operators` on a running devnet
+    are authorized by the owner and added; a canary refund above 2500 bps is refused."""
+    from eth_account import Account
+
+    from trustnode.chain.accounts import dev_account
+    from trustnode.chain.devnet import CANARY_OPERATOR_ACCOUNT, deployer
+
+    env = {"TRUSTNODE_DEVNET__PORT": str(free_port())}
+    dep_file = tmp_path / "devnet" / "deployment.json"
+    try:
+        first = run_cli(["devnet", "up", "--auditors", "3"], tmp_path, **env)
+        assert first.returncode == 0, first.stderr
+        dep = Deployment.load(dep_file)
+        operator = dev_account(CANARY_OPERATOR_ACCOUNT).address
+        assert CANARY_OPERATOR_ACCOUNT == 20 and dep.canary_operators == [operator]
+        assert json.loads(dep_file.read_text())["canary_operators"] == [operator]
+        owner = deployer(dep)
+        assert owner.is_canary_operator(operator)
+        for i in range(0, 20):  # deployer, provider and every auditor account
+            assert not owner.is_canary_operator(dev_account(i).address)
+
+        extra = Account.create().address
+        again = run_cli(
+            ["devnet", "up"], tmp_path, **env, TRUSTNODE_PROTOCOL__CANARY_OPERATORS=f'["{extra}"]'
+        )
+        assert again.returncode == 0, again.stderr
+        assert f"changed canary_operators:  -> {extra}" in again.stdout
+        assert owner.is_canary_operator(extra)
+        assert Deployment.load(dep_file).canary_operators == [operator, extra]
+        same = run_cli(["devnet", "up"], tmp_path, **env, TRUSTNODE_PROTOCOL__CANARY_OPERATORS=f'["{extra}"]')
+        assert same.returncode == 0 and "changed" not in same.stdout
+        bad = run_cli(["devnet", "up"], tmp_path, **env, TRUSTNODE_PROTOCOL__CANARY_OPERATORS='["0x1234"]')
+        assert bad.returncode == 1 and "not a non-zero address" in bad.stderr
+
+        refund = run_cli(["devnet", "up", "--canary-refund-bps", "2501"], tmp_path, **env)
+        assert refund.returncode == 1 and "2500" in refund.stderr
+        assert owner.appeal_params_of(owner.session_count() + 1).canary_refund_bps <= 2500
+    finally:
+        run_cli(["devnet", "down"], tmp_path, **env)

@@ -5,7 +5,7 @@ round's money equal to `final_settlement.settle_session`."""
 from __future__ import annotations
 
 from tests.chain.port_scenarios import ISSUE15_PARAMS, TOKEN, revert_name, vote_round, when_ready
-from tests.chain.test_port_appeals import _memory
+from tests.chain.test_port_appeals import OPERATOR, _memory
 from trustnode.chain.port import RoundState, SeatVote
 from trustnode.consensus.appeals import AppealResult
 from trustnode.models.enums import SegmentOutcome, Tier
@@ -22,7 +22,6 @@ def _staked(n: int, tier: Tier = Tier.COMPUTER):  # type: ignore[no-untyped-def]
 def test_a_round_nobody_draws_is_unfillable_and_refunds_the_bond() -> None:
     chain, provider, appellant, auditors = _staked(5)
     sid = provider.open_session(b"\x01" * 32, [0, 0], [1, 1], 100 * TOKEN).session_id
-    provider.commit_canaries(sid, [])
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.FAIL, chain.mine)
     before = appellant.token_balance(appellant.address)
     opened = appellant.appeal(sid, [0], 10**30)
@@ -46,7 +45,6 @@ def test_a_round_nobody_draws_is_unfillable_and_refunds_the_bond() -> None:
 def test_a_segment_appealed_twice_gets_a_panel_of_seven_in_a_later_session_round() -> None:
     chain, provider, appellant, auditors = _staked(14)
     sid = provider.open_session(b"\x02" * 32, [0, 0], [1, 1], 200 * TOKEN).session_id
-    provider.commit_canaries(sid, [])
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.FAIL, chain.mine)
     appellant.appeal(sid, [0], 10**30)  # round 1: segment 0, depth 1
     appellant.appeal(sid, [1], 10**30)  # round 2: segment 1, depth 1
@@ -90,16 +88,17 @@ def test_a_segment_appealed_twice_gets_a_panel_of_seven_in_a_later_session_round
 
 def test_canaries_are_committed_before_the_randomness_and_revealed_only_after_round_0() -> None:
     chain, provider, _, auditors = _staked(5)
+    operator = chain.port(OPERATOR)
     late = provider.open_session(b"\x03" * 32, [0] * 5, [1] * 5, 100 * TOKEN).session_id
     chain.mine(5)
-    assert revert_name(lambda: provider.commit_canaries(late, [b"\x01" * 32])) == "CommitTooLate"
+    assert revert_name(lambda: operator.commit_canaries(late, [b"\x01" * 32])) == "CommitTooLate"
     sid = provider.open_session(b"\x04" * 32, [0] * 5, [1] * 5, 100 * TOKEN).session_id
-    assert revert_name(lambda: provider.commit_canaries(sid, [bytes(32)])) == "ZeroCommitment"
-    provider.commit_canaries(sid, [b"\x05" * 32])
+    assert revert_name(lambda: operator.commit_canaries(sid, [bytes(32)])) == "ZeroCommitment"
+    operator.commit_canaries(sid, [b"\x05" * 32])
     from trustnode.chain.port import CanaryReveal
 
     reveal = CanaryReveal(slot=0, index=1, verdict=SegmentOutcome.PASS, salt=b"\x00" * 32)
-    assert revert_name(lambda: provider.reveal_canaries(sid, [reveal])) == "CanaryRevealNotOpen"
+    assert revert_name(lambda: operator.reveal_canaries(sid, [reveal])) == "CanaryRevealNotOpen"
     unknown = reveal.model_copy(update={"slot": 3})
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
-    assert revert_name(lambda: provider.reveal_canaries(sid, [unknown])) == "UnknownCanarySlot"
+    assert revert_name(lambda: operator.reveal_canaries(sid, [unknown])) == "UnknownCanarySlot"

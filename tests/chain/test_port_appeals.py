@@ -28,9 +28,12 @@ from trustnode.chain.port.evm import Web3Port
 from trustnode.chain.port.memory_state import MemoryChain
 from trustnode.chain.protocol import Protocol
 
+OPERATOR = "0x" + "0c" * 20
+
 
 def _memory(n_auditors: int) -> tuple[MemoryChain, ChainPort, ChainPort, dict[str, ChainPort]]:
     chain = MemoryChain(ISSUE15_PARAMS)
+    chain.port(chain.owner).set_canary_operator(OPERATOR, True)
     provider, appellant = chain.port("0x" + "01" * 20), chain.port("0x" + "02" * 20)
     auditors = {}
     for i in range(n_auditors):
@@ -48,12 +51,16 @@ def test_an_appeal_overturns_a_wrong_outcome_on_the_memory_port() -> None:
 
 def test_a_canary_catches_a_lazy_auditor_on_the_memory_port() -> None:
     chain, provider, _, auditors = _memory(5)
-    assert canary_scenario(provider, auditors, chain.mine) == expected_canary(ISSUE15_PARAMS)
+    operator, owner = chain.port(OPERATOR), chain.port(chain.owner)
+    assert canary_scenario(provider, operator, owner, auditors, chain.mine) == expected_canary(ISSUE15_PARAMS)
 
 
 def test_withheld_panel_keys_end_the_round_and_an_unrevealed_canary_blocks_nothing() -> None:
     chain, provider, appellant, auditors = _memory(8)
-    assert withheld_scenario(provider, appellant, auditors, chain.mine) == expected_withheld(ISSUE15_PARAMS)
+    operator = chain.port(OPERATOR)
+    assert withheld_scenario(provider, appellant, operator, auditors, chain.mine) == expected_withheld(
+        ISSUE15_PARAMS
+    )
 
 
 @pytest.fixture
@@ -81,6 +88,10 @@ def _web3(
     return owner.client.mine, provider, appellant, {p.address: p for p in rest}
 
 
+def _web3_role(dep: Deployment, index: int) -> ChainPort:
+    return Web3Port(Protocol(client_for(dep, index), dep.contracts), deploy_block=dep.deploy_block)
+
+
 @pytest.mark.chain
 def test_an_appeal_overturns_a_wrong_outcome_on_the_deployed_contracts(issue15_devnet: Deployment) -> None:
     mine, provider, appellant, auditors = _web3(issue15_devnet, 5)
@@ -91,7 +102,10 @@ def test_an_appeal_overturns_a_wrong_outcome_on_the_deployed_contracts(issue15_d
 @pytest.mark.chain
 def test_a_canary_catches_a_lazy_auditor_on_the_deployed_contracts(issue15_devnet: Deployment) -> None:
     mine, provider, _, auditors = _web3(issue15_devnet, 5)
-    assert canary_scenario(provider, auditors, mine) == expected_canary(ISSUE15_PARAMS)
+    operator = _web3_role(issue15_devnet, devnet.CANARY_OPERATOR_ACCOUNT)
+    assert issue15_devnet.canary_operators == [operator.address]
+    owner = _web3_role(issue15_devnet, devnet.DEPLOYER_ACCOUNT)
+    assert canary_scenario(provider, operator, owner, auditors, mine) == expected_canary(ISSUE15_PARAMS)
 
 
 @pytest.mark.chain
@@ -99,4 +113,7 @@ def test_withheld_panel_keys_and_an_unrevealed_canary_on_the_deployed_contracts(
     issue15_devnet: Deployment,
 ) -> None:
     mine, provider, appellant, auditors = _web3(issue15_devnet, 8)
-    assert withheld_scenario(provider, appellant, auditors, mine) == expected_withheld(ISSUE15_PARAMS)
+    operator = _web3_role(issue15_devnet, devnet.CANARY_OPERATOR_ACCOUNT)
+    assert withheld_scenario(provider, appellant, operator, auditors, mine) == expected_withheld(
+        ISSUE15_PARAMS
+    )

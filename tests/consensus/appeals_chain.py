@@ -76,7 +76,8 @@ class AppealRun:
             verdict = SegmentOutcome.FAIL if self.flawed[int(i)] else SegmentOutcome.PASS
             self.canaries.append((int(i), verdict, keccak(f"salt-{self.sid}-{i}".encode())))
         hashes = [canary_commitment(self.sid, i, v, s) for i, v, s in self.canaries]
-        self.provider.transact(ch.c["canaries"].functions.commitCanaries(self.sid, hashes))
+        # the canary operator (the owner here), never the provider, commits
+        ch.owner.transact(ch.c["canaries"].functions.commitCanaries(self.sid, hashes))
 
     def _ballot(self, a: str, segs: list[int]) -> tuple[list[Vote], bool]:
         """(votes, hidden): what `a` votes on `segs` and whether it never reveals."""

@@ -201,7 +201,7 @@ def test_two_rounds_first_appeal_fails_second_succeeds() -> None:
     conserved(st)
 
 
-def test_keys_withheld_makes_inconclusive_returns_bond_and_pays_locked_seats() -> None:
+def test_keys_withheld_makes_inconclusive_returns_bond_and_pays_locked_seats_from_the_pot_only() -> None:
     st = settle(
         [
             panel(0, "PPF", 1),
@@ -211,11 +211,28 @@ def test_keys_withheld_makes_inconclusive_returns_bond_and_pays_locked_seats() -
     assert st.final == O.INCONCLUSIVE
     (p,) = st.payouts
     assert p.result is AppealResult.KEYS_WITHHELD and p.refund == 7 * R and p.reward_paid == 0
-    # nobody of round 0 is paid or slashed on an INCONCLUSIVE segment; the panel's 7 seats get R each
+    # nobody of round 0 is paid or slashed on an INCONCLUSIVE segment; the panel's 7 seats share the
+    # pot (round 0's 3R) and nothing from the budget (review finding 2); the rest is a shortfall
     assert all(v.rewarded == 0 and v.slashed == 0 for v in st.votes if v.round == 0)
-    assert all(v.rewarded == R and v.effect is Effect.NONE for v in st.votes if v.round == 1)
-    assert st.budget_used == 4 * R and st.to_treasury == 0
+    assert all(v.rewarded == 3 * R // 7 and v.effect is Effect.NONE for v in st.votes if v.round == 1)
+    assert st.budget_used == 0 and st.to_treasury == 3 * R - 7 * (3 * R // 7)
+    assert st.shortfall == 7 * R - 7 * (3 * R // 7)
     conserved(st)
+
+
+def test_a_coalition_withholding_keys_on_its_own_appeal_draws_nothing_from_the_budget() -> None:
+    """Review finding 2: whatever the budget, a withheld panel gets at most its segment's pot, so a
+    coalition holding every seat earns at most k_0 R, below the 3.75 R fee of the segment."""
+    for budget in (0, 4 * R, 10**6 * T):
+        st = settle(
+            [
+                panel(0, "PPP", 1),
+                panel(1, "U" * 7, 10, appeal=appeal(1, O.PASS), status=PanelStatus.KEYS_WITHHELD),
+            ],
+            budget=budget,
+        )
+        assert st.budget_used == 0
+        assert sum(v.rewarded for v in st.votes if v.round == 1) <= 3 * R < 3 * R * 10_000 // 8000
 
 
 def test_unfillable_panel_refunds_bond_minus_drawn_seats_and_outcome_stands() -> None:

@@ -6,9 +6,20 @@ import pytest
 from eth_utils import keccak, to_checksum_address
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
+from trustnode.config import ProtocolSettings
 from trustnode.consensus.appeal_settlement import apply_effects
-from trustnode.consensus.appeals import Effect, Panel, PanelSeat, Vote
+from trustnode.consensus.appeals import (
+    MAX_CANARY_REFUND_BPS,
+    AppealParams,
+    Effect,
+    Panel,
+    PanelSeat,
+    Vote,
+    check_appeal_params,
+)
+from trustnode.consensus.arithmetic import AUDIT_POOL_BPS, fee_covers_seats
 from trustnode.consensus.canaries import (
     CanaryParams,
     CanaryReveal,
@@ -23,6 +34,7 @@ from trustnode.consensus.canaries import (
     trace_verdict_with_canaries,
 )
 from trustnode.consensus.rules import (
+    BPS,
     WAD,
     EconomicRules,
     reputation_update,
@@ -125,9 +137,35 @@ def test_unrevealed_and_abstaining_seats_on_a_canary() -> None:
     ]
 
 
-def test_refund_never_reaches_the_canary_cost() -> None:
-    assert canary_refund(3, R, 10_000) == 3 * R  # the pool cost; the fee paid 3R / 0.8
-    assert canary_refund(3, R, 2_500) == 3 * R // 4
+def _least_fee(seats: int, reward: int) -> int:
+    """The smallest fee whose pool covers `seats` seats (`fee_covers_seats`)."""
+    fee = -(-seats * reward * BPS // AUDIT_POOL_BPS)
+    assert fee_covers_seats(fee, seats, reward) and not fee_covers_seats(fee - 1, seats, reward)
+    return fee
+
+
+@given(st.integers(1, 31), st.integers(1, 10**24), st.integers(0, MAX_CANARY_REFUND_BPS))
+def test_refund_never_exceeds_what_the_canary_cost_its_provider(k0: int, reward: int, bps: int) -> None:
+    """Review finding 3: even when the provider's own auditors hold every seat of a canary (they get
+    its k R back), the canary cost the provider its fee minus k R, and the refund is never more."""
+    assert canary_refund(k0, reward, bps) <= _least_fee(k0, reward) - k0 * reward
+
+
+def test_refund_above_2500_bps_is_refused_everywhere() -> None:
+    assert MAX_CANARY_REFUND_BPS == 2500
+    assert canary_refund(3, R, 2_500) == 3 * R // 4 == _least_fee(3, R) - 3 * R  # exactly the cost
+    # one basis point more would pay the provider more than its canary cost
+    assert _least_fee(3, R) - 3 * R < 3 * R * 2_501 // BPS
+    with pytest.raises(ValueError, match="2501 bps"):
+        canary_refund(3, R, 2_501)
+    with pytest.raises(ValidationError):
+        CanaryParams(refund_bps=2_501)
+    with pytest.raises(ValueError, match="canary_refund_bps 2501 > 2500"):
+        check_appeal_params(AppealParams(), (1, 3, 3), 6000, ECON, canary_refund_bps=2_501)
+    check_appeal_params(AppealParams(), (1, 3, 3), 6000, ECON, canary_refund_bps=2_500)
+    with pytest.raises(ValidationError):
+        ProtocolSettings(canary_refund_bps=2_501)
+    assert ProtocolSettings(canary_refund_bps=2_500).canary_refund_bps == 2_500
 
 
 def test_revealed_canaries_leave_the_trace() -> None:

@@ -44,7 +44,7 @@ APPELLANT = 0  # the owner: anyone may appeal
 APPEAL = {
     "appealBlocks": 30, "maxRounds": 2, "appealBondMultiplierBps": 12_000, "appealRewardBps": 2000,
     "appealBudget": 40 * 10**18, "canaryRateBps": 2000, "canaryRevealBlocks": 8, "canaryGamma": WAD // 5,
-    "canaryRefundBps": 5000,
+    "canaryRefundBps": 2500,
 }  # fmt: skip
 RESULTS = {1: AppealResult.UPHELD, 2: AppealResult.OVERTURNED, 3: AppealResult.VOIDED,
            4: AppealResult.KEYS_WITHHELD, 5: AppealResult.UNFILLABLE}  # fmt: skip

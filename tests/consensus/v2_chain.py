@@ -133,6 +133,8 @@ class V2Chain:
         escrow = self.owner.w3.eth.contract(address=escrow_addr, abi=self.artifacts["AppealSettlement"].abi)
         canaries = self._deploy("CanaryModule", c["sessions"].address)
         self.owner.transact(c["sessions"].functions.setExtensions(appeals.address, canaries.address))
+        # the owner doubles as the canary operator here (it is never a provider)
+        self.owner.transact(canaries.functions.setCanaryOperator(o, True))
         for spender in (escrow.address, canaries.address):
             self.owner.transact(c["treasury"].functions.setSpender(spender, 2**256 - 1))
         self.c.update({"appeals": appeals, "escrow": escrow, "canaries": canaries})

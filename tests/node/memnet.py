@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from trustnode.models.jobs import JobStatus, TraceJob
 from trustnode.models.trace import TraceInput
 from trustnode.node.appeals import ProviderAppeals
 from trustnode.node.auditor import AuditorDaemon, BackendFactory
+from trustnode.node.canary_client import CanaryClient
 from trustnode.node.context import NodeContext
 from trustnode.node.provider import ProviderPipeline
 from trustnode.storage.local import LocalStore
@@ -41,6 +43,7 @@ class MemoryNet:
         *,
         canary_rate_bps: int | None = None,
         canary_rng: random.Random | None = None,
+        canary_client: CanaryClient | None = None,
         **chain: Any,
     ) -> None:
         self.root = root
@@ -48,11 +51,27 @@ class MemoryNet:
         self.store = LocalStore(root / "blobs")
         self.chain.fund(PROVIDER, 1_000_000 * TOKEN)
         self.provider_ctx = self.context(root / "provider", PROVIDER)
+        self.daemons: dict[str, AuditorDaemon] = {}
+        #: Other components that act once per round (a canary operator's daemon pass).
+        self.ticks: list[Callable[[], object]] = []
+        #: What `close()` stops besides the daemons (a canary operator's server).
+        self.on_close: list[Callable[[], object]] = []
+        self.canary_rate_bps, self.canary_rng = canary_rate_bps, canary_rng
+        self.pipeline: ProviderPipeline  # set by start_provider
+        self.appeals: ProviderAppeals
+        if canary_client is not None or self.chain.port(PROVIDER).params().canary_rate_bps == 0:
+            self.start_provider(canary_client)
+
+    def start_provider(self, canary_client: CanaryClient | None = None) -> ProviderPipeline:
+        """The provider's pipeline and appeal duties (a chain that wants canaries needs an operator)."""
         self.pipeline = ProviderPipeline(
-            self.provider_ctx, canary_rate_bps=canary_rate_bps, canary_rng=canary_rng
+            self.provider_ctx,
+            canary_rate_bps=self.canary_rate_bps,
+            canary_rng=self.canary_rng,
+            canary_client=canary_client,
         )
         self.appeals = ProviderAppeals(self.provider_ctx)
-        self.daemons: dict[str, AuditorDaemon] = {}
+        return self.pipeline
 
     def settings(self, data_dir: Path) -> Settings:
         return Settings(
@@ -97,6 +116,8 @@ class MemoryNet:
         self.appeals.step()
         for d in self.daemons.values():
             d.tick()
+        for tick in self.ticks:
+            tick()
         self.chain.mine(1)
 
     def run(self, job_ids: list[str], *, rounds: int = 400, settle: bool = True) -> dict[str, TraceJob]:
@@ -122,6 +143,8 @@ class MemoryNet:
     def close(self) -> None:
         for d in self.daemons.values():
             d.close()
+        for stop in self.on_close:
+            stop()
 
 
 class RecordingAuditor:

@@ -17,6 +17,7 @@ import pytest
 
 from tests.node.conftest import judge_for
 from tests.node.memnet import MemoryNet, address
+from tests.node.operator_net import OperatorNode
 from trustnode.audit.computer import ComputerAuditor
 from trustnode.chain.port.memory_state import MEMORY_SESSION_PARAMS
 from trustnode.chain.port.types_appeals import RoundState
@@ -43,26 +44,32 @@ PARAMS = MEMORY_SESSION_PARAMS.model_copy(
 LAZY, APPELLANT = 2, 9
 
 
-def _seed_with_fail_computer_canary() -> random.Random:
-    """A seeded layout whose canaries include a FAIL one of the computer tier (what the lazy
-    auditor is drawn on), so the test does not depend on the OS's randomness."""
+def _seed_with_fail_computer_canary() -> int:
+    """A seed of the operator's generator whose canaries include a computer-tier one (so a FAIL one:
+    verdicts are stratified per tier), what the lazy auditor is drawn on; the test does not
+    depend on the OS's randomness."""
     from trustnode.hdag.offline import decompose_offline_report
-    from trustnode.node.canaries import layout
+    from trustnode.node.canaries import request_for
+    from trustnode.node.canary_operator import write_canaries
 
     trace = next(s for s in load_samples() if s.name == "tunnel-flawed").trace
     hdag, _ = decompose_offline_report(trace, max_share=0.25)
+    req = request_for(hdag, PARAMS.canary_rate_bps, address(1))
+    assert req is not None
     for seed in range(100):
-        leaves = layout(hdag, PARAMS.canary_rate_bps, rng=random.Random(seed))
-        if any(
-            lf.canary and lf.canary.verdict is Verdict.FAIL and lf.canary.auditor.tier == 0 for lf in leaves
-        ):
-            return random.Random(seed)
+        made = write_canaries(req, random.Random(seed))
+        if any(c.verdict is Verdict.FAIL and c.text.tier == Tier.COMPUTER for c in made):
+            return seed
     raise AssertionError("no seed gives a FAIL computer canary")
 
 
 def lazy_network(tmp_path: Path, fake_llm: FakeOpenAIServer) -> MemoryNet:
-    """The lazy auditor alone in the computer tier, an honest LLM judge, a funded appellant."""
-    n = MemoryNet(tmp_path, PARAMS, canary_rng=_seed_with_fail_computer_canary())
+    """The lazy auditor alone in the computer tier, an honest LLM judge, a funded appellant, and a
+    canary operator over HTTP (seeded, so a FAIL computer canary is among its texts)."""
+    n = MemoryNet(tmp_path, PARAMS, canary_rng=random.Random(0))
+    op = OperatorNode(n, tmp_path / "operator", seed=_seed_with_fail_computer_canary())
+    n.operator = op  # type: ignore[attr-defined]
+    n.start_provider(op.client())
     n.add_auditor("lazy", Tier.COMPUTER, LazyAuditor(), LAZY)
     n.add_auditor("llm-1", Tier.LLM, judge_for(fake_llm, tmp_path / "judge"), 4)
     n.chain.fund(address(APPELLANT), 1_000 * TOKEN)

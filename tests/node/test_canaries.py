@@ -1,7 +1,9 @@
-"""Gold canaries in the provider's sessions (issue 15): pinned, keyed and drawn like real segments,
-with a real segment's context shape, and kept out of the provider's trace report.
+"""Gold canaries in the provider's sessions (issue 15): written and committed by a canary operator,
+placed, pinned, keyed and drawn like real segments with a real segment's context shape, and kept
+out of the provider's trace report. The provider never holds a truth before the reveal.
 
-Real pipeline, daemons, backends and local blob store on the in-memory chain."""
+Real pipeline, daemons, backends and local blob store on the in-memory chain; the operator is the
+real operator node app over HTTP on 127.0.0.1 (`tests.node.operator_net`)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 
 from tests.node.conftest import judge_for
 from tests.node.memnet import PROVIDER, MemoryNet, RecordingAuditor
+from tests.node.operator_net import OperatorNode
 from trustnode.audit.computer import ComputerAuditor
 from trustnode.chain.port.memory_state import MEMORY_SESSION_PARAMS
 from trustnode.consensus.canaries import canaries_for_real
@@ -22,9 +25,7 @@ from trustnode.llm.fake_server import FakeOpenAIServer
 from trustnode.models.enums import Level, Tier
 from trustnode.models.jobs import JobStatus
 from trustnode.node import canaries
-from trustnode.node.appeals import ProviderAppeals
 from trustnode.node.privacy import plan_release
-from trustnode.node.provider import ProviderPipeline
 from trustnode.node.queries import SessionQueries
 from trustnode.node.samples import load_samples
 from trustnode.node.structure import SessionBundle
@@ -41,6 +42,9 @@ PARAMS = MEMORY_SESSION_PARAMS.model_copy(
 @pytest.fixture
 def net(tmp_path: Path, fake_llm: FakeOpenAIServer) -> Iterator[MemoryNet]:
     n = MemoryNet(tmp_path, PARAMS)
+    op = OperatorNode(n, tmp_path / "operator")
+    n.operator = op  # type: ignore[attr-defined]
+    n.start_provider(op.client())
     n.add_auditor("computer-1", Tier.COMPUTER, RecordingAuditor(ComputerAuditor()), 2)
     n.add_auditor("computer-2", Tier.COMPUTER, RecordingAuditor(ComputerAuditor()), 3)
     n.add_auditor("llm-1", Tier.LLM, RecordingAuditor(judge_for(fake_llm, tmp_path / "judge")), 4)
@@ -48,17 +52,29 @@ def net(tmp_path: Path, fake_llm: FakeOpenAIServer) -> Iterator[MemoryNet]:
     n.close()
 
 
-def test_layout_places_the_public_count_at_random_leaves_with_donor_tiers() -> None:
+def operator_of(net: MemoryNet) -> OperatorNode:
+    op: OperatorNode = net.operator  # type: ignore[attr-defined]
+    return op
+
+
+def test_layout_places_the_operators_texts_at_random_leaves_with_donor_tiers(net: MemoryNet) -> None:
     sample = next(s for s in load_samples() if s.name == "tunnel-sound")
     hdag, _ = decompose_offline_report(sample.trace, max_share=0.25)
+    req = canaries.request_for(hdag, RATE, PROVIDER)
+    assert req is not None and req.count == canaries_for_real(len(hdag.nodes), RATE) == 3
+    assert [s.tier for s in req.shapes] == [hdag.nodes[i].primary_auditor.tier for i in canaries.donors(hdag)]
+    batch = operator_of(net).client().request(req)  # over HTTP: texts only
+    canaries.check_batch(batch, req)
+    assert "verdict" not in batch.model_dump_json() and "salt" not in batch.model_dump_json()
     positions = set()
     for seed in range(12):
-        leaves = canaries.layout(hdag, RATE, rng=random.Random(seed))
+        leaves = canaries.layout(hdag, batch, rng=random.Random(seed))
         made = [(i, leaf.canary) for i, leaf in enumerate(leaves) if leaf.canary is not None]
-        assert len(made) == canaries_for_real(len(hdag.nodes), RATE) == 3
+        assert len(made) == 3
         assert [leaf.hdag_index for leaf in leaves if leaf.canary is None] == list(range(len(hdag.nodes)))
+        assert sorted(c.text for _, c in made if c) == sorted(t.text for t in batch.canaries)
         for i, c in made:
-            assert c is not None and c.index == i
+            assert c is not None and c.index == i and c.verdict is None and c.salt is None
             donor = leaves[c.imitates]
             assert donor.canary is None and donor.hdag_index is not None
             real = hdag.nodes[donor.hdag_index]
@@ -73,6 +89,22 @@ def test_layout_places_the_public_count_at_random_leaves_with_donor_tiers() -> N
     assert len(positions) > 5, "canaries land at many different leaf positions"
 
 
+def test_a_batch_that_does_not_fit_the_request_is_refused(net: MemoryNet) -> None:
+    hdag, _ = decompose_offline_report(next(s for s in load_samples() if s.name == "tunnel-sound").trace)
+    req = canaries.request_for(hdag, RATE, PROVIDER)
+    assert req is not None
+    batch = operator_of(net).client().request(req)
+    short = batch.model_copy(update={"canaries": batch.canaries[:-1]})
+    with pytest.raises(canaries.BadBatch, match="2 canaries for 3 asked"):
+        canaries.check_batch(short, req)
+    other = next(t for t in Tier if t is not batch.canaries[0].tier)
+    wrong = batch.model_copy(
+        update={"canaries": [batch.canaries[0].model_copy(update={"tier": other}), *batch.canaries[1:]]}
+    )
+    with pytest.raises(canaries.BadBatch, match="not a shape of its tier"):
+        canaries.check_batch(wrong, req)
+
+
 def test_canaries_are_encrypted_keyed_and_shaped_like_real_segments(net: MemoryNet) -> None:
     sample = next(s for s in load_samples() if s.name == "tunnel-flawed")
     tid = net.submit(sample.trace)
@@ -84,7 +116,12 @@ def test_canaries_are_encrypted_keyed_and_shaped_like_real_segments(net: MemoryN
         len(job.segments) == n_real + 3 == net.chain.port(net.pipeline.port.address).session(1).segment_count
     )
     assert {s.index for s in job.segments if s.canary} == {c.index for c in job.canaries}
-    assert all(c.salt.startswith("0x") and len(c.salt) == 66 for c in job.canaries)
+    assert all(c.salt is None and c.mutation is None for c in job.canaries), "no secret on the provider"
+    ticket = operator_of(net).operator.store.get(job.canary_ticket or "")
+    assert (
+        ticket is not None and ticket.placement is not None and ticket.placement.session_id == job.session_id
+    )
+    assert [c.text for c in job.canaries] == [ticket.canaries[c.slot or 0].text.text for c in job.canaries]
 
     bundle = SessionBundle.model_validate_json(net.store.cat(job.manifest_cid or ""))
     shape = bundle.shape
@@ -115,6 +152,8 @@ def test_canaries_are_encrypted_keyed_and_shaped_like_real_segments(net: MemoryN
         plans = plan_release(shape, spans, {"a": [c.index], "b": [c.imitates]})
         assert plans["a"].seats_share == plans["b"].seats_share
 
+    # The provider learned each truth from the operator's reveal on chain, and it is the operator's.
+    assert [c.verdict for c in job.canaries] == [ticket.canaries[c.slot or 0].verdict for c in job.canaries]
     # The provider's report keeps canaries apart: never a trace segment, listed with their truth.
     out = job.outcome
     assert {s.index for s in out.segments} == {s.index for s in job.segments if not s.canary}
@@ -123,9 +162,12 @@ def test_canaries_are_encrypted_keyed_and_shaped_like_real_segments(net: MemoryN
     ]
     assert out.total_weight == sum(s.weight for s in job.segments if not s.canary)
     assert not {s.index for s in out.failing_segments} & set(truth)
-    # Committed before the draw, revealed after the votes; the public sees them only then.
+    # The operator committed before the draw and revealed after the votes; the public sees them then.
     assert all(c.committed and c.revealed for c in job.canaries)
-    assert {"commit_canaries", "reveal_canaries"} <= set(job.tx_hashes)
+    assert job.canary_receipt is not None and job.canary_receipt.state == "committed"
+    assert job.tx_hashes["commit_canaries"] == job.canary_receipt.tx_hash == ticket.tx_hash
+    state = net.chain.port(PROVIDER).canaries(job.session_id or 0)
+    assert state.operator == operator_of(net).address, "committed by the operator, not the provider"
     view = SessionQueries(net.provider_ctx).session(job.session_id or 0)
     assert [c.index for c in view.canaries] == sorted(truth)
     assert {c.index for c in view.outcome.canaries} == set(truth)
@@ -135,21 +177,26 @@ def test_canaries_are_encrypted_keyed_and_shaped_like_real_segments(net: MemoryN
         assert all(v.agrees == (v.vote == c.truth.value) for v in c.votes if v.vote not in (None, "ABSTAIN"))
 
 
-def test_a_restarted_provider_still_reveals_its_canaries(net: MemoryNet, tmp_path: Path) -> None:
+def test_a_restarted_provider_still_learns_the_operators_truths(net: MemoryNet, tmp_path: Path) -> None:
     sample = next(s for s in load_samples() if s.name == "tunnel-sound")
     tid = net.submit(sample.trace)
     net.until(lambda: net.job(tid).stage.order >= 5, what="the draw")
     committed = net.job(tid).canaries
-    assert committed and all(c.committed and not c.revealed for c in committed)
+    assert committed and all(c.committed and not c.revealed and c.verdict is None for c in committed)
     db = net.provider_ctx.jobs.db.path
-    assert db.stat().st_mode & 0o777 == 0o600, "truths and salts are in an owner-only file"
+    ticket = operator_of(net).operator.store.get(net.job(tid).canary_ticket or "")
+    assert ticket is not None and ticket.state == "committed"
+    stored = db.read_bytes()
+    assert not any(c.salt[2:].encode() in stored for c in ticket.canaries), (
+        "no salt in the provider's jobs.db"
+    )
     # The provider process dies; a new one on the same data directory takes over.
-    net.provider_ctx = net.context(tmp_path / "provider", net.pipeline.port.address)
-    net.pipeline = ProviderPipeline(net.provider_ctx)
-    net.appeals = ProviderAppeals(net.provider_ctx)
+    net.provider_ctx = net.context(tmp_path / "provider", PROVIDER)
+    net.start_provider(operator_of(net).client())
     job = net.run([tid])[tid]
     assert job.status == JobStatus.DONE
-    assert [(c.index, c.salt) for c in job.canaries] == [(c.index, c.salt) for c in committed]
+    assert [c.index for c in job.canaries] == [c.index for c in committed]
     assert all(c.revealed for c in job.canaries)
+    assert [c.verdict for c in job.canaries] == [ticket.canaries[c.slot or 0].verdict for c in job.canaries]
     revealed = net.chain.port(PROVIDER).canaries(job.session_id or 0).revealed
     assert sorted(r.index for r in revealed) == sorted(c.index for c in committed)

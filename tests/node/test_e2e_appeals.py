@@ -1,6 +1,7 @@
 """Appeals and gold canaries end to end on the real stack (issue 15): anvil with the deployed
-contracts (appeal and canary modules included), js-ipfs, the provider API node and auditor
-daemons in their own processes, one of them lazy (`auditor run --lazy`: always PASS).
+contracts (appeal and canary modules included), js-ipfs, a canary operator node, the provider API
+node and auditor daemons in their own processes, one of them lazy (`auditor run --lazy`: always
+PASS). The operator writes, commits and reveals the canaries; the provider only places them.
 
 The act is the demo's (`node.appeal_demo.AppealAct`): the lazy auditor alone at the draw passes a
 wrong calculation step (round 0's wrong PASS) and votes PASS on FAIL canaries; honest auditors
@@ -75,9 +76,30 @@ def test_a_gold_canary_catches_the_lazy_auditor(report: AppealActReport, cluster
     # the lazy auditor is (1 - 0.5 * 14/15)^6, about 2%.
     assert report.canaries, "no FAIL canary was drawn on the lazy auditor"
     for c in report.canaries:
-        assert c.truth == "FAIL" and c.mutation != "none"
+        assert c.truth == "FAIL" and c.mutation is None, "the provider never learns how a canary was made"
         assert f"{LAZY}: PASS (wrong)" in c.votes
     assert report.lazy is not None and report.lazy.incorrect >= 1 + len(report.canaries), report.lazy
     port = cluster.port(2)
     settled = {(s.auditor, s.round) for s in port.settlements(session_id=report.appeal.session_id)}
     assert (LAZY, 0) in settled
+
+
+def test_the_canaries_are_the_operators_not_the_providers(
+    report: AppealActReport, cluster: LocalCluster
+) -> None:
+    sid = report.appeal.session_id
+    state = cluster.port(2).canaries(sid)
+    operator = str(dev_account(cluster.cfg.operator_account).address)
+    assert state.committed and state.operator == operator, "committed by the operator's account"
+    assert sorted(r.index for r in state.revealed) == sorted(
+        c["index"] for c in _provider_canaries(cluster, report)
+    )
+    view = cluster.trace(report.trace_id)
+    assert "reveal_canaries" not in view["tx_hashes"], "the provider revealed nothing"
+    for c in view["canaries"]:  # truths learned from the operator's reveal on chain, never a salt
+        assert c["verdict"] == next(r.verdict.name for r in state.revealed if r.index == c["index"])
+
+
+def _provider_canaries(cluster: LocalCluster, report: AppealActReport) -> list[dict[str, object]]:
+    canaries: list[dict[str, object]] = cluster.trace(report.trace_id)["canaries"]
+    return canaries

@@ -17,6 +17,10 @@ library AppealMath {
     uint256 internal constant MAX_ROUNDS = 4;
     uint256 internal constant MAX_PHASE_BLOCKS = 100_000;
     uint256 internal constant MAX_CANARY_RATE_BPS = 3000;
+    /// @notice Most canaryRefundBps (review finding 3): a canary's seats cost its provider k R of pool, paid
+    /// with a fee of at least k R / 0.8 whose 20% treasury share (k R / 4) is all the provider loses when its
+    /// own auditors hold those seats; a larger refund would pay the provider for canaries.
+    uint256 internal constant MAX_CANARY_REFUND_BPS = 2500;
 
     /// @notice k_r = 2 k_{r-1} + 1 = 2^r (k_0 + 1) - 1.
     function panelSeats(uint256 k0, uint256 depth) internal pure returns (uint256) {

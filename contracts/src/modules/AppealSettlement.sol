@@ -188,15 +188,19 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
         }
     }
 
-    /// @dev Panels owed by the pot (agreeing seats of an OVERTURNED round, every seat of a KEYS_WITHHELD
-    /// one) get min(R, (pot + budget) / count) each, then each OVERTURNED appellant its reward, pot first,
-    /// budget second, as far as they reach.
+    /// @dev Panels owed by the pot: the agreeing seats of an OVERTURNED round get min(R, (pot + budget) /
+    /// count) each; every seat of a KEYS_WITHHELD round min(R, pot / count), from the pot only, never the
+    /// budget (review finding 2: withholding is the provider's doing, and paying those seats from the
+    /// Treasury let a coalition holding more than ~54% of a panel net Treasury money by appealing its own
+    /// segment and withholding the keys; what the pot does not cover is a reported shortfall). Then each
+    /// OVERTURNED appellant its reward, pot first, budget second, as far as they reach.
     function _fund(Env memory e, uint256 seg, Pay[] memory pays, uint256 pot) private returns (uint256) {
         for (uint256 j = 0; j < pays.length; ++j) {
             Pay memory py = pays[j];
             if (py.owed == 0) continue;
             uint256 key = PanelKey.keyOf(e.sessionId, py.round);
-            uint256 pv = (pot + e.budgetLeft) / py.owed;
+            bool potOnly = py.result == IAppealModule.AppealResult.KeysWithheld;
+            uint256 pv = (pot + (potOnly ? 0 : e.budgetLeft)) / py.owed;
             if (pv > e.reward) pv = e.reward;
             _perVote[key][seg] = pv;
             _rounds[key].held += uint96(pv * py.owed);
@@ -442,7 +446,7 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
                 || p.appealBondMultiplierBps < BPS || p.appealBondMultiplierBps > 10 * BPS
                 || p.appealRewardBps > BPS || p.canaryRateBps > AppealMath.MAX_CANARY_RATE_BPS
                 || p.canaryRevealBlocks == 0 || p.canaryRevealBlocks > AppealMath.MAX_PHASE_BLOCKS
-                || p.canaryGamma > AppealMath.WAD || p.canaryRefundBps > BPS
+                || p.canaryGamma > AppealMath.WAD || p.canaryRefundBps > AppealMath.MAX_CANARY_REFUND_BPS
         ) return false;
         return _safeRounds(p, core.paramsAt(core.paramsVersion())) == p.maxRounds;
     }

@@ -11,11 +11,18 @@ import {SegmentWord} from "../libraries/SegmentWord.sol";
 
 /// @title CanaryModule
 /// @notice Gold canaries of a session (see ICanaryModule; reference `consensus/canaries.py`). Stores
-/// nothing about a session until its provider commits, and nothing canary-specific the voters could read
-/// before the reveal window: commitments are hashes with a 256-bit salt.
-/// @dev The count owed is `segmentCount * canaryRateBps / 10000` whether or not the provider committed:
-/// a provider that never commits or never reveals loses the largest segment weight per canary owed from
-/// its trace's passed weight (`canaryMasks` reports them as unrevealed), so skipping canaries never helps.
+/// nothing about a session until its canary operator commits, and nothing canary-specific the voters could
+/// read before the reveal window: commitments are hashes with a 256-bit salt.
+/// @dev Who writes the truth: an operator the core's owner authorized, never the session's provider (even
+/// an authorized one), and only the operator that committed reveals. The commitment format, the windows and
+/// the count are those of the provider-written canaries before the operator role.
+/// The count owed is `segmentCount * canaryRateBps / 10000` whether or not an operator committed, and the
+/// provider still bears it: a session whose canaries were never committed or never revealed loses the
+/// largest segment weight per canary owed from its trace's passed weight (`canaryMasks` reports them as
+/// unrevealed). Kept on purpose: the provider alone places the canaries (it holds the HDAG) and so can
+/// withhold the placement the operator needs to commit; charging the provider for uncommitted canaries keeps
+/// skipping them from ever helping it. An operator that fails to commit or reveal a correctly placed
+/// session costs the provider the same; the provider's recourse is governance revoking that operator.
 contract CanaryModule is ICanaryModule {
     uint256 private constant BPS = 10_000;
 
@@ -23,6 +30,8 @@ contract CanaryModule is ICanaryModule {
     AuditSessions public immutable core;
 
     mapping(uint256 sessionId => CanaryState) private _state;
+    /// @dev Canary operators authorized by the core's owner.
+    mapping(address => bool) private _operators;
     mapping(uint256 sessionId => bytes32[]) private _commitments;
     /// @dev Revealed segments and their truth (set = FAIL): bit i % 256 of word i / 256.
     mapping(uint256 sessionId => mapping(uint256 => uint256)) private _revealed;
@@ -42,13 +51,30 @@ contract CanaryModule is ICanaryModule {
         _firstSession = core_.sessionCount() + 1;
     }
 
+    // ------------------------------------------------------------------------------ operators
+
+    /// @inheritdoc ICanaryModule
+    function setCanaryOperator(address operator, bool allowed) external {
+        if (msg.sender != core.owner()) revert NotCoreOwner(msg.sender);
+        if (operator == address(0)) revert ZeroOperator();
+        _operators[operator] = allowed;
+        emit CanaryOperatorSet(operator, allowed);
+    }
+
+    /// @inheritdoc ICanaryModule
+    function isCanaryOperator(address operator) external view returns (bool) {
+        return _operators[operator];
+    }
+
     // ------------------------------------------------------------------------------ commit
 
     /// @inheritdoc ICanaryModule
     function commitCanaries(uint256 sessionId, bytes32[] calldata commitments) external {
+        if (!_operators[msg.sender]) revert NotCanaryOperator(msg.sender);
         IAuditSessions.Session memory s = core.sessionOf(sessionId);
-        if (msg.sender != s.provider) revert NotProvider(sessionId);
-        if (_state[sessionId].committed != 0) revert CanariesAlreadyCommitted(sessionId);
+        if (msg.sender == s.provider) revert ProviderIsCanaryOperator(sessionId);
+        // The operator marks the commit (an empty list, owed when 0 canaries are, commits too).
+        if (_state[sessionId].operator != address(0)) revert CanariesAlreadyCommitted(sessionId);
         if (
             s.status != IAuditSessions.Status.Created
                 || core.sourceOf(sessionId).status(s.drawRequest) != IRandomness.RequestStatus.Pending
@@ -61,6 +87,7 @@ contract CanaryModule is ICanaryModule {
             list.push(commitments[i]);
         }
         _state[sessionId].committed = uint16(commitments.length);
+        _state[sessionId].operator = msg.sender;
         emit CanariesCommitted(sessionId, commitments);
     }
 
@@ -68,6 +95,7 @@ contract CanaryModule is ICanaryModule {
 
     /// @inheritdoc ICanaryModule
     function revealCanary(uint256 sessionId, CanaryReveal calldata item) external {
+        _onlyCommittingOperator(sessionId);
         Ctx memory c = _context(sessionId);
         bytes4 reason = _reveal(sessionId, item, c);
         if (reason != bytes4(0)) _revertWith(reason, sessionId, item.slot);
@@ -80,6 +108,7 @@ contract CanaryModule is ICanaryModule {
         returns (uint256 applied)
     {
         if (items.length == 0) revert EmptyBatch();
+        _onlyCommittingOperator(sessionId);
         Ctx memory c = _context(sessionId);
         for (uint256 i = 0; i < items.length; ++i) {
             bytes4 reason = _reveal(sessionId, items[i], c);
@@ -87,6 +116,13 @@ contract CanaryModule is ICanaryModule {
             else emit ItemSkipped(sessionId, items[i].slot, reason);
         }
         _refund(sessionId, c);
+    }
+
+    /// @dev Reveals come from the operator that committed, while it is still authorized (a revoked operator's
+    /// canaries stay unrevealed unless governance re-authorizes it).
+    function _onlyCommittingOperator(uint256 sessionId) private view {
+        if (!_operators[msg.sender]) revert NotCanaryOperator(msg.sender);
+        if (_state[sessionId].operator != msg.sender) revert NotCommittingOperator(sessionId, msg.sender);
     }
 
     /// @dev What a reveal call needs: the session's size, k_0 per tier, R and the refund rate.

@@ -4,8 +4,8 @@ pragma solidity 0.8.28;
 import {AppealsFixture} from "../utils/AppealsFixture.sol";
 import {ICanaryModule} from "../../src/interfaces/ICanaryModule.sol";
 
-/// @notice Property: a canary's truth and position are fixed at commit time. Attack (provider, after seeing
-/// the votes): reveal the other verdict, another segment, another salt, or the same slot twice; or hedge by
+/// @notice Property: a canary's truth and position are fixed at commit time. Attack (the canary operator,
+/// after seeing the votes): reveal the other verdict, another segment, another salt, or the same slot twice; or hedge by
 /// committing both verdicts of one segment in two slots and revealing the one that suits. Every variant is
 /// refused by name, and the hedge leaves the second slot unrevealed, which costs the largest segment weight
 /// off the trace's passed weight.
@@ -17,6 +17,7 @@ contract AppealReviewCanaryTruthFixedAtCommitTest is AppealsFixture {
     }
 
     function _reveal(uint256 sid, uint256 slot, uint256 index, uint8 verdict, bytes32 salt) internal {
+        vm.prank(canaryOperator);
         canaries.revealCanary(
             sid, ICanaryModule.CanaryReveal({slot: slot, index: index, verdict: verdict, salt: salt})
         );

@@ -27,8 +27,7 @@ contract AppealReviewLargeAppealFitsInABlockTest is AppealsFixture {
             c[i] = keccak256(abi.encode("never revealed", i));
         }
         uint256 sid = _open(_uniform(N, 0), 2000e18);
-        vm.prank(provider);
-        canaries.commitCanaries(sid, c);
+        _commitCanaries(sid, c);
         _drawAll(sid);
         _publish(sid);
         _voteRound0(sid, 0, 0, 0);

@@ -28,11 +28,13 @@ contract AppealReviewNoAppealWithoutVerdictTest is AppealsFixture {
 
     function test_NoAppealOfSessionWithoutVerdict() public {
         uint256 sid = _open(_uniform(4, 1), FEE);
+        _commitCanaries(sid, new bytes32[](0)); // 4 segments at 10%: none owed, the operator commits none
         _drawAll(sid);
         vm.roll(sessions.sessionOf(sid).keyDeadline + 1);
         assertEq(uint8(sessions.advance(sid)), uint8(IAuditSessions.Status.Expired), "keys withheld");
         _refused(sid, abi.encodeWithSelector(IAppealModule.AppealWindowNotOpen.selector, sid, 0));
         vm.expectRevert(abi.encodeWithSelector(ICanaryModule.CanaryRevealNotOpen.selector, sid, 0));
+        vm.prank(canaryOperator);
         canaries.revealCanary(
             sid, ICanaryModule.CanaryReveal({slot: 0, index: 0, verdict: 1, salt: bytes32(0)})
         );

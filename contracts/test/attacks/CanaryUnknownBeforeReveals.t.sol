@@ -20,8 +20,7 @@ contract CanaryUnknownBeforeRevealsTest is AppealsFixture {
     function _commitOne(uint256 sid, uint256 index) internal {
         bytes32[] memory c = new bytes32[](1);
         c[0] = _canaryCommitment(sid, index, 2);
-        vm.prank(provider);
-        canaries.commitCanaries(sid, c);
+        _commitCanaries(sid, c);
     }
 
     /// @dev Seat bitmaps of every auditor and every segment word after the draw.
@@ -54,15 +53,19 @@ contract CanaryUnknownBeforeRevealsTest is AppealsFixture {
         _publish(sid);
         vm.roll(block.number + bound(probe, 0, 5));
         vm.expectRevert(abi.encodeWithSelector(ICanaryModule.CanaryRevealNotOpen.selector, sid, 0));
+        vm.prank(canaryOperator);
         canaries.revealCanary(sid, it);
         _commitAll(sid, 0, 0);
         _revealAll(sid, 0, 0, 0);
         vm.expectRevert(abi.encodeWithSelector(ICanaryModule.CanaryRevealNotOpen.selector, sid, 0));
+        vm.prank(canaryOperator);
         canaries.revealCanary(sid, it);
         sessions.finalize(sid);
         vm.expectRevert(abi.encodeWithSelector(ICanaryModule.CanaryRevealNotOpen.selector, sid, block.number));
+        vm.prank(canaryOperator);
         canaries.revealCanary(sid, it);
         vm.roll(block.number + 1);
+        vm.prank(canaryOperator);
         canaries.revealCanary(sid, it);
     }
 }

@@ -28,6 +28,8 @@ abstract contract AppealsFixture is StakingFixture {
     AppealSettlement internal escrow;
     CanaryModule internal canaries;
     address internal appellant = address(0xA99E);
+    /// @dev The canary operator governance authorized (never a provider).
+    address internal canaryOperator = address(0xCA4A);
 
     function _appealParams() internal pure virtual returns (IAppealModule.AppealParams memory p) {
         p.appealBlocks = uint32(APPEAL_BLOCKS);
@@ -38,7 +40,7 @@ abstract contract AppealsFixture is StakingFixture {
         p.canaryRateBps = 1000;
         p.canaryRevealBlocks = uint32(CANARY_BLOCKS);
         p.canaryGamma = 0.2e18;
-        p.canaryRefundBps = 5000;
+        p.canaryRefundBps = 2500;
     }
 
     function _deployAppeals() internal {
@@ -50,6 +52,7 @@ abstract contract AppealsFixture is StakingFixture {
         sessions.setExtensions(address(appeals), address(canaries));
         treasury.setSpender(address(escrow), type(uint256).max);
         treasury.setSpender(address(canaries), type(uint256).max);
+        canaries.setCanaryOperator(canaryOperator, true);
         vm.stopPrank();
         token.transfer(address(treasury), TREASURY_FUNDS);
         token.transfer(appellant, 100_000e18);
@@ -62,8 +65,7 @@ abstract contract AppealsFixture is StakingFixture {
     /// @dev Open (n segments of `tier`), commit `canaryList` as canaries, draw, publish.
     function _openReady(uint256 n, uint8 tier, bytes32[] memory commitments) internal returns (uint256 sid) {
         sid = _open(_uniform(n, tier), FEE);
-        vm.prank(provider);
-        canaries.commitCanaries(sid, commitments);
+        _commitCanaries(sid, commitments);
         _drawAll(sid);
         _publish(sid);
     }
@@ -84,7 +86,15 @@ abstract contract AppealsFixture is StakingFixture {
         return keccak256(abi.encode("canary", sid, index));
     }
 
+    /// @dev The operator commits a session's canaries.
+    function _commitCanaries(uint256 sid, bytes32[] memory commitments) internal {
+        vm.prank(canaryOperator);
+        canaries.commitCanaries(sid, commitments);
+    }
+
+    /// @dev The committing operator reveals one canary.
     function _revealCanary(uint256 sid, uint256 slot, uint256 index, uint8 verdict) internal {
+        vm.prank(canaryOperator);
         canaries.revealCanary(
             sid,
             ICanaryModule.CanaryReveal({

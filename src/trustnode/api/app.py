@@ -37,7 +37,7 @@ def _field_errors(errors: list[Any]) -> list[FieldError]:
     return out
 
 
-def _validation_response(exc: RequestValidationError) -> JSONResponse:
+def _validation_response(exc: RequestValidationError, path: str = "/v1/traces") -> JSONResponse:
     errors = list(exc.errors())
     if any(e.get("type") == "json_invalid" for e in errors):
         detail = next(
@@ -51,7 +51,7 @@ def _validation_response(exc: RequestValidationError) -> JSONResponse:
         return error_response(422, "invalid request: the body must be a JSON object", fields)
     fields = _field_errors(errors)
     in_body = all(e.get("loc", ("",))[0] == "body" for e in errors)
-    what = "invalid trace" if in_body else "invalid request"
+    what = "invalid trace" if in_body and path.startswith("/v1/traces") else "invalid request"
     return error_response(422, f"{what}: " + ", ".join(f"{f.field} ({f.message})" for f in fields), fields)
 
 
@@ -87,8 +87,8 @@ def create_app(ctx: NodeContext) -> FastAPI:
         return error_response(exc.status_code, str(exc.detail), headers=dict(exc.headers or {}))
 
     @app.exception_handler(RequestValidationError)
-    async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return _validation_response(exc)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _validation_response(exc, request.url.path)
 
     health = HealthChecker(ctx)
     app.state.health = health
@@ -108,6 +108,13 @@ def create_app(ctx: NodeContext) -> FastAPI:
     app.state.queries = queries
     app.include_router(traces_router(ctx, auth))
     app.include_router(public_router(queries, settings))
+    if settings.canary_operator.enabled:  # this node writes, commits and reveals gold canaries
+        from trustnode.api.canary_operator import canary_router
+        from trustnode.node.canary_operator import CanaryOperator
+
+        operator = CanaryOperator.for_node(ctx)
+        app.state.canary_operator = operator
+        app.include_router(canary_router(operator, auth))
     register_web(app, ctx, used)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

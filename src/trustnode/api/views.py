@@ -16,11 +16,12 @@ class TraceAccepted(BaseModel):
 
 
 class CanaryInfo(BaseModel):
-    """One of the provider's own canaries: where it is, its truth, how it was made, its text."""
+    """One canary of the provider's session: where it is, its text, its truth once revealed on chain
+    (the canary operator keeps it until then), how it was made (jobs from before operators only)."""
 
     index: int
-    verdict: str
-    mutation: str
+    verdict: str | None
+    mutation: str | None
     text: str
     committed: bool
     revealed: bool
@@ -68,7 +69,7 @@ def trace_view(job: TraceJob, *, include_hdag: bool) -> TraceView:
         canaries=[
             CanaryInfo(
                 index=c.index,
-                verdict=c.verdict.value,
+                verdict=c.verdict.value if c.verdict is not None else None,
                 mutation=c.mutation,
                 text=c.text,
                 committed=c.committed,

@@ -14,7 +14,8 @@ from eth_account.signers.local import LocalAccount
 from trustnode.config import ChainSettings
 
 ANVIL_MNEMONIC = "test test test test test test test test test test test junk"
-DEVNET_ACCOUNTS = 20
+#: anvil is started with this many dev accounts: 0 deployer, 1 provider, 2..19 auditors, 20 canary operator.
+DEVNET_ACCOUNTS = 21
 
 
 class KeyConfigError(ValueError):

@@ -9,9 +9,15 @@ appeal and canary parameters of `session_params` and holds bonds) and CanaryModu
 and canary refunds (`Treasury.setSpender`). The deployer owns everything while wiring; if another
 `owner` is given, ownership is then offered to it (Ownable2Step: the owner completes it with
 `acceptOwnership()` on Staking, AuditorRegistry, AuditSessions, Treasury and AppealSettlement).
+The `canary_operators` (settings `protocol.canary_operators`) are authorized on the CanaryModule
+while the deployer still owns the core: only they write, commit and reveal gold canaries.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+
+from web3 import Web3
 
 from trustnode.chain.client import ChainClient
 from trustnode.chain.protocol import (
@@ -52,6 +58,18 @@ def appeal_params_abi(p: SessionParams) -> tuple[int, ...]:
     )  # fmt: skip
 
 
+def checked_operators(addresses: Sequence[str]) -> list[str]:
+    """Checksummed canary operator addresses, each once; ValueError naming a bad one."""
+    out: list[str] = []
+    for raw in addresses:
+        if not Web3.is_address(raw) or int(raw, 16) == 0:
+            raise ValueError(f"protocol.canary_operators: {raw!r} is not a non-zero address")
+        address = Web3.to_checksum_address(raw)
+        if address not in out:
+            out.append(address)
+    return out
+
+
 def deploy_protocol(
     client: ChainClient,
     *,
@@ -61,6 +79,7 @@ def deploy_protocol(
     randomness_delay: int = DEVNET_RANDOMNESS_DELAY,
     epoch_blocks: int = DEVNET_EPOCH_BLOCKS,
     supply: int = INITIAL_SUPPLY,
+    canary_operators: Sequence[str] = (),
 ) -> dict[str, str]:
     """Deploy every contract of the protocol, wired together; the supply goes to `owner`.
 
@@ -69,6 +88,7 @@ def deploy_protocol(
     """
     owner = owner or client.address
     me = client.address
+    operators = checked_operators(canary_operators)
     token = client.deploy("TrustToken", owner, supply)
     treasury = client.deploy("Treasury", token.address, me)
     staking = client.deploy(
@@ -99,6 +119,8 @@ def deploy_protocol(
     client.transact(sessions.functions.setExtensions(appeals.address, canaries.address))
     client.transact(treasury.functions.setSpender(escrow.address, SPENDER_ALLOWANCE))
     client.transact(treasury.functions.setSpender(canaries.address, SPENDER_ALLOWANCE))
+    for operator in operators:
+        client.transact(canaries.functions.setCanaryOperator(operator, True))
     if owner.lower() != me.lower():
         for contract in (treasury, staking, registry, sessions, escrow):
             client.transact(contract.functions.transferOwnership(owner))

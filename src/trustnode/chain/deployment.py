@@ -7,7 +7,7 @@ so it is the single source of truth for addresses.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from trustnode.chain.client import rpc_alive
+from trustnode.chain.deploy import checked_operators
 from trustnode.chain.errors import ChainError, redact_url
 from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol, SessionParams
 from trustnode.chain.units import format_trust, parse_trust
@@ -37,6 +38,10 @@ class Deployment(BaseModel):
         default=None, description="Set when `trustnode devnet up` started the chain."
     )
     port: int | None = None
+    canary_operators: list[str] = Field(
+        default_factory=list,
+        description="Canary operators authorized on the CanaryModule by this deployment (checksummed).",
+    )
 
     def address(self, name: str) -> str:
         try:
@@ -164,7 +169,13 @@ def apply_appeal_params(proto: Protocol, wanted: Mapping[str, int]) -> dict[str,
     if not diff:
         return {}
     merged = SessionParams.model_validate({**proto.params().model_dump(), **have, **wanted})
-    check_appeal_params(merged.appeal, merged.seats_per_tier, merged.tau_bps, merged.econ)  # as setParams
+    check_appeal_params(  # as setParams
+        merged.appeal,
+        merged.seats_per_tier,
+        merged.tau_bps,
+        merged.econ,
+        canary_refund_bps=merged.canary_refund_bps,
+    )
     owner = str(proto.client.call(escrow.functions.owner()))
     if owner.lower() != proto.address.lower():
         changes = "; ".join(f"{k} is {old} on chain, {new} asked" for k, (old, new) in diff.items())
@@ -174,3 +185,26 @@ def apply_appeal_params(proto: Protocol, wanted: Mapping[str, int]) -> dict[str,
         )
     proto.set_appeal_params(current.model_copy(update=dict(wanted)))
     return diff
+
+
+def apply_canary_operators(proto: Protocol, operators: Sequence[str]) -> list[str]:
+    """Authorize each of `operators` not yet a canary operator; returns those newly authorized.
+
+    Additive: an operator authorized on chain but not listed stays (revoking is governance's
+    explicit act, `set_canary_operator(address, False)`). ParamsConflictError when one is missing
+    and this signer does not own AuditSessions (the core's owner authorizes operators).
+    """
+    if proto.canary_module is None:
+        return []
+    missing = [a for a in checked_operators(operators) if not proto.is_canary_operator(a)]
+    if not missing:
+        return []
+    owner = str(proto.client.call(proto.sessions.functions.owner()))
+    if owner.lower() != proto.address.lower():
+        raise ParamsConflictError(
+            f"protocol.canary_operators lists {', '.join(missing)}, not authorized on chain, and only the "
+            f"owner of AuditSessions ({owner}) can authorize them: sign with its key, or leave them out"
+        )
+    for address in missing:
+        proto.set_canary_operator(address, True)
+    return missing

@@ -5,8 +5,9 @@ existing deployment instead of starting a second chain. `ensure` is what the com
 `up`, then the asked protocol parameters applied, then the role accounts funded.
 
 Account roles (anvil's well-known dev keys, `chain.account_index`): 0 deploys and owns the
-contracts, 1 is the provider's (the API node pays for sessions from it), 2 and up are
-auditors, one account per auditor.
+contracts, 1 is the provider's (the API node pays for sessions from it), 2..19 are auditors, one
+account per auditor, and 20 is the devnet's canary operator (authorized at `up`, never a provider
+or an auditor: a node runs the operator with `TRUSTNODE_CHAIN__ACCOUNT_INDEX=20`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -25,11 +26,12 @@ from web3 import Web3
 
 from trustnode.chain.accounts import DEVNET_ACCOUNTS, dev_account
 from trustnode.chain.client import ChainClient, rpc_alive, wait_for_rpc
-from trustnode.chain.deploy import deploy_protocol
+from trustnode.chain.deploy import checked_operators, deploy_protocol
 from trustnode.chain.deployment import (
     Deployment,
     DeploymentError,
     apply_appeal_params,
+    apply_canary_operators,
     apply_params,
     session_params,
 )
@@ -41,6 +43,8 @@ from trustnode.config import ProtocolSettings
 DEPLOYER_ACCOUNT = 0
 PROVIDER_ACCOUNT = 1
 FIRST_AUDITOR_ACCOUNT = 2
+#: The devnet's canary operator: the last dev account, after every auditor's.
+CANARY_OPERATOR_ACCOUNT = DEVNET_ACCOUNTS - 1
 ETH = 10**18
 #: Gas money: an account below `MIN_ETH` is topped up to `FUND_ETH` (anvil_setBalance).
 MIN_ETH = 10 * ETH
@@ -87,7 +91,7 @@ def start_anvil(
             "stop it or choose another port with --port"
         )
     cmd = [str(anvil), "--host", "127.0.0.1", "--port", str(port), "--chain-id", str(chain_id)]
-    cmd += ["--accounts", "20", "--balance", "100000", "--gas-limit", "60000000"]
+    cmd += ["--accounts", str(DEVNET_ACCOUNTS), "--balance", "100000", "--gas-limit", "60000000"]
     if block_time_s:
         # Mixed mining: transactions still mine at once, and blocks also advance with time,
         # so block-counted phases (randomness lookahead, deadlines) pass on an idle chain.
@@ -139,8 +143,12 @@ def up(
     automine: bool = True,
     params: SessionParams = DEVNET_SESSION_PARAMS,
     epoch_blocks: int = DEVNET_EPOCH_BLOCKS,
+    canary_operators: Sequence[str] = (),
 ) -> Deployment:
-    """Start (or reuse) the devnet and deploy the protocol (`params`, `epoch_blocks` for a new one)."""
+    """Start (or reuse) the devnet and deploy the protocol (`params`, `epoch_blocks` for a new one).
+
+    A new deployment authorizes the devnet's canary operator (dev account 20) and
+    `canary_operators`; the deployment record lists them."""
     if deployment_file.is_file():
         try:
             existing = Deployment.load(deployment_file, check_alive=False)
@@ -163,8 +171,13 @@ def up(
         client = ChainClient.connect(rpc, dev_account(DEPLOYER_ACCOUNT))
         start_block = client.block_number()
         with mining_each_transaction(client, None if automine else block_time_s):
+            operators = checked_operators([canary_operator_address(), *canary_operators])
             contracts = deploy_protocol(
-                client, owner=client.address, session_params=params, epoch_blocks=epoch_blocks
+                client,
+                owner=client.address,
+                session_params=params,
+                epoch_blocks=epoch_blocks,
+                canary_operators=operators,
             )
         dep = Deployment(
             chain_id=client.chain_id,
@@ -174,6 +187,7 @@ def up(
             deployer=client.address,
             anvil_pid=pid,
             port=port,
+            canary_operators=operators,
         )
         dep.save(deployment_file)
         return dep
@@ -268,12 +282,18 @@ def fund(dep: Deployment, addresses: list[str], tokens: int) -> list[Funded]:
     return out
 
 
+def canary_operator_address() -> str:
+    """The devnet's canary operator (dev account 20), authorized by `up`."""
+    return str(dev_account(CANARY_OPERATOR_ACCOUNT).address)
+
+
 def role_accounts(auditors: int) -> tuple[str, list[str]]:
     """(provider address, auditor addresses) of the dev accounts `devnet up` funds."""
-    if not 0 <= auditors <= DEVNET_ACCOUNTS - FIRST_AUDITOR_ACCOUNT:
+    most = CANARY_OPERATOR_ACCOUNT - FIRST_AUDITOR_ACCOUNT
+    if not 0 <= auditors <= most:
         raise DevnetError(
-            f"the devnet has {DEVNET_ACCOUNTS} dev accounts: at most "
-            f"{DEVNET_ACCOUNTS - FIRST_AUDITOR_ACCOUNT} auditors (accounts 2..{DEVNET_ACCOUNTS - 1})"
+            f"the devnet has {DEVNET_ACCOUNTS} dev accounts: at most {most} auditors (accounts "
+            f"2..{CANARY_OPERATOR_ACCOUNT - 1}; {CANARY_OPERATOR_ACCOUNT} is the canary operator)"
         )
     provider = dev_account(PROVIDER_ACCOUNT).address
     return provider, [
@@ -315,6 +335,7 @@ def ensure(
         automine=automine,
         params=SessionParams.model_validate({**session_params(protocol).model_dump(), **(appeals or {})}),
         epoch_blocks=epoch_blocks or DEVNET_EPOCH_BLOCKS,
+        canary_operators=protocol.canary_operators,
     )
     created = dep.created_at != before
     owner = deployer(dep)
@@ -329,5 +350,10 @@ def ensure(
             if created
             else {**apply_params(owner, protocol, asked), **apply_appeal_params(owner, appeals or {})}
         )
+        added = [] if created else apply_canary_operators(owner, protocol.canary_operators)
+        if added:
+            dep = dep.model_copy(update={"canary_operators": [*dep.canary_operators, *added]})
+            dep.save(deployment_file)
+            changed["canary_operators"] = ("", ",".join(added))
         funded = fund(dep, [provider], provider_tokens) + fund(dep, auditor_addresses, auditor_tokens)
     return DevnetReport(deployment=dep, created=created, params_changed=changed, funded=funded)

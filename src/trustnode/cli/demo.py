@@ -77,7 +77,7 @@ def demo(
         None, "--llm-model", help="With --llm local: a GGUF file instead of the bundled model."
     ),
 ) -> None:
-    """Run a local devnet with an API node and four auditor daemons; audit the sample traces."""
+    """Run a local devnet with a canary operator, an API node and auditor daemons; audit the sample traces."""
     samples = load_samples()
     work = workdir or Path(tempfile.mkdtemp(prefix="trustnode-demo-"))
     extra: dict[str, Any] = {}
@@ -110,6 +110,11 @@ def demo(
     console.print(f"  [yellow]{STAND_IN_NOTE if llm is LLMTier.stand_in else LOCAL_NOTE}[/]", highlight=False)
     started = time.monotonic()
     with LocalCluster(cfg, log=lambda m: console.print(f"  {m}")) as cluster:
+        if cluster.operator is not None:
+            console.print(
+                f"  canary operator on {cluster.operator_url} (account {cluster.cfg.operator_account}): "
+                "it writes, commits and reveals the gold canaries; the provider only places them"
+            )
         console.print(
             f"  API on {cluster.api_url}; auditors: "
             + ", ".join(f"{a.name} ({a.tier.name.lower()})" for a in cfg.auditors)
@@ -195,7 +200,8 @@ def print_appeal_act(report: AppealActReport) -> bool:
     for c in report.canaries:
         console.print(
             f"  [bold red]gold canary caught the lazy auditor[/]: segment {c.index}, truth {c.truth} "
-            f"({c.mutation} mutation): {c.text[:140]!r}",
+            f"(written and revealed by the canary operator{f', {c.mutation} mutation' if c.mutation else ''}): "
+            f"{c.text[:140]!r}",
             highlight=False,
         )
         for v in c.votes:

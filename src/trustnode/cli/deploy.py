@@ -4,7 +4,9 @@
 container, so this command only connects, deploys (once: a deployment file whose contracts
 are present on that chain is reused), writes the deployment file every node reads, applies
 the protocol parameters asked for (or refuses, naming the owner), and optionally funds
-accounts with tokens so providers can pay and auditors can stake.
+accounts with tokens so providers can pay and auditors can stake. The canary operators of
+`protocol.canary_operators` are authorized (on a new deployment, and added on an existing one by
+the owner) and listed in the deployment file.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from web3 import Web3
 
 from trustnode.chain.accounts import KeyConfigError, load_account
 from trustnode.chain.client import ChainClient, wait_for_rpc
-from trustnode.chain.deploy import deploy_protocol
+from trustnode.chain.deploy import checked_operators, deploy_protocol
 from trustnode.chain.deployment import (
     Deployment,
     DeploymentError,
     apply_appeal_params,
+    apply_canary_operators,
     apply_params,
     session_params,
 )
@@ -128,11 +131,13 @@ def deploy(
         dep = _existing(s.deployment_file, client)
         if dep is None:
             start = client.block_number()
+            operators = checked_operators(protocol.canary_operators)
             contracts = deploy_protocol(
                 client,
                 owner=client.address,
                 session_params=session_params(protocol).model_copy(update=appeals),
                 epoch_blocks=epoch_blocks,
+                canary_operators=operators,
             )
             dep = Deployment(
                 chain_id=chain_id,
@@ -140,6 +145,7 @@ def deploy(
                 contracts=contracts,
                 deploy_block=start,
                 deployer=client.address,
+                canary_operators=operators,
             )
             dep.save(s.deployment_file)
             console.print(f"deployed to chain {chain_id} at {shown}; deployment in {s.deployment_file}")
@@ -149,6 +155,11 @@ def deploy(
             changed = {**apply_params(proto, protocol, asked), **apply_appeal_params(proto, appeals)}
             for field, (old, new) in changed.items():
                 console.print(f"  changed {field}: {old} -> {new} (sessions opened from now on)")
+            added = apply_canary_operators(proto, protocol.canary_operators)
+            if added:
+                dep = dep.model_copy(update={"canary_operators": [*dep.canary_operators, *added]})
+                dep.save(s.deployment_file)
+                console.print(f"  authorized canary operators: {', '.join(added)}")
         proto = Protocol(client, dep.contracts)
         want = parse_trust(amount)
         for addr in fund:

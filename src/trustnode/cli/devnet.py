@@ -105,7 +105,7 @@ def up_cmd(
 
     Idempotent: on a running devnet it deploys nothing again, applies every protocol value you give (as an option, or in the config's protocol section) and tops the accounts up.
 
-    Accounts: 0 deploys and owns the contracts, 1 is the provider's (the API node pays for sessions from it), 2 and up are auditors, one account each.
+    Accounts: 0 deploys and owns the contracts, 1 is the provider's (the API node pays for sessions from it), 2..19 are auditors, one account each, 20 is the canary operator (TRUSTNODE_CHAIN__ACCOUNT_INDEX=20).
     """
     s = node_settings("deployer")
     protocol, asked, appeals = asked_parameters(s, locals())
@@ -157,8 +157,10 @@ def up_cmd(
     console.print(
         f"  accounts: 0 deployer {dev_account(0).address}; 1 provider {dev_account(1).address} "
         f"({format_trust(parse_trust(s.devnet.provider_tokens))}); auditors 2..{n + 1} "
-        f"({format_trust(parse_trust(s.devnet.auditor_tokens))} and gas ETH each)"
+        f"({format_trust(parse_trust(s.devnet.auditor_tokens))} and gas ETH each); "
+        f"{devnet.CANARY_OPERATOR_ACCOUNT} canary operator {dev_account(devnet.CANARY_OPERATOR_ACCOUNT).address}"
     )
+    console.print(f"  canary operators: {', '.join(dep.canary_operators) or 'none'}")
 
 
 @devnet_app.command("status")

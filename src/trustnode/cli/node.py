@@ -12,10 +12,11 @@ import typer
 from trustnode.chain.accounts import KeyConfigError
 from trustnode.chain.errors import ChainError
 from trustnode.chain.units import parse_trust
-from trustnode.cli.common import ROLES_HELP, console, errors_as_exit, fail, node_settings, warn
+from trustnode.cli.common import ROLES_HELP, console, errors_as_exit, fail, node_settings, settings, warn
 from trustnode.cli.startup import (
     StartupError,
     check_auditor_funds,
+    check_canary_operator,
     decomposer_mode,
     judge_endpoint,
     role_warnings,
@@ -25,6 +26,9 @@ from trustnode.models.enums import Tier
 from trustnode.node.logging import configure_logging
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from trustnode.node.canary_operator import CanaryOperator
     from trustnode.node.context import NodeContext
 
 api_app = typer.Typer(
@@ -56,6 +60,28 @@ def _provider_start(s: Settings, run_worker: bool) -> tuple[NodeContext, str]:
     return ctx, mode
 
 
+def _operator_account(s: Settings) -> Settings:
+    """A canary operator without its own key or account index signs with the devnet's operator
+    account (authorized by `devnet up`), never with the provider's."""
+    from trustnode.chain.devnet import CANARY_OPERATOR_ACCOUNT
+
+    raw = settings()
+    chain = raw.chain
+    if chain.private_key or chain.keystore_path or "account_index" in chain.model_fields_set:
+        return s
+    return s.model_copy(
+        update={"chain": s.chain.model_copy(update={"account_index": CANARY_OPERATOR_ACCOUNT})}
+    )
+
+
+def _start_canary_operator(app: FastAPI, stop: threading.Event) -> threading.Thread:
+    """The operator's reveal loop (and commits a restart left unsent), on the app's ticket store."""
+    operator: CanaryOperator = app.state.canary_operator
+    t = threading.Thread(target=operator.run, args=(stop,), name="canary-operator", daemon=True)
+    t.start()
+    return t
+
+
 def _start_appeals(ctx: NodeContext, s: Settings, stop: threading.Event) -> threading.Thread:
     """The provider's appeal duties (draw, key manifests and ends of its sessions' appeal rounds)."""
     from trustnode.node.appeals import ProviderAppeals
@@ -75,7 +101,7 @@ def api_serve(
 ) -> None:
     """Serve the REST API and the pages (and, by default, run the provider pipeline).
 
-    At start-up an LLM decomposer's endpoint is probed: a wrong one is refused, or replaced by the offline decomposer when TRUSTNODE_DECOMPOSER__OFFLINE_FALLBACK is set. Without TRUSTNODE_CHAIN__ACCOUNT_INDEX it signs with devnet account 1, the provider's.
+    With TRUSTNODE_CANARY_OPERATOR__ENABLED=true (and --no-worker) it signs by default with devnet account 20 (the devnet's canary operator), serves /v1/canary and commits and reveals gold canaries; it refuses to start unless its account is an authorized canary operator and IPFS is reachable. At start-up an LLM decomposer's endpoint is probed: a wrong one is refused, or replaced by the offline decomposer when TRUSTNODE_DECOMPOSER__OFFLINE_FALLBACK is set. Otherwise, without TRUSTNODE_CHAIN__ACCOUNT_INDEX it signs with devnet account 1, the provider's.
     """
     import uvicorn
 
@@ -85,6 +111,8 @@ def api_serve(
     from trustnode.node.provider import ProviderPipeline
 
     s = node_settings("provider")
+    if s.canary_operator.enabled:
+        s = _operator_account(s)
     configure_logging(s)
     run_worker = s.api.worker if worker is None else worker
     # Without a worker here nothing is spent, and a page-only node (a human auditor's) takes no
@@ -100,9 +128,14 @@ def api_serve(
     for message in api_warnings(s):
         warn(message)
     ctx, mode = _provider_start(s, run_worker)
+    if s.canary_operator.enabled:
+        with errors_as_exit(StartupError):
+            console.print(check_canary_operator(ctx, run_worker=run_worker))
     app = create_app(ctx)
     stop = threading.Event()
     pool: list[threading.Thread] = []
+    if s.canary_operator.enabled:
+        pool.append(_start_canary_operator(app, stop))
     if run_worker:
         pipeline = ProviderPipeline(
             ctx,

@@ -148,7 +148,9 @@ CanaryGammaOpt = Annotated[
 CanaryRefundOpt = Annotated[
     int | None,
     typer.Option(
-        "--canary-refund-bps", metavar="BPS", help="Treasury refund per revealed canary, share of k R."
+        "--canary-refund-bps",
+        metavar="BPS",
+        help="Treasury refund per revealed canary, share of k R (at most 2500: the treasury's fee share).",
     ),
 ]
 
@@ -192,7 +194,13 @@ def asked_appeals(
     given = {k: v for k, v in flags.items() if v is not None}
     try:
         merged = SessionParams.model_validate({**base.model_dump(), **given})
-        check_appeal_params(merged.appeal, merged.seats_per_tier, merged.tau_bps, merged.econ)
+        check_appeal_params(
+            merged.appeal,
+            merged.seats_per_tier,
+            merged.tau_bps,
+            merged.econ,
+            canary_refund_bps=merged.canary_refund_bps,
+        )
     except (ValidationError, ValueError) as exc:
         fail(f"invalid appeal or canary parameters: {exc}")
     return given

@@ -4,13 +4,15 @@
   --tier llm`) is probed once; a wrong one is refused, or replaced by the offline decomposer
   only when `decomposer.offline_fallback` says so;
 - an auditor holds the tokens and gas its stake needs, or is told how to get them;
-- the provider's account is not also an auditor's, and the devnet roles are kept.
+- the provider's account is not also an auditor's, and the devnet roles are kept;
+- a canary operator's account is authorized on chain, and it has IPFS and clients.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from trustnode.chain.accounts import KeyConfigError
 from trustnode.chain.errors import ChainError, redact_url
 from trustnode.chain.units import format_trust
 from trustnode.config import Settings
@@ -130,3 +132,50 @@ def role_warnings(ctx: NodeContext, role: str) -> list[str]:
     except (ChainError, OSError) as exc:
         out.append(f"could not check the account roles on chain: {exc}")
     return out
+
+
+def check_canary_operator(ctx: NodeContext, *, run_worker: bool) -> str:
+    """A line for the operator, or StartupError: a canary operator reads the providers' ciphertexts
+    from IPFS, commits from an account governance authorized, and authenticates its clients."""
+    s = ctx.settings
+    if run_worker:
+        raise StartupError(
+            "a canary operator does not run the provider pipeline: the chain refuses canaries from a "
+            "session's own provider, and both would sign with this account. Start it with --no-worker "
+            "(TRUSTNODE_API__WORKER=false) and run the provider as another node"
+        )
+    if not (s.api.api_keys or s.api.allowed_signers or s.api.accept_any_signer):
+        raise StartupError(
+            "nobody could ask this canary operator for canaries: set TRUSTNODE_API__API_KEYS (the key "
+            "providers give as TRUSTNODE_CANARIES__OPERATOR_API_KEY) or TRUSTNODE_API__ALLOWED_SIGNERS"
+        )
+    if not s.ipfs.api_url:
+        raise StartupError(
+            "a canary operator checks each placement by reading its ciphertext from IPFS: set "
+            "TRUSTNODE_IPFS__API_URL to the IPFS RPC the providers pin to"
+        )
+    from trustnode.storage.errors import StorageError
+    from trustnode.storage.kubo import KuboStore
+
+    probe = KuboStore(s.ipfs.api_url, timeout_s=min(10.0, s.ipfs.timeout_s), retries=1)
+    try:
+        probe.version()
+    except StorageError as exc:
+        raise StartupError(
+            f"the canary operator cannot reach IPFS at {redact_url(s.ipfs.api_url)}: {exc}"
+        ) from exc
+    finally:
+        probe.close()
+    try:
+        port = ctx.port()
+        address = port.address
+        allowed = port.is_canary_operator(address)
+    except (ChainError, KeyConfigError, OSError) as exc:
+        raise StartupError(f"the canary operator cannot read the chain: {exc}") from exc
+    if not allowed:
+        raise StartupError(
+            f"account {address} is not an authorized canary operator: governance (the core's owner) "
+            f"authorizes it with CanaryModule.setCanaryOperator({address}, true), or at deploy through "
+            "protocol.canary_operators; or sign with an authorized account (TRUSTNODE_CHAIN__PRIVATE_KEY)"
+        )
+    return f"canary operator {address}: authorized on chain; IPFS at {redact_url(s.ipfs.api_url)}"

@@ -154,10 +154,13 @@ def settle_segment(
     UPHELD - the bond pays the panel's agreeing votes R each, its surplus joins the pot;
     OVERTURNED / VOIDED / KEYS_WITHHELD - the bond is refunded whole; UNFILLABLE - the bond pays
     R per drawn seat and the rest is refunded.  Then, round by round, the panels owed by the pot
-    (agreeing votes of an OVERTURNED round, every seat of a KEYS_WITHHELD round) are paid
-    per_vote = min(R, (pot + budget) // count) each, from the pot first and the budget second;
-    then each OVERTURNED appellant's reward, pot first, budget second, as far as they reach.  The
-    pot's remainder goes to the treasury.  `budget` is what the treasury still grants.
+    are paid: the agreeing votes of an OVERTURNED round per_vote = min(R, (pot + budget) // count)
+    each, from the pot first and the budget second; every seat of a KEYS_WITHHELD round
+    min(R, pot // count) from the pot only, never the budget (review finding 2: withholding is the
+    provider's doing, and a coalition holding most of a panel would otherwise net Treasury money by
+    appealing its own segment and withholding the keys; the rest is a reported shortfall).  Then
+    each OVERTURNED appellant's reward, pot first, budget second, as far as they reach.  The pot's
+    remainder goes to the treasury.  `budget` is what the treasury still grants.
     """
     if budget < 0:
         raise ValueError("budget must be >= 0")
@@ -170,7 +173,8 @@ def settle_segment(
     per_vote = [0] * len(seg.panels)
     pot = reserved
     bonds = 0
-    owed: list[tuple[int, list[int]]] = []  # (depth, indices into votes) paid from pot + budget
+    # (depth, indices into votes, pot only) paid from the pot, then the budget unless pot only
+    owed: list[tuple[int, list[int], bool]] = []
     for d, panel in enumerate(seg.panels):
         result = res.results[d]
         rnd = panel.round
@@ -182,7 +186,7 @@ def settle_segment(
                               rewarded=0, slashed=0, effect=Effect.NONE, gamma=econ.gamma)
                 )  # fmt: skip
             if panel.status is PanelStatus.KEYS_WITHHELD:
-                owed.append((d, list(range(start, len(votes)))))
+                owed.append((d, list(range(start, len(votes))), True))
             else:  # UNFILLABLE: the bond pays R per drawn seat
                 per_vote[d] = R
                 votes[start:] = [v.model_copy(update={"rewarded": R}) for v in votes[start:]]
@@ -201,7 +205,7 @@ def settle_segment(
             if d == 0:
                 pot -= len(agreeing) * R
             elif result is AppealResult.OVERTURNED and agreeing:
-                owed.append((d, agreeing))
+                owed.append((d, agreeing, False))
         if panel.appeal is not None:
             assert result is not None
             b = panel.appeal.bond
@@ -226,8 +230,8 @@ def settle_segment(
         pot -= from_pot
         budget_left -= amount - from_pot
 
-    for d, idx in owed:
-        pv = min(R, (pot + budget_left) // len(idx))
+    for d, idx, pot_only in owed:
+        pv = min(R, (pot + (0 if pot_only else budget_left)) // len(idx))
         per_vote[d] = pv
         take(pv * len(idx))
         shortfall += (R - pv) * len(idx)

@@ -37,6 +37,12 @@ MAX_PHASE_BLOCKS = 100_000
 DECIDED = (SegmentOutcome.PASS, SegmentOutcome.FAIL)
 
 
+#: Most canaryRefundBps (review finding 3): a canary's seats cost its provider k R of pool, paid with
+#: a fee of at least k R / 0.8, whose 20% (k R / 4 = 2500 bps of k R) is all the provider loses when
+#: its own auditors hold those seats; a refund above that share would pay the provider for canaries.
+MAX_CANARY_REFUND_BPS = 2500
+
+
 class Vote(StrEnum):
     """What one seat did: a revealed verdict, an explicit abstention, or no reveal at all."""
 
@@ -200,9 +206,21 @@ def safe_rounds(appeal: AppealParams, seats: Sequence[int], tau_bps: int, econ: 
 
 
 def check_appeal_params(
-    appeal: AppealParams, seats: Sequence[int], tau_bps: int, econ: EconomicRules
+    appeal: AppealParams,
+    seats: Sequence[int],
+    tau_bps: int,
+    econ: EconomicRules,
+    *,
+    canary_refund_bps: int = 0,
 ) -> None:
-    """What `setParams` enforces: every round is safe (`safe_rounds`); raises saying which is not."""
+    """What `setParams` enforces: the canary refund within the treasury's fee share
+    (`MAX_CANARY_REFUND_BPS`), and every round safe (`safe_rounds`); raises saying which
+    is not."""
+    if not 0 <= canary_refund_bps <= MAX_CANARY_REFUND_BPS:
+        raise ValueError(
+            f"canary_refund_bps {canary_refund_bps} > {MAX_CANARY_REFUND_BPS}: a provider whose own auditors "
+            "hold its canaries' seats would recover more than the canaries cost it (the treasury's 20% share)"
+        )
     r = safe_rounds(appeal, seats, tau_bps, econ)
     if r == appeal.max_rounds:
         return

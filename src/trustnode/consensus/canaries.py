@@ -19,7 +19,7 @@ from eth_utils import keccak, to_checksum_address
 from pydantic import BaseModel, ConfigDict, Field
 
 from trustnode.consensus.appeal_settlement import VoteScore, score_seat
-from trustnode.consensus.appeals import DECIDED, Effect, Panel, PanelStatus
+from trustnode.consensus.appeals import DECIDED, MAX_CANARY_REFUND_BPS, Effect, Panel, PanelStatus
 from trustnode.consensus.rules import BPS, WAD, EconomicRules, TraceVerdict
 from trustnode.models.enums import SegmentOutcome
 
@@ -37,7 +37,10 @@ class CanaryParams(BaseModel):
     )
     reveal_blocks: int = Field(default=40, ge=1, le=100_000, description="canaryRevealBlocks")
     refund_bps: int = Field(
-        default=BPS, ge=0, le=BPS, description="treasury refund per revealed canary / (k R)"
+        default=MAX_CANARY_REFUND_BPS,
+        ge=0,
+        le=MAX_CANARY_REFUND_BPS,
+        description="treasury refund per revealed canary / (k R); at most the treasury's fee share",
     )
 
 
@@ -179,9 +182,12 @@ def settle_canary(
 def canary_refund(k0: int, reward: int, refund_bps: int) -> int:
     """Treasury refund to the provider per revealed canary: k * R * canaryRefundBps / 10000.
 
-    Never above what the canary cost the provider (k * R of pool, i.e. k * R / 0.8 of fee), so
-    opening sessions to collect refunds always loses at least the 20% treasury share.
+    At most `MAX_CANARY_REFUND_BPS`: never above what the canary cost a provider whose own auditors
+    hold its seats (the treasury's 20% share of the k * R / 0.8 fee), so opening sessions to collect
+    refunds never pays.
     """
+    if not 0 <= refund_bps <= MAX_CANARY_REFUND_BPS:
+        raise ValueError(f"canary refund {refund_bps} bps is outside 0..{MAX_CANARY_REFUND_BPS}")
     return k0 * reward * refund_bps // BPS
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from trustnode.models.canary_operator import CanaryReceipt
 from trustnode.models.enums import AuditorType, Level, Verdict
 from trustnode.models.hdag import HDAG, ValidationReport
 from trustnode.models.trace import TraceInput
@@ -58,16 +59,18 @@ class SegmentRecord(BaseModel):
 
 
 class CanaryRecord(BaseModel):
-    """A gold canary of this provider's session: its truth and salt (secret until the reveal window).
+    """A gold canary placed in this provider's session: the canary operator's text and where it went.
 
-    Kept in the job (jobs.db, 0600) from the moment it is pinned, so a restarted provider still
-    commits the same hashes and can reveal them.
+    The provider never learns a canary's truth before the reveal (issue 15: canaries are written and
+    committed by an authorized operator, never by the provider), so `verdict` stays None until the
+    operator's reveal is read from the chain. Rows stored before the operator existed (the provider
+    wrote its own canaries) still load: they carry their truth, salt and mutation.
     """
 
     index: int = Field(ge=0, description="Leaf (segment) index in the session.")
-    verdict: Verdict
-    salt: str = Field(pattern=r"^0x[0-9a-f]{64}$")
-    mutation: str = Field(description="How the FAIL text was broken (`none` for a PASS canary).")
+    slot: int | None = Field(
+        default=None, ge=0, description="Its slot in the operator's batch (None: rows from before operators)."
+    )
     imitates: int = Field(
         ge=0, description="Session index of the real segment whose tier and length it copies."
     )
@@ -76,6 +79,11 @@ class CanaryRecord(BaseModel):
     kind: str = Field(description="The router's unit type, as a real segment's `type`.")
     auditor: AuditorType
     summary: str = ""
+    verdict: Verdict | None = Field(
+        default=None, description="Its truth, once revealed on chain (old rows: the provider's own)."
+    )
+    salt: str | None = Field(default=None, description="Old rows only: the provider's own salt.")
+    mutation: str | None = Field(default=None, description="Old rows only: how the FAIL text was broken.")
     committed: bool = False
     revealed: bool = False
 
@@ -106,7 +114,13 @@ class TraceJob(BaseModel):
         default=None, description="What validating (and repairing) the HDAG found."
     )
     segments: list[SegmentRecord] = Field(default_factory=list)
-    canaries: list[CanaryRecord] = Field(default_factory=list, description="Gold canaries (secret).")
+    canaries: list[CanaryRecord] = Field(
+        default_factory=list, description="Gold canaries placed in the session (where they are is secret)."
+    )
+    canary_ticket: str | None = Field(default=None, description="The canary operator's ticket for them.")
+    canary_receipt: CanaryReceipt | None = Field(
+        default=None, description="The operator's last answer to the placement (committed or why not)."
+    )
     canary_note: str | None = Field(default=None, description="Why the canaries were not committed, if so.")
     final: bool = Field(
         default=False,

@@ -1,6 +1,7 @@
 """The demo's appeal act (issue 15), on a running `LocalCluster`: a lazy auditor (always PASS) is
 the only computer auditor when a flawed calculation trace is drawn, so round 0 passes its wrong
-step (a wrong PASS) and the auditor votes PASS on the session's FAIL canaries. Honest computer
+step (a wrong PASS) and the auditor votes PASS on the session's FAIL canaries (written, committed
+and revealed by the cluster's canary operator node; the provider only placed them). Honest computer
 auditors join after that draw; the lazy auditor takes its free stake out (so later sessions do
 not draw it); after the canary reveals an appellant appeals the wrong step, a 3-seat panel of the
 honest auditors overturns it and the trace verdict is recomputed. `trustnode demo` and the
@@ -56,7 +57,7 @@ APPEAL_TRACE = TraceInput(
 )
 #: Appeals and canaries on, with windows short enough for a demo (blocks of 0.5 s).
 DEMO_PROTOCOL: dict[str, int] = {
-    "appeal_blocks": 40,
+    "appeal_blocks": 80,  # 40 s: the honest auditors must join and wait an epoch inside it, under load too
     "max_rounds": 2,
     "appeal_bond_multiplier_bps": 10_000,
     "appeal_reward_bps": 2000,
@@ -64,7 +65,7 @@ DEMO_PROTOCOL: dict[str, int] = {
     "canary_rate_bps": 3000,
     "canary_reveal_blocks": 10,
     "canary_gamma": WAD // 5,
-    "canary_refund_bps": 5000,
+    "canary_refund_bps": 2500,  # the most setParams accepts (a refund above it could pay a provider)
 }
 
 
@@ -73,8 +74,8 @@ class CanaryCatch(BaseModel):
 
     session_id: int
     index: int
-    truth: str
-    mutation: str
+    truth: str = Field(description="Its truth as the canary operator revealed it on chain.")
+    mutation: str | None = Field(default=None, description="Known to the operator only (None here).")
     text: str
     votes: list[str] = Field(description="'address: vote (right|wrong)' per voter.")
 
@@ -233,7 +234,7 @@ class AppealAct:
             if lazy and c["index"] in mine:
                 out.append(
                     CanaryCatch(
-                        session_id=sid, index=c["index"], truth=c["truth"], mutation=mine[c["index"]]["mutation"],
+                        session_id=sid, index=c["index"], truth=c["truth"], mutation=mine[c["index"]].get("mutation"),
                         text=mine[c["index"]]["text"],
                         votes=[f"{v['auditor']}: {v['vote']} ({'right' if v['agrees'] else 'wrong'})" for v in c["votes"]],
                     )

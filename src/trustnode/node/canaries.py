@@ -1,32 +1,33 @@
-"""Gold canaries in the provider's own sessions (issue 15): where they sit, what auditors see of
-them, and their commitments and reveals.
+"""Gold canaries in the provider's own sessions (issue 15): where they sit and what auditors see
+of them. Their texts and truths come from an authorized canary operator (`node.canary_client`),
+never from the provider: the provider asks for `canaries_for_real(n, rate)` texts shaped like its
+real segments (`request_for`), puts them at random leaf positions (`layout`) and pins them like any
+segment; it learns a canary's truth only when the operator reveals it on chain.
 
-A session's leaves are the HDAG's real segments plus `canaries_for_real(n, rate)` canaries at
-random positions. Each canary copies the tier and length of a real non-GOAL segment of the same
-trace (its *donor*, `canary.make_canaries`), and in the published shape it takes the donor's
-parents, so its auditor gets the problem statement and a parent under the same key-release rule
-as a real leaf of its tier; it has no children, so no real segment's audit depends on it. For the
-privacy share a canary costs what its donor costs (it is given the donor's thinking span), so a
-canary seat buys exactly the context a real seat of that length would. With canaries, node ids are
-renumbered per level in leaf order, so an id never tells a later-added node.
-
-Everything secret (truth, salt, text) is kept in the job (jobs.db, 0600) before the session opens.
+Each canary copies the tier and length of a real non-GOAL segment of the same trace (its *donor*,
+chosen by the operator among the request's shapes), and in the published shape it takes the
+donor's parents, so its auditor gets the problem statement and a parent under the same
+key-release rule as a real leaf of its tier; it has no children, so no real segment's audit
+depends on it. For the privacy share a canary costs what its donor costs (it is given the donor's
+thinking span), so a canary seat buys exactly the context a real seat of that length would. With
+canaries, node ids are renumbered per level in leaf order, so an id never tells a later-added node.
 """
 
 from __future__ import annotations
 
 import random
-import secrets
-from collections.abc import Sequence
 
-from trustnode.canary import SegmentShape, make_canaries
-from trustnode.consensus.canaries import canaries_for_real, canary_commitment
-from trustnode.hdag.rules import classify, summarize
-from trustnode.models.enums import Level, SegmentOutcome, Verdict
+from trustnode.consensus.canaries import canaries_for_real
+from trustnode.models.canary_operator import MAX_CHARS, CanaryBatch, CanaryRequest, CanaryShape
+from trustnode.models.enums import Level
 from trustnode.models.hdag import HDAG
 from trustnode.models.jobs import CanaryRecord, SegmentRecord, TraceJob
 from trustnode.node.privacy import Span, thinking_spans
 from trustnode.node.structure import SegmentPlaintext, SessionShape, ShapeEdge, ShapeNode
+
+
+class BadBatch(ValueError):
+    """The operator's batch does not fit the request (count, slots, donors): nothing is placed."""
 
 
 class Leaf:
@@ -36,45 +37,73 @@ class Leaf:
         self.hdag_index, self.canary, self.node_id = hdag_index, canary, node_id
 
 
-def layout(
-    hdag: HDAG, rate_bps: int, *, high_stakes: bool = False, rng: random.Random | None = None
-) -> list[Leaf]:
-    """The session's leaves in order: real nodes in HDAG order, canaries at random positions."""
+def donors(hdag: HDAG) -> list[int]:
+    """The HDAG nodes a canary may imitate: every real segment but the problem statement."""
+    return [i for i, node in enumerate(hdag.nodes) if node.abstraction_level is not Level.GOAL]
+
+
+def request_for(
+    hdag: HDAG, rate_bps: int, provider: str, *, high_stakes: bool = False
+) -> CanaryRequest | None:
+    """What to ask the operator for (None: this session gets no canary at this rate)."""
+    real = donors(hdag)
+    count = canaries_for_real(len(hdag.nodes), rate_bps) if real else 0
+    if count == 0:
+        return None
+    shapes = [
+        CanaryShape(
+            tier=hdag.nodes[i].primary_auditor.tier,
+            chars=min(MAX_CHARS, max(1, len(hdag.nodes[i].content))),
+            level=hdag.nodes[i].abstraction_level,
+        )
+        for i in real
+    ]
+    return CanaryRequest(provider=provider, shapes=shapes, count=count, high_stakes=high_stakes)
+
+
+def check_batch(batch: CanaryBatch, req: CanaryRequest) -> None:
+    """Refuse a batch that cannot be placed as asked (a buggy or hostile operator)."""
+    got = len(batch.canaries)
+    if got != req.count:
+        raise BadBatch(f"the operator sent {got} canaries for {req.count} asked")
+    if sorted(c.slot for c in batch.canaries) != list(range(got)):
+        raise BadBatch("the operator's canary slots are not 0..n-1")
+    for c in batch.canaries:
+        if c.source >= len(req.shapes) or c.tier is not req.shapes[c.source].tier:
+            raise BadBatch(f"canary slot {c.slot} names donor {c.source}, which is not a shape of its tier")
+        if not c.text.strip() or len(c.text) > 4 * MAX_CHARS:
+            raise BadBatch(f"canary slot {c.slot} has an empty or oversize text")
+
+
+def layout(hdag: HDAG, batch: CanaryBatch | None, *, rng: random.Random | None = None) -> list[Leaf]:
+    """The session's leaves in order: real nodes in HDAG order, the operator's canaries (checked
+    with `check_batch` first) at random positions."""
     rng = rng or random.SystemRandom()
     n = len(hdag.nodes)
-    donors = [i for i, node in enumerate(hdag.nodes) if node.abstraction_level is not Level.GOAL]
-    count = canaries_for_real(n, rate_bps) if donors else 0
-    shapes = [
-        SegmentShape(tier=hdag.nodes[i].primary_auditor.tier, chars=max(1, len(hdag.nodes[i].content)))
-        for i in donors
-    ]
-    made = make_canaries(shapes, count, rng, high_stakes=high_stakes)
-    slots = sorted(rng.sample(range(n + count), count))
+    real = donors(hdag)
+    made = sorted(batch.canaries, key=lambda c: c.slot) if batch is not None else []
+    count = len(made)
+    slots = set(rng.sample(range(n + count), count))
     leaves: list[Leaf] = []
-    real = iter(range(n))
+    real_iter = iter(range(n))
     pending = iter(made)
     for pos in range(n + count):
         if pos in slots:
             c = next(pending)
-            assert c.source is not None
-            donor = hdag.nodes[donors[c.source]]
-            unit = classify(c.text, high_stakes=high_stakes or c.tier.value == 2)
-            level = unit.level if unit.level is not Level.GOAL else donor.abstraction_level
+            donor = hdag.nodes[real[c.source]]
             rec = CanaryRecord(
                 index=pos,
-                verdict=c.verdict,
-                salt="0x" + secrets.token_bytes(32).hex(),
-                mutation=c.mutation.value,
-                imitates=donors[c.source],  # an HDAG index until the leaves are numbered below
+                slot=c.slot,
+                imitates=real[c.source],  # an HDAG index until the leaves are numbered below
                 text=c.text,
-                level=level,
-                kind=unit.type,
-                auditor=unit.primary,
-                summary=summarize(c.text, unit.type),
+                level=c.level if c.level is not Level.GOAL else donor.abstraction_level,
+                kind=c.kind,
+                auditor=c.auditor,
+                summary=c.summary,
             )
             leaves.append(Leaf(None, rec, ""))
         else:
-            i = next(real)
+            i = next(real_iter)
             leaves.append(Leaf(i, None, hdag.nodes[i].id))
     at = {leaf.hdag_index: pos for pos, leaf in enumerate(leaves) if leaf.hdag_index is not None}
     for leaf in leaves:
@@ -216,18 +245,3 @@ def session_summaries(job: TraceJob) -> list[str]:
         h = hdag_index(seg)
         out.append(canaries[seg.index].summary if h is None else job.hdag.nodes[h].summary)
     return out
-
-
-# -- commitments and reveals ----------------------------------------------------------------
-
-
-def outcome_of(verdict: Verdict) -> SegmentOutcome:
-    return SegmentOutcome.PASS if verdict is Verdict.PASS else SegmentOutcome.FAIL
-
-
-def commitments(session_id: int, canaries: Sequence[CanaryRecord]) -> list[bytes]:
-    """keccak(sessionId, index, verdict, salt) per canary, in the job's order (the slots)."""
-    return [
-        canary_commitment(session_id, c.index, outcome_of(c.verdict), bytes.fromhex(c.salt[2:]))
-        for c in canaries
-    ]

@@ -1,92 +1,111 @@
-"""The provider's two on-chain duties for its gold canaries (issue 15): commit, then reveal.
+"""The canary operator's chain duties for one ticket (issue 15): finish a commit, then reveal.
 
-Commit: right after `openSession` returned the id and before the draw's randomness target,
-one `keccak(sessionId, index, verdict, salt)` per canary (`commit_canaries`). Reveal: after the
-round-0 reveal phase, inside the canary reveal window (`reveal_canaries`). Both read the chain
-first, so a provider restarted at any point neither commits twice nor misses a reveal it can
-still make: the truths and salts are in the job (jobs.db, 0600) from the moment it was pinned.
+Both read the chain first, so an operator restarted at any point neither commits twice nor misses
+a reveal it can still make: truths, salts and the accepted placement are in its ticket store
+(0600) from before the commit was sent. A canary never revealed never blocks settlement; it only
+costs the provider's trace weight, so a closed window ends the ticket's work, loudly.
+
+These were the provider's duties before; the provider no longer writes, commits or reveals
+canaries (CANARY-OPERATOR.md).
 """
 
 from __future__ import annotations
 
 import logging
 
-from trustnode.chain.port import ChainPort, NotReady
+from trustnode.chain.port import ChainPort
 from trustnode.consensus.canaries import CanaryReveal
-from trustnode.models.jobs import TraceJob
-from trustnode.node.canaries import commitments, outcome_of
+from trustnode.models.verdict import SessionState
+from trustnode.node.canary_store import CanaryStore, Ticket, outcome
 
 log = logging.getLogger(__name__)
 
 
-def commit(port: ChainPort, job: TraceJob) -> str | None:
-    """Commit the job's canaries if the chain has not got them yet; the tx hash when sent.
+def _ours(t: Ticket) -> list[str]:
+    return ["0x" + h.hex() for h in t.commitments()]
 
-    A chain that wants another count (its rate changed between pinning and opening) or whose
-    commit window has passed gets none: the canaries then stay unscored segments, and the
-    session's record says so in the log."""
-    if not job.canaries or job.canary_note or all(c.committed for c in job.canaries):
-        return None
-    assert job.session_id is not None
-    sid = job.session_id
+
+def _end(store: CanaryStore, t: Ticket, reason: str, *, refused: bool = False) -> None:
+    log.error("ticket %s: %s", t.ticket, reason)
+    t.reason, t.active = reason, False
+    if refused:
+        t.state = "refused"
+    store.save(t)
+
+
+def settle_commit(port: ChainPort, store: CanaryStore, t: Ticket) -> bool:
+    """Bring a ticket whose commit may have been sent in line with the chain.
+
+    True when the commitment still has to be sent (the chain has none and the window is open)."""
+    if t.placement is None or t.state != "issued":
+        return False
+    sid = t.placement.session_id
     state = port.canaries(sid)
-    mine = ["0x" + h.hex() for h in commitments(sid, job.canaries)]
     if state.committed:
-        if [h.lower() for h in state.commitments] != mine:
-            log.error("session %d: the chain holds other canary commitments than this job's", sid)
-        job.canaries = [c.model_copy(update={"committed": True}) for c in job.canaries]
-        return None
-    if state.required != len(job.canaries):
-        job.canary_note = (
-            f"the chain wants {state.required} canary commitments, the session pinned {len(job.canaries)}: "
-            "none committed, so its canaries count as trace segments on chain"
-        )
-    elif port.block_number() > state.commit_until:
-        job.canary_note = (
-            f"the canary commit window closed at block {state.commit_until} before the commitment"
-        )
-    if job.canary_note:
-        log.error("session %d: %s", sid, job.canary_note)
-        return None
-    tx = port.commit_canaries(sid, [bytes.fromhex(h[2:]) for h in mine])
-    job.canaries = [c.model_copy(update={"committed": True}) for c in job.canaries]
-    log.info("session %d: committed %d gold canaries (tx %s)", sid, len(mine), tx.tx_hash)
-    return tx.tx_hash
-
-
-def reveal(port: ChainPort, job: TraceJob) -> str | None:
-    """Reveal the committed canaries inside the reveal window; NotReady before it opens.
-
-    Returns the tx hash when it sent one; None when nothing was left to reveal or the window
-    passed (an unrevealed canary never blocks settlement; it only costs the trace weight)."""
-    pending = [c for c in job.canaries if c.committed and not c.revealed]
-    if not pending:
-        return None
-    assert job.session_id is not None
-    sid = job.session_id
-    state = port.canaries(sid)
-    done = {r.index for r in state.revealed}
-    job.canaries = [c.model_copy(update={"revealed": c.revealed or c.index in done}) for c in job.canaries]
-    pending = [c for c in job.canaries if c.committed and not c.revealed]
-    if not pending:
-        return None
+        if [h.lower() for h in state.commitments] == _ours(t):
+            t.state = "committed"
+            t.reason = "committed before a restart; its transaction hash was not recorded"
+            store.save(t)
+        else:
+            _end(store, t, f"session {sid} holds other canary commitments than this ticket's", refused=True)
+        return False
     block = port.block_number()
-    if state.reveal_from is None or block < state.reveal_from:
-        wait = 1 if state.reveal_from is None else state.reveal_from - block
-        raise NotReady(f"the canary reveal window opens at block {state.reveal_from}", retry_blocks=wait)
-    if state.reveal_until is not None and block > state.reveal_until:
-        log.error(
-            "session %d: the canary reveal window closed at block %d unrevealed", sid, state.reveal_until
-        )
-        return None
-    slots = {c.index: i for i, c in enumerate(job.canaries)}
+    if block + 1 > state.commit_until or port.session(sid).state is not SessionState.CREATED:
+        _end(store, t, f"the canary commit window of session {sid} closed at block {state.commit_until} "
+             "before the commitment was mined", refused=True)  # fmt: skip
+        return False
+    return True
+
+
+def reveal_ticket(port: ChainPort, store: CanaryStore, t: Ticket) -> int:
+    """Reveal what the ticket committed once the window is open; 1 when a transaction was sent."""
+    assert t.placement is not None
+    sid = t.placement.session_id
+    state = port.canaries(sid)
+    done = {r.slot for r in state.revealed}
+    pending = [slot for slot in range(len(t.canaries)) if slot not in done]
+    if not pending:
+        t.state, t.active = "revealed", False
+        store.save(t)
+        return 0
+    block = port.block_number()
+    if state.reveal_from is None:
+        s = port.session(sid)
+        if s.state.ended_without_verdict:
+            _end(store, t, f"session {sid} ended {s.state.value}: there is nothing to reveal")
+        return 0
+    if block + 1 < state.reveal_from:
+        return 0
+    if state.reveal_until is not None and block + 1 > state.reveal_until:
+        _end(store, t, f"the canary reveal window of session {sid} closed at block {state.reveal_until} "
+             f"with {len(pending)} canaries unrevealed")  # fmt: skip
+        return 0
+    at = {i.slot: i.index for i in t.placement.items}
     reveals = [
         CanaryReveal(
-            slot=slots[c.index], index=c.index, verdict=outcome_of(c.verdict), salt=bytes.fromhex(c.salt[2:])
-        )
-        for c in pending
+            slot=slot,
+            index=at[slot],
+            verdict=outcome(t.canaries[slot].verdict),
+            salt=bytes.fromhex(t.canaries[slot].salt[2:]),
+        )  # fmt: skip
+        for slot in pending
     ]
     tx = port.reveal_canaries(sid, reveals)
-    job.canaries = [c.model_copy(update={"revealed": c.revealed or c.committed}) for c in job.canaries]
-    log.info("session %d: revealed %d gold canaries (tx %s)", sid, len(reveals), tx.tx_hash)
-    return tx.tx_hash
+    t.state, t.reveal_tx_hash, t.active = "revealed", tx.tx_hash, False
+    store.save(t)
+    log.info("ticket %s: revealed %d canaries of session %d (tx %s)", t.ticket, len(reveals), sid, tx.tx_hash)
+    return 1
+
+
+def step(port: ChainPort, store: CanaryStore, t: Ticket) -> int:
+    """What the daemon does for one active ticket now; the number of transactions sent."""
+    if t.state == "issued" and settle_commit(port, store, t):
+        assert t.placement is not None
+        tx = port.commit_canaries(t.placement.session_id, [bytes.fromhex(h[2:]) for h in _ours(t)])
+        t.state, t.tx_hash = "committed", tx.tx_hash
+        store.save(t)
+        log.info("ticket %s: commitment sent after a restart (tx %s)", t.ticket, tx.tx_hash)
+        return 1
+    if t.state == "committed":
+        return reveal_ticket(port, store, t)
+    return 0

@@ -1,6 +1,7 @@
-"""A whole local network in separate processes: anvil, js-ipfs, an LLM endpoint, the
-provider API node and several auditor daemons. Used by `trustnode demo`, the end-to-end
-tests and the throughput benchmark, so all three exercise exactly the same wiring.
+"""A whole local network in separate processes: anvil, js-ipfs, an LLM endpoint, a canary
+operator node (when the protocol wants gold canaries), the provider API node and several
+auditor daemons. Used by `trustnode demo`, the end-to-end tests and the throughput benchmark,
+so all three exercise exactly the same wiring.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-import httpx
 from pydantic import BaseModel, Field
 
 from trustnode.audit.human_queue import HumanQueue
@@ -25,6 +25,7 @@ from trustnode.chain.port.evm import Web3Port
 from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol, SessionParams
 from trustnode.chain.protocol.models_appeals import AppealModuleParams
 from trustnode.models.enums import Tier, Verdict
+from trustnode.node.cluster_api import ProviderAPIClient
 from trustnode.node.processes import ManagedProcess, wait_http
 from trustnode.storage.jsipfs import JsIpfsDaemon, free_port
 
@@ -73,9 +74,24 @@ class ClusterConfig(BaseModel):
         default_factory=dict,
         description="Further SessionParams fields (e.g. appeal_blocks, canary_rate_bps) set with the others.",
     )
+    canary_operator: bool | None = Field(
+        default=None,
+        description="Run a canary operator node for the provider (None: when protocol's canary_rate_bps > 0).",
+    )
+    operator_account: int = Field(
+        default=devnet.CANARY_OPERATOR_ACCOUNT,
+        description="The devnet account `devnet.up` authorizes as canary operator.",
+    )
+    operator_key: str = "demo-operator-key"
+
+    @property
+    def wants_operator(self) -> bool:
+        if self.canary_operator is not None:
+            return self.canary_operator
+        return self.protocol.get("canary_rate_bps", 0) > 0
 
 
-class LocalCluster:
+class LocalCluster(ProviderAPIClient):
     """Start with `start()`, stop with `stop()` (or use as a context manager)."""
 
     def __init__(self, config: ClusterConfig, *, log: Any = None) -> None:
@@ -89,6 +105,8 @@ class LocalCluster:
         self._local_llm: Any = None
         self.llm_model: str | None = None
         self.api: ManagedProcess | None = None
+        self.operator: ManagedProcess | None = None
+        self.operator_port = free_port()
         self.auditors: dict[str, ManagedProcess] = {}
         self.api_port = free_port()
         self._stop = threading.Event()
@@ -117,6 +135,8 @@ class LocalCluster:
             for name in first:
                 self.start_auditor(name)
             self.wait_registered(first)
+            if self.cfg.wants_operator:
+                self.start_operator()
             self.start_api()
             for spec in self.cfg.auditors:
                 if spec.tier == Tier.HUMAN:
@@ -130,7 +150,7 @@ class LocalCluster:
 
     def stop(self) -> None:
         self._stop.set()
-        for p in [self.api, *self.auditors.values(), self.llm]:
+        for p in [self.api, self.operator, *self.auditors.values(), self.llm]:
             if p is not None:
                 p.stop()
         if self._local_llm is not None:
@@ -268,10 +288,41 @@ class LocalCluster:
                     )
                 time.sleep(0.2)
 
+    def start_operator(self) -> ManagedProcess:
+        """The canary operator node: `api serve --no-worker` with `canary_operator.enabled`, signing
+        with the devnet's authorized operator account; the provider asks it for canaries."""
+        env = self._env(
+            "canary-operator",
+            self.cfg.operator_account,
+            TRUSTNODE_API__PORT=str(self.operator_port),
+            TRUSTNODE_API__API_KEYS=json.dumps([self.cfg.operator_key]),
+            TRUSTNODE_CANARY_OPERATOR__ENABLED="true",
+        )
+        cmd = [sys.executable, "-m", "trustnode.cli.main", "api", "serve", "--no-worker"]
+        self.operator = ManagedProcess(
+            "canary-operator", cmd, env, self.work / "logs" / "canary-operator.log"
+        )
+        self.operator.start()
+        wait_http(f"{self.operator_url}/healthz", 60, self.operator)
+        return self.operator
+
+    @property
+    def operator_url(self) -> str:
+        return f"http://127.0.0.1:{self.operator_port}"
+
     def start_api(self) -> ManagedProcess:
+        operator = (
+            {
+                "TRUSTNODE_CANARIES__OPERATOR_URL": self.operator_url,
+                "TRUSTNODE_CANARIES__OPERATOR_API_KEY": self.cfg.operator_key,
+            }
+            if self.operator is not None
+            else {}
+        )
         env = self._env(
             "provider",
             1,
+            **operator,
             TRUSTNODE_API__PORT=str(self.api_port),
             TRUSTNODE_API__API_KEYS=json.dumps([self.cfg.api_key]),
             TRUSTNODE_BATCH__SIZE=str(self.cfg.batch_size),
@@ -325,49 +376,3 @@ class LocalCluster:
                     note = f"uses {flawed[0]!r} without support" if flawed else "follows from the note"
                     queue.submit(seat.seat_id, verdict, criteria, note)
             self._stop.wait(0.3)
-
-    # -- traces ----------------------------------------------------------------------------------
-
-    def submit(self, trace: dict[str, Any]) -> str:
-        r = httpx.post(
-            f"{self.api_url}/v1/traces",
-            json=trace,
-            headers={"Authorization": f"Bearer {self.cfg.api_key}"},
-            timeout=30,
-        )
-        if r.status_code != 202:
-            raise RuntimeError(f"submission refused: {r.status_code} {r.text}")
-        return str(r.json()["trace_id"])
-
-    def trace(self, trace_id: str) -> dict[str, Any]:
-        r = httpx.get(
-            f"{self.api_url}/v1/traces/{trace_id}",
-            headers={"Authorization": f"Bearer {self.cfg.api_key}"},
-            timeout=30,
-        )
-        r.raise_for_status()
-        result: dict[str, Any] = r.json()
-        return result
-
-    def wait(
-        self, trace_ids: list[str], timeout_s: float = 180, on_update: Any = None
-    ) -> dict[str, dict[str, Any]]:
-        """Poll until every trace is done or failed; `on_update(trace_id, view)` sees progress."""
-        deadline = time.monotonic() + timeout_s
-        views: dict[str, dict[str, Any]] = {}
-        while True:
-            for tid in trace_ids:
-                try:
-                    views[tid] = self.trace(tid)
-                except httpx.HTTPError:
-                    continue  # the API may be restarting
-                if on_update is not None:
-                    on_update(tid, views[tid])
-            if len(views) == len(trace_ids) and all(
-                v["status"] in ("done", "failed") for v in views.values()
-            ):
-                return views
-            if time.monotonic() > deadline:
-                stuck = {t: v.get("stage") for t, v in views.items() if v["status"] not in ("done", "failed")}
-                raise TimeoutError(f"traces not finished after {timeout_s}s: {stuck}")
-            time.sleep(0.5)

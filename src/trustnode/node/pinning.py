@@ -1,7 +1,8 @@
 """What the provider does with a decomposed trace's secrets, for round 0 and every appeal round.
 
-`pin`: lay out the session's leaves (real segments and gold canaries, `node.canaries`), encrypt
-and pin each, and record keys, CIDs and canary truths in the job before anything is paid.
+`pin`: lay out the session's leaves (real segments and the canary operator's gold canaries,
+`node.canaries`), encrypt and pin each, and record keys, CIDs and canary places in the job before
+anything is paid. `placement`: what the operator is told after the open (where each canary went).
 `seal_panel`: the key bundle of a drawn panel (round 0's or an appeal round's), each auditor's
 seats and context under the privacy share. `job_outcome`: the provider's own report.
 """
@@ -12,10 +13,12 @@ import random
 
 from trustnode.chain.port import ChainPort, SessionInfo
 from trustnode.chain.protocol import SessionParams
+from trustnode.models.canary_operator import CanaryBatch, CanaryPlacement, CanaryPlacementItem
 from trustnode.models.jobs import SegmentRecord, TraceJob
 from trustnode.models.verdict import SessionOutcome
 from trustnode.node import canaries
 from trustnode.node.keyrelease import seal_session
+from trustnode.node.round_views import RevealedTruth as Truth
 from trustnode.node.structure import SessionBundle
 from trustnode.node.verdict import build_outcome
 from trustnode.storage.base import BlobStore
@@ -42,13 +45,13 @@ def pin(
     store: BlobStore,
     port: ChainPort,
     *,
-    rate_bps: int,
+    batch: CanaryBatch | None,
     rng: random.Random | None = None,
 ) -> PreparedSession:
     """Encrypt and pin every leaf; the job holds keys, CIDs and canaries afterwards."""
     assert job.hdag is not None
     hdag, params = job.hdag, port.params()
-    leaves = canaries.layout(hdag, rate_bps, high_stakes=job.trace.high_stakes, rng=rng)
+    leaves = canaries.layout(hdag, batch, rng=rng)
     limit = port.max_segments()
     if len(leaves) > limit:
         extra = f" ({len(leaves)} with its gold canaries)" if len(leaves) > len(hdag.nodes) else ""
@@ -76,7 +79,30 @@ def pin(
         for s, leaf in zip(prepared.segments, leaves, strict=True)
     ]
     job.canaries = [leaf.canary for leaf in leaves if leaf.canary is not None]
+    job.canary_ticket = batch.ticket if batch is not None and job.canaries else None
     return prepared
+
+
+def placement(job: TraceJob, chain_id: int) -> CanaryPlacement:
+    """Where each of the job's canaries went: index, CID, content key and Merkle proof, so the
+    operator can decrypt its own text from IPFS and prove the leaf under the session's root."""
+    assert job.session_id is not None and job.session_nonce is not None
+    tree = prepared_of(job, chain_id).tree()
+    seg = {s.index: s for s in job.segments}
+    return CanaryPlacement(
+        session_id=job.session_id,
+        session_nonce=job.session_nonce,
+        items=[
+            CanaryPlacementItem(
+                slot=c.slot if c.slot is not None else n,
+                index=c.index,
+                cid=seg[c.index].cid,
+                key_hex=seg[c.index].key_hex,
+                proof=tree.proof_hex(c.index),
+            )
+            for n, c in enumerate(job.canaries)
+        ],
+    )
 
 
 def prepared_of(job: TraceJob, chain_id: int) -> PreparedSession:
@@ -119,7 +145,11 @@ def job_outcome(
         beta_bps=port.params(info.params_version).beta_bps,
         hdag=job.hdag,
         hdag_index={s.index: h for s in job.segments if (h := canaries.hdag_index(s)) is not None},
-        canaries={i: c for i, c in canaries.canary_of(job).items() if c.committed},
+        canaries={
+            i: Truth(verdict=c.verdict, revealed=c.revealed)
+            for i, c in canaries.canary_of(job).items()
+            if c.committed and c.verdict is not None
+        },
         cids={s.index: s.cid for s in job.segments},
         reason=reason,
     )

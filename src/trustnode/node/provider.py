@@ -7,31 +7,38 @@ happened (a crash between sending a transaction and recording it), so a restarte
 resumes where the last one stopped and never opens a session twice. Every protocol call goes
 through the chain port (`NodeContext.port`).
 
-Failures: an outage (chain, IPFS) is retried for as long as it lasts; a revert that can never
-succeed (`chain.port.reverts.PERMANENT`, e.g. InvalidSegments, FeeTooLow) ends the job at once
-with the reason; a session that cannot be drawn is not opened (the job fails saying which tier
-lacks auditors); a session that ends without a verdict ends the job with its reason.
+Gold canaries come from an authorized canary operator (`node.canary_steps`): texts before
+pinning, the placement after the open, the truths from the chain after the vote. A provider whose
+chain wants canaries and that names no operator does not start (`NoOperator`).
+
+Failures (`node.job_failures`): an outage (chain, IPFS, the canary operator) is retried for as
+long as it lasts; a revert that can never succeed (`chain.port.reverts.PERMANENT`, e.g.
+InvalidSegments, FeeTooLow) ends the job at once with the reason; a session that cannot be drawn
+is not opened (the job fails saying which tier lacks auditors); a session that ends without a
+verdict ends the job with its reason.
 """
 
 from __future__ import annotations
 
 import logging
 import random
-import secrets
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from trustnode.chain.errors import ChainError, ContractRevertError
-from trustnode.chain.port import ChainPort, DrawFailure, NotReady, SessionInfo, reverts
+from trustnode.chain.errors import ChainError
+from trustnode.chain.port import ChainPort, DrawFailure, NotReady, SessionInfo
 from trustnode.hdag.offline import decompose_offline_report
 from trustnode.hdag.spans import privacy_problem
 from trustnode.models.hdag import HDAG
 from trustnode.models.jobs import ChainBinding, JobStatus, TraceJob, TraceStage
 from trustnode.models.verdict import SessionOutcome, SessionState
-from trustnode.node import canary_duties, opening
+from trustnode.node import canary_steps, opening
+from trustnode.node.batching import join_batch
+from trustnode.node.canary_client import CanaryClient, NoOperator, OperatorError
 from trustnode.node.context import NodeContext
+from trustnode.node.job_failures import WAIT_S, PermanentFailure, Waiting, handle
 from trustnode.node.panels import DRAW_PAGE
 from trustnode.node.pinning import TooManySegments, job_outcome, pin, seal_panel
 from trustnode.node.pinning import fee_for as fee_for  # re-exported: tests and the CLI import it here
@@ -41,20 +48,9 @@ from trustnode.storage.errors import StorageError
 log = logging.getLogger(__name__)
 
 LEASE_S = 120.0
-MAX_ATTEMPTS = 5
-WAIT_S = 0.25
-
-
-class Waiting(Exception):
-    """The job cannot advance yet (chain phase not reached); try again after `delay_s`."""
-
-    def __init__(self, reason: str, delay_s: float = WAIT_S) -> None:
-        super().__init__(reason)
-        self.delay_s = delay_s
-
-
-class PermanentFailure(Exception):
-    """The job can never complete (invalid trace, session cancelled or expired, chain reset)."""
+#: How soon a job waiting for the canary operator's placement asks again (the window is short).
+OPERATOR_RETRY_S = 1.0
+__all__ = ["PermanentFailure", "ProviderPipeline", "Waiting", "fee_for"]
 
 
 StageObserver = Callable[[str, float], None]
@@ -73,6 +69,7 @@ class ProviderPipeline:
         privacy_share: float | None = None,
         canary_rate_bps: int | None = None,
         canary_rng: random.Random | None = None,
+        canary_client: CanaryClient | None = None,
     ) -> None:
         self.ctx = ctx
         self.decomposer = decomposer
@@ -87,6 +84,9 @@ class ProviderPipeline:
         self.canary_rate_bps = canary_rate_bps
         #: Where canaries go and what they say (None: the OS's randomness; tests pass a seeded one).
         self.canary_rng = canary_rng
+        #: The canary operator (None: `canaries.operator_url` unset; then the chain's rate must be 0).
+        self.canary_client = canary_client or CanaryClient.from_settings(ctx.settings)
+        self._refuse_without_operator()
         self._batch_lock = threading.Lock()
         self._llm: Any = None
         self.on_llm_usage: Callable[[Any], None] | None = None
@@ -125,40 +125,19 @@ class ProviderPipeline:
         return True
 
     def _handle(self, job: TraceJob, exc: Exception) -> None:
-        """Wait, fail or retry a job whose stage raised `exc`; the job's lease is given back."""
-        if isinstance(exc, Waiting):
-            self.ctx.jobs.release(job, delay_s=exc.delay_s)
-        elif isinstance(exc, PermanentFailure):
-            log.warning("trace %s failed: %s", job.id, exc)
-            self.ctx.jobs.finish(job, JobStatus.FAILED, str(exc))
-        elif isinstance(exc, ContractRevertError):
-            if not reverts.is_permanent(exc):
-                self._retry(job, exc, expected=False)  # a few times: it may pass on a later block
-                return
-            reason = f"the chain refused the {job.stage.value} step for good: {reverts.explain(exc)}"
-            log.warning("trace %s failed: %s", job.id, reason)
-            self.ctx.jobs.finish(job, JobStatus.FAILED, reason)
-        else:
-            self._retry(job, exc, expected=isinstance(exc, ChainError | StorageError | OSError))
+        handle(self.ctx.jobs, job, exc)
 
-    def _retry(self, job: TraceJob, exc: Exception, *, expected: bool) -> None:
-        """Keep everything, back off, try again; the error is visible on the trace.
-        Outages are retried for as long as they last; anything else a few times."""
-        delay = min(30.0, 1.0 * 2 ** min(job.attempts, 5))
-        if not expected and job.attempts + 1 >= MAX_ATTEMPTS:
-            log.error("trace %s failed at stage %s: %s", job.id, job.stage, exc, exc_info=True)
-            self.ctx.jobs.finish(job, JobStatus.FAILED, f"{type(exc).__name__}: {exc}")
+    def _refuse_without_operator(self) -> None:
+        """Raise `NoOperator` when the chain wants canaries and no operator is named. A chain that
+        cannot be read now is checked per job instead (such a job waits, saying why)."""
+        if self.canary_client is not None:
             return
-        log.log(
-            logging.WARNING if expected else logging.ERROR,
-            "trace %s stage %s will retry in %.1fs: %s",
-            job.id,
-            job.stage,
-            delay,
-            exc,
-            exc_info=not expected,
-        )
-        self.ctx.jobs.release(job, delay_s=delay, error=f"{type(exc).__name__}: {exc}")
+        try:
+            rate = self._canary_rate()
+        except (ChainError, OSError):
+            return
+        if rate > 0:
+            raise NoOperator(rate)
 
     def advance(self, job: TraceJob) -> None:
         stages: dict[TraceStage, Callable[[TraceJob], None]] = {
@@ -215,8 +194,9 @@ class ProviderPipeline:
 
     def _pin(self, job: TraceJob) -> None:
         self._hdag(job)
+        batch = canary_steps.texts(self.canary_client, self.port, job, self._canary_rate())
         try:
-            prepared = pin(job, self.ctx.store, self.port, rate_bps=self._canary_rate(), rng=self.canary_rng)
+            prepared = pin(job, self.ctx.store, self.port, batch=batch, rng=self.canary_rng)
         except TooManySegments as exc:
             raise PermanentFailure(str(exc)) from exc
         job.stage = TraceStage.PINNED
@@ -233,30 +213,8 @@ class ProviderPipeline:
         return self.port.params().canary_rate_bps if self.canary_rate_bps is None else self.canary_rate_bps
 
     def _batch(self, job: TraceJob) -> None:
-        """Form a batch from waiting traces (any provider) and give each a random opening slot."""
-        flush = getattr(self.ctx.store, "flush", None)
-        if flush is not None:
-            result = flush()
-            if not result.complete:
-                raise StorageError("IPFS still unreachable: segments stay spooled locally")
-        settings = self.ctx.settings.batch
-        with self._batch_lock:
-            existing = self.ctx.jobs.batch_of(job.id)
-            if existing is not None:
-                job.stage = TraceStage.BATCHED
-                return
-            waiting = self.ctx.jobs.unbatched()
-            oldest = min((j.created_at for j in waiting), default=job.created_at)
-            age = time.time() - oldest.timestamp()
-            if len(waiting) < settings.size and age < settings.max_wait_s:
-                raise Waiting("batch not full", delay_s=min(WAIT_S, settings.max_wait_s - age))
-            members = waiting[: settings.size] if waiting else [job]
-            if job.id not in {m.id for m in members}:
-                members.append(job)
-            batch_id = "b_" + secrets.token_hex(6)
-            order = list(range(len(members)))
-            secrets.SystemRandom().shuffle(order)
-            self.ctx.jobs.assign_batch(batch_id, {m.id: rank for m, rank in zip(members, order, strict=True)})
+        """Join a batch of waiting traces (any provider's) with a random opening rank."""
+        join_batch(self.ctx, job, self._batch_lock)
         job.stage = TraceStage.BATCHED
 
     def _open(self, job: TraceJob) -> None:
@@ -350,10 +308,7 @@ class ProviderPipeline:
 
     def _draw(self, job: TraceJob) -> None:
         info = self._session(job)
-        committed = canary_duties.commit(self.port, job)  # before the draw's randomness is known
-        if committed is not None:
-            job.tx_hashes["commit_canaries"] = committed
-            self.ctx.jobs.save(job, lease_s=LEASE_S)
+        self._place_canaries(job)  # before the draw's randomness is known
         if info.state not in (SessionState.CREATED, SessionState.DRAWING) or info.draw_complete:
             job.stage = TraceStage.DRAWN
             return
@@ -367,6 +322,17 @@ class ProviderPipeline:
         if step.drawn_seats < step.total_seats:
             raise Waiting("draw continues", delay_s=0.0)
         job.stage = TraceStage.DRAWN
+
+    def _place_canaries(self, job: TraceJob) -> None:
+        """The operator commits the canaries before the draw; the job waits for it, shown on the trace."""
+        try:
+            committed = canary_steps.place(self.canary_client, self.port, job)
+        except OperatorError as exc:
+            self.ctx.jobs.save(job, lease_s=LEASE_S)
+            raise Waiting(f"waiting for the canary operator: {exc}", OPERATOR_RETRY_S, show=True) from exc
+        if committed is not None:
+            job.tx_hashes["commit_canaries"] = committed
+        self.ctx.jobs.save(job, lease_s=LEASE_S)
 
     def _publish_keys(self, job: TraceJob) -> None:
         port = self.port
@@ -409,13 +375,11 @@ class ProviderPipeline:
         if info.state != SessionState.FINALIZED:
             raise Waiting(f"session is {info.state.value}", delay_s=WAIT_S)
         try:
-            revealed = canary_duties.reveal(port, job)
+            canary_steps.read_reveals(port, job)  # the operator reveals; the job learns the truths
         except NotReady as exc:
             self.ctx.jobs.save(job, lease_s=LEASE_S)
             raise Waiting(str(exc), delay_s=WAIT_S * max(1, exc.retry_blocks)) from exc
-        if revealed is not None:
-            job.tx_hashes["reveal_canaries"] = revealed
-            info = self._session(job)
+        info = self._session(job)
         final = port.finalized(sid)
         if final is not None:
             job.tx_hashes["finalize"] = final.tx_hash

@@ -231,21 +231,34 @@ class ChainPort(Protocol):
     ) -> bool: ...
 
     # -- gold canaries (issue 15) ---------------------------------------------------------------
+    def set_canary_operator(self, address: str, allowed: bool) -> TxRef:
+        """Authorize (or revoke) a canary operator; only the core's owner, this port's signer
+        (reverts: NotCoreOwner, ZeroOperator). Revoking takes effect at once: the operator can
+        then neither commit nor reveal (its open sessions' canaries stay unrevealed)."""
+        ...
+
+    def is_canary_operator(self, address: str) -> bool:
+        """Whether `address` is an authorized canary operator (False without a CanaryModule)."""
+        ...
+
     def commit_canaries(self, session_id: int, commitments: Sequence[bytes]) -> TxRef:
-        """The provider commits one `canaries.canary_commitment` per canary, all at once, while
-        the draw's randomness is pending; the count must be `CanaryState.required`
-        (reverts: NotProvider, WrongCanaryCount, CanariesAlreadyCommitted, CommitTooLate)."""
+        """A canary operator (this port's signer) commits one `canaries.canary_commitment` per
+        canary, all at once, while the draw's randomness is pending; the count must be
+        `CanaryState.required` (reverts: NotCanaryOperator, ProviderIsCanaryOperator,
+        WrongCanaryCount, CanariesAlreadyCommitted, CommitTooLate)."""
         ...
 
     def reveal_canaries(self, session_id: int, reveals: Sequence[CanaryReveal]) -> TxRef:
-        """Reveal (slot, index, verdict, salt) of canaries inside the canary reveal window (after
-        round 0 finalized); each must match its slot's commitment (else its named revert, nothing
-        sent). Slots revealed already are skipped (CanaryAlreadyRevealed if every one is).
-        Canaries never revealed never block settlement."""
+        """The committing operator reveals (slot, index, verdict, salt) of canaries inside the
+        canary reveal window (after round 0 finalized); each must match its slot's commitment
+        (else its named revert, nothing sent). Slots revealed already are skipped
+        (CanaryAlreadyRevealed if every one is). Reverts NotCanaryOperator / NotCommittingOperator
+        for anyone else. Canaries never revealed never block settlement."""
         ...
 
     def canaries(self, session_id: int) -> CanaryState:
-        """Committed count and hashes, revealed canaries, and the commit and reveal windows."""
+        """Committed count and hashes, the committing operator, revealed canaries, and the commit
+        and reveal windows."""
         ...
 
     # -- appeals (issue 15) ---------------------------------------------------------------------

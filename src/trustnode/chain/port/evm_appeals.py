@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from eth_utils import to_checksum_address
+
 from trustnode.chain.errors import ChainError, ContractRevertError
 from trustnode.chain.port import reverts
 from trustnode.chain.port.evm_auditor import ref
@@ -69,6 +71,16 @@ class AppealOps:
         return ContractRevertError("UnsupportedRound", {"round": 1}, "0x")
 
     # -- canaries ------------------------------------------------------------------------------
+    def set_canary_operator(self, address: str, allowed: bool) -> TxRef:
+        if self.protocol.canary_module is None:
+            raise self._unsupported()
+        return ref(self.protocol.set_canary_operator(to_checksum_address(address), allowed))
+
+    def is_canary_operator(self, address: str) -> bool:
+        if self.protocol.canary_module is None:
+            return False
+        return self.protocol.is_canary_operator(to_checksum_address(address))
+
     def commit_canaries(self, session_id: int, commitments: Sequence[bytes]) -> TxRef:
         if self.protocol.canary_module is None:
             raise self._unsupported()
@@ -136,6 +148,7 @@ class AppealOps:
             reveal_from=state.reveal_opens_after + 1 if state.reveal_opens_after else None,
             reveal_until=state.reveal_closes or None,
             revealed=revealed,
+            operator=None if int(state.operator, 16) == 0 else to_checksum_address(state.operator),
         )
 
     # -- appeals -------------------------------------------------------------------------------

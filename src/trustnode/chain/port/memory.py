@@ -22,20 +22,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from eth_utils import keccak, to_checksum_address
+from eth_utils import to_checksum_address
 
 from trustnode.chain.errors import ChainError
 from trustnode.chain.port import memory_staking as staking
 from trustnode.chain.port.memory_appeals import AppealOps
 from trustnode.chain.port.memory_canaries import CanaryOps
+from trustnode.chain.port.memory_draw import DrawOps
 from trustnode.chain.port.memory_state import MemoryChain, Session, revert
 from trustnode.chain.port.memory_voting import VotingOps
 from trustnode.chain.port.types import (
     Capabilities,
-    DrawFailure,
-    DrawStep,
     KeysPublished,
-    NotReady,
     Opened,
     OpenRequest,
     SeatsDrawn,
@@ -46,10 +44,10 @@ from trustnode.chain.port.types import (
 from trustnode.chain.protocol import SessionParams
 from trustnode.consensus import rules
 from trustnode.models.enums import SegmentOutcome
-from trustnode.models.verdict import SessionState, TierName
+from trustnode.models.verdict import SessionState
 
 
-class MemoryPort(staking.StakingOps, VotingOps, AppealOps, CanaryOps):
+class MemoryPort(staking.StakingOps, VotingOps, AppealOps, CanaryOps, DrawOps):
     """One signer's view of a `MemoryChain`."""
 
     def __init__(self, chain: MemoryChain, address: str, *, abstain: bool = True) -> None:
@@ -168,105 +166,6 @@ class MemoryPort(staking.StakingOps, VotingOps, AppealOps, CanaryOps):
         if wait:
             raise ChainError(f"no receipt for {tx_hash}: this chain never mined it")
         return None
-
-    def draw(self, session_id: int, max_seats: int, round: int = 0) -> DrawStep:
-        with self.c.op():
-            s = self.c.session(session_id)
-            self._sync(s)
-            if round:
-                return self._draw_round(s, round, max_seats)
-            p = self.c.params_of(s)
-            if s.state == SessionState.CREATED:
-                if self.c.block <= s.target:
-                    raise NotReady(
-                        f"session {session_id}: randomness at block {s.target}",
-                        retry_blocks=s.target + 1 - self.c.block,
-                    )
-                s.seed = keccak(s.target.to_bytes(32, "big") + s.id.to_bytes(32, "big"))
-                s.state = SessionState.DRAWING
-                s.draw_deadline = self.c.block + p.draw_blocks
-            elif s.state != SessionState.DRAWING:
-                raise revert(
-                    "WrongStatus", sessionId=session_id, status=list(SessionState).index(s.state) + 1
-                )
-            if s.drawn == s.total_seats:
-                raise revert("DrawComplete", sessionId=session_id)
-            tx = self.c.tx()
-            drawn = 0
-            seated: list[str] = []
-            while drawn < max_seats and s.drawn < s.total_seats:
-                seg, j = s.cursor
-                tier = s.tiers[seg]
-                picked = self._pick(s, seg, tier, p)
-                if picked is None:
-                    self._draw_failed(s, tier, p, tx)
-                    break
-                a = self.c.auditors[picked]
-                a.locked += p.slash_amount
-                s.draw_reputation.setdefault(picked, a.reputation)
-                s.seats.setdefault(picked, []).append(seg)
-                s.segment_auditors[seg].add(picked)
-                seated.append(picked)
-                drawn += 1
-                s.drawn += 1
-                s.cursor = (seg + 1, 0) if j + 1 == p.seats_per_tier[tier] else (seg, j + 1)
-            if seated:
-                self.c.emit("SeatsDrawn", tx, SeatsDrawn(session_id=s.id, round=0, auditors=seated, tx=tx))
-            if s.state == SessionState.DRAWING and s.drawn == s.total_seats:
-                s.key_deadline = self.c.block + p.key_blocks
-            s.note("draw", tx)
-            return DrawStep(tx=tx, state=s.state, drawn_seats=s.drawn, total_seats=s.total_seats)
-
-    def _eligible(self, s: Session, tier: int, p: SessionParams) -> list[str]:
-        """Auditors of `tier` that could take a seat of `s` at all (ignoring per-segment exclusion)."""
-        out = []
-        for addr, a in self.c.auditors.items():
-            if addr == s.provider or a.tier != tier or self.c.weight(a) == 0:
-                continue
-            if len(s.seats.get(addr, [])) >= p.seat_cap or a.assets - a.locked < p.slash_amount:
-                continue
-            out.append(addr)
-        return out
-
-    def _pick(self, s: Session, seg: int, tier: int, p: SessionParams) -> str | None:
-        """A weighted pick without replacement: auditors already on the segment are excluded."""
-        assert s.seed is not None
-        pool = [a for a in self._eligible(s, tier, p) if a not in s.segment_auditors[seg]]
-        if not pool:
-            return None
-        weights = [self.c.weight(self.c.auditors[a]) for a in pool]
-        value = int.from_bytes(keccak(s.seed + s.drawn.to_bytes(32, "big")), "big") % sum(weights)
-        for a, w in zip(pool, weights, strict=True):
-            if value < w:
-                return a
-            value -= w
-        return pool[-1]
-
-    def _draw_failed(self, s: Session, tier: int, p: SessionParams, tx: TxRef) -> None:
-        """Cancel: keep R per seat already drawn (paid when its auditor settles), refund the rest."""
-        need = sum(p.seats_per_tier[t] for t in s.tiers if t == tier)
-        have = len(
-            {
-                a
-                for a in self.c.auditors
-                if a != s.provider
-                and self.c.auditors[a].tier == tier
-                and self.c.weight(self.c.auditors[a]) > 0
-            }
-        )
-        s.failure = DrawFailure(
-            tier=TierName.of(tier), seats_needed=need, eligible=have, per_segment=p.seats_per_tier[tier]
-        )
-        reserved = min(s.pool, s.drawn * p.reward)
-        self.c.balances[s.provider] = self.c.balances.get(s.provider, 0) + s.pool - reserved
-        s.pool = reserved
-        s.state = SessionState.CANCELLED
-        s.termination = "draw_failed"
-        self.c.emit("DrawFailed", tx, s.failure)
-
-    def draw_failure(self, session_id: int) -> DrawFailure | None:
-        with self.c.op():
-            return self.c.session(session_id).failure
 
     def seats(self, session_id: int, round: int = 0) -> dict[str, list[int]]:
         with self.c.op():

@@ -1,8 +1,9 @@
 """The in-memory chain's gold canaries (issue 15), as ICanaryModule does them.
 
-The provider commits exactly `canary_count(segments, canaryRateBps)` hashes while the draw's
+The core's owner (`MemoryChain.owner`) authorizes canary operators; an authorized operator that is
+not the session's provider commits exactly `canary_count(segments, canaryRateBps)` hashes while the draw's
 randomness is pending (before anyone can know the seats), and reveals `(slot, index, verdict,
-salt)` in the canary window `(finalizedAt, finalizedAt + canaryRevealBlocks]`. A revealed canary
+salt)` (only the committing operator, while authorized) in the canary window `(finalizedAt, finalizedAt + canaryRevealBlocks]`. A revealed canary
 leaves the trace verdict and its votes are scored against its truth; a commitment never revealed
 (or never made) takes the largest segment weight off the passed weight and blocks nothing.
 """
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from eth_utils import to_checksum_address
 
 from trustnode.chain.port.memory_state import Session, revert
 from trustnode.chain.port.types import TxRef
@@ -38,12 +41,38 @@ class CanaryOps:
     def _required(self, s: Session) -> int:
         return canary_count(len(s.tiers), self.c.params_of(s).canary_rate_bps)
 
+    def set_canary_operator(self, address: str, allowed: bool) -> TxRef:
+        with self.c.op():
+            if self.address != self.c.owner:
+                raise revert("NotCoreOwner", caller=self.address)
+            operator = to_checksum_address(address)
+            if int(operator, 16) == 0:
+                raise revert("ZeroOperator")
+            tx = self.c.tx()
+            if allowed:
+                self.c.canary_operators.add(operator)
+            else:
+                self.c.canary_operators.discard(operator)
+            return tx
+
+    def is_canary_operator(self, address: str) -> bool:
+        with self.c.op():
+            return to_checksum_address(address) in self.c.canary_operators
+
+    def _only_committing_operator(self, s: Session) -> None:
+        if self.address not in self.c.canary_operators:
+            raise revert("NotCanaryOperator", caller=self.address)
+        if s.canary_operator != self.address:
+            raise revert("NotCommittingOperator", sessionId=s.id, caller=self.address)
+
     def commit_canaries(self, session_id: int, commitments: Sequence[bytes]) -> TxRef:
         with self.c.op():
+            if self.address not in self.c.canary_operators:
+                raise revert("NotCanaryOperator", caller=self.address)
             s = self.c.session(session_id)
-            if self.address != s.provider:
-                raise revert("NotProvider", sessionId=s.id)
-            if s.canary_commitments is not None:
+            if self.address == s.provider:
+                raise revert("ProviderIsCanaryOperator", sessionId=s.id)
+            if s.canary_operator is not None:
                 raise revert("CanariesAlreadyCommitted", sessionId=s.id)
             if s.state != SessionState.CREATED or self.c.block + 1 > s.target:
                 raise revert("CommitTooLate", sessionId=s.id)
@@ -55,6 +84,7 @@ class CanaryOps:
                     raise revert("ZeroCommitment", sessionId=s.id, slot=slot)
             tx = self.c.tx()
             s.canary_commitments = [bytes(h) for h in commitments]
+            s.canary_operator = self.address
             s.note("canaries", tx)
             return tx
 
@@ -78,6 +108,7 @@ class CanaryOps:
     def reveal_canaries(self, session_id: int, reveals: Sequence[CanaryReveal]) -> TxRef:
         with self.c.op():
             s = self.c.session(session_id)
+            self._only_committing_operator(s)
             block = self.c.block + 1
             if not s.finalized_at or block <= s.finalized_at:
                 raise revert("CanaryRevealNotOpen", sessionId=s.id, opensAfter=s.finalized_at)
@@ -108,4 +139,5 @@ class CanaryOps:
                 reveal_from=s.finalized_at + 1 if s.finalized_at else None,
                 reveal_until=s.canary_end if s.finalized_at else None,
                 revealed=list(s.canaries_revealed),
+                operator=s.canary_operator,
             )

@@ -8,7 +8,7 @@ test devnet's automine), `mine(n)` lets time pass. Time is `genesis + block * bl
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -96,6 +96,7 @@ class Session:
     txs: dict[str, list[str]] = field(default_factory=dict)
     # issue 15: canaries, the appeal phase and its rounds
     canary_commitments: list[bytes] | None = None  # None: never committed
+    canary_operator: str | None = None  # the operator that committed (only it reveals)
     canaries_revealed: list[RevealedCanary] = field(default_factory=list)
     finalized_at: int = 0  # block round 0 finalized (0: not yet)
     canary_end: int = 0
@@ -185,6 +186,8 @@ class MemoryChain:
         block_time_s: int = 1,
         max_segments: int = 1024,
         abstain: bool = True,
+        owner: str = "0x" + "0a" * 20,
+        canary_operators: Sequence[str] = (),
     ) -> None:
         self.chain_id = chain_id
         self.contract = to_checksum_address(contract)
@@ -206,6 +209,8 @@ class MemoryChain:
         self.withdrawals: list[WithdrawalRow] = []
         self.logs: list[Log] = []
         self.treasury = 0  # what the treasury holds to grant appeal budgets and canary refunds
+        self.owner = to_checksum_address(owner)  # the core's owner (governance)
+        self.canary_operators: set[str] = {to_checksum_address(a) for a in canary_operators}
         self.down = False
         self.lock = threading.RLock()
         self._tx_count = 0

@@ -133,6 +133,11 @@ MEANINGS: dict[str, str] = {
     "AppealsUnresolved": "the appealed segments' money is not resolved yet: call settleAppeals first",
     "CheckpointUnorderedInsertion": "parameter versions must be added in session order",
     # gold canaries (CanaryModule; issue 15)
+    "NotCoreOwner": "only the core's owner (governance) authorizes canary operators",
+    "ZeroOperator": "a canary operator's address is zero",
+    "NotCanaryOperator": "this account is not a canary operator the core's owner authorized",
+    "ProviderIsCanaryOperator": "a session's provider never commits or reveals its own canaries",
+    "NotCommittingOperator": "only the canary operator that committed a session's canaries reveals them",
     "CanariesAlreadyCommitted": "the session's canaries are committed already",
     "WrongCanaryCount": "the number of canary commitments must be canary_count(segments, canaryRateBps)",
     "CommitTooLate": "canaries are committed only while the draw's randomness is still pending",

@@ -51,6 +51,9 @@ class CanaryState(BaseModel):
         default=None, description="last block of the reveal window (reveal end + canaryRevealBlocks)"
     )
     revealed: list[RevealedCanary] = Field(default_factory=list)
+    operator: str | None = Field(
+        default=None, description="the canary operator that committed (None until committed); only it reveals"
+    )
 
     @property
     def committed(self) -> bool:

@@ -152,6 +152,13 @@ class AppealBindings(ProtocolBase):
         return bool(self._call(self._appeals().functions.isOutcomeFinal(session_id)))
 
     # -- canaries --------------------------------------------------------------------------------
+    def set_canary_operator(self, operator: str, allowed: bool) -> TxReceipt:
+        """Authorize or revoke a canary operator (the core's owner only: NotCoreOwner)."""
+        return self._tx(self._canaries().functions.setCanaryOperator(operator, allowed))
+
+    def is_canary_operator(self, address: str) -> bool:
+        return bool(self._call(self._canaries().functions.isCanaryOperator(address)))
+
     def commit_canaries(self, session_id: int, commitments: Sequence[bytes]) -> TxReceipt:
         return self._tx(
             self._canaries().functions.commitCanaries(session_id, [bytes(h) for h in commitments])

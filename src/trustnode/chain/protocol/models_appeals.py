@@ -120,3 +120,4 @@ class CanaryStateView(_Struct):
     reveal_closes: int
     refund_due: int
     refund_paid: int
+    operator: str
