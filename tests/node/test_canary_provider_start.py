@@ -64,3 +64,4 @@ def test_api_serve_refuses_without_an_operator_when_the_chain_wants_canaries(
     assert out.returncode != 0, said[-2000:]
     assert "canaryRateBps is 3000" in said and "canaries.operator_url" in said, said[-2000:]
     assert "TRUSTNODE_CANARIES__OPERATOR_URL" in said
+    assert "Traceback" not in said, said[-2000:]  # a refusal, not a crash

@@ -108,6 +108,7 @@ def api_serve(
     from trustnode.api.app import create_app
     from trustnode.api.auth import api_warnings, check_api_settings
     from trustnode.api.server import uvicorn_config
+    from trustnode.node.canary_client import NoOperator
     from trustnode.node.provider import ProviderPipeline
 
     s = node_settings("provider")
@@ -137,11 +138,12 @@ def api_serve(
     if s.canary_operator.enabled:
         pool.append(_start_canary_operator(app, stop))
     if run_worker:
-        pipeline = ProviderPipeline(
-            ctx,
-            decomposer=mode,  # type: ignore[arg-type]
-            privacy_share=s.privacy.max_decrypt_share,
-        )
+        with errors_as_exit(NoOperator):  # canaries wanted and no operator named: refuse, no traceback
+            pipeline = ProviderPipeline(
+                ctx,
+                decomposer=mode,  # type: ignore[arg-type]
+                privacy_share=s.privacy.max_decrypt_share,
+            )
         pipeline.observe = getattr(app.state, "observe_stage", None)
         pipeline.on_llm_usage = getattr(app.state, "record_llm_usage", None)
         for i in range(max(1, threads)):
@@ -164,16 +166,18 @@ def api_serve(
 
 def worker_cmd(threads: int = typer.Option(2, help="Worker threads.")) -> None:
     """Run only the provider pipeline worker (no HTTP), with the same start-up checks as `api serve`."""
+    from trustnode.node.canary_client import NoOperator
     from trustnode.node.provider import ProviderPipeline
 
     s = node_settings("provider")
     configure_logging(s)
     ctx, mode = _provider_start(s, True)
-    pipeline = ProviderPipeline(
-        ctx,
-        decomposer=mode,  # type: ignore[arg-type]
-        privacy_share=s.privacy.max_decrypt_share,
-    )
+    with errors_as_exit(NoOperator):
+        pipeline = ProviderPipeline(
+            ctx,
+            decomposer=mode,  # type: ignore[arg-type]
+            privacy_share=s.privacy.max_decrypt_share,
+        )
     stop = _stop_on_signals()
     pool = [threading.Thread(target=pipeline.run, args=(stop,), daemon=True) for _ in range(max(1, threads))]
     for t in pool:
