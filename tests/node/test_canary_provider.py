@@ -132,6 +132,9 @@ def test_an_operator_down_at_placement_is_waited_for_inside_the_commit_window(
         job.error
     )
     assert not net.chain.port(PROVIDER).canaries(job.session_id or 0).committed
+    # the provider sees why on its own trace view (REST), not only in the log
+    assert trace_view(job, include_hdag=True).canary_note == job.canary_note
+    assert trace_view(job, include_hdag=False).canary_note is None
     op.start()
     job = net.run([tid])[tid]
     assert job.status == JobStatus.DONE and job.canary_note is None, job.canary_note

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from trustnode.models.canary_operator import CanaryReceipt
 from trustnode.models.hdag import HDAG, ValidationReport
 from trustnode.models.jobs import JobStatus, TraceJob, TraceStage
 from trustnode.models.verdict import SessionOutcome
@@ -46,7 +47,13 @@ class TraceView(BaseModel):
     final: bool = Field(default=False, description="The outcome can no longer change (appeals closed).")
     canaries: list[CanaryInfo] | None = Field(
         default=None,
-        description="The gold canaries this provider wrote into the session (its own provider only).",
+        description="The gold canaries the operator wrote and this provider placed (its own provider only).",
+    )
+    canary_receipt: CanaryReceipt | None = Field(
+        default=None, description="The canary operator's answer to the placement (its own provider only)."
+    )
+    canary_note: str | None = Field(
+        default=None, description="Why the session's canaries were not committed, when they were not."
     )
 
 
@@ -79,4 +86,6 @@ def trace_view(job: TraceJob, *, include_hdag: bool) -> TraceView:
         ]
         if include_hdag
         else None,
+        canary_receipt=job.canary_receipt if include_hdag else None,
+        canary_note=job.canary_note if include_hdag else None,
     )
