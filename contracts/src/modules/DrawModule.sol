@@ -199,6 +199,12 @@ contract DrawModule is IDrawModule {
         if (!h.quoted) {
             h.q = staking.seatQuote(h.auditor);
             h.quoted = true;
+            // Seats added to an entry that later entries follow: queued deposits cannot back them.
+            uint256 e = h.entryBefore;
+            if (e != 0 && e != h.q.lastEntry) {
+                uint256 queued = h.q.queuedDeposits;
+                h.q.free = h.q.free > queued ? h.q.free - queued : 0;
+            }
         }
         IStaking.SeatQuote memory q = h.q;
         if (!q.eligible || q.tier != tier || q.free < amount) return false;
