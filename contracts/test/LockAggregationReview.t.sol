@@ -103,6 +103,43 @@ contract LockAggregationReviewTest is StakingFixture {
         _assertLocksExact(b);
     }
 
+    /// @dev Attack: make `lockSeats` refuse what the draw decided from the quote, so `_flushLocks`
+    /// reverts and nobody can draw the session (it would expire as abandoned). Lock amount 0 (a legal
+    /// slashAmount) on an entry that a FLOW follows, with locks of another session above the shares'
+    /// value but within the backing that queued deposits add: the draw must refuse the seat itself.
+    /// Property (DrawAgreesWithLockSeats).
+    function test_DrawAgreesWithLockSeats_zeroLockBehindQueuedDeposit() public {
+        _addAuditors(1, 1, 10_000e18);
+        address x = auditorAddrs[0];
+        _addAuditors(1, 3, 400e18);
+        _nextEpoch();
+        uint256 a = _open(_uniform(2, 1), FEE);
+        IAuditSessions.SessionParams memory p = _sessionParams();
+        p.seatCap = 64;
+        p.slashAmount = 0;
+        vm.prank(owner);
+        sessions.setParams(p);
+        uint256 b = _open(_uniform(24, 1), FEE);
+        _drawAll(a);
+        uint256 lockedA = staking.poolOf(x).locked;
+        assertTrue(lockedA > 0, "setup: x holds seats of a");
+        sessions.draw(b, 9);
+        uint256 seatsB = SeatWord.count(_seatWord(b, x));
+        assertTrue(seatsB > 0, "setup: x holds seats of b");
+        vm.startPrank(x);
+        uint256 shares = staking.sharesOf(x, x);
+        staking.requestWithdrawal(x, shares - shares * lockedA / 2 / 10_000e18); // shares worth lockedA / 2 stay
+        vm.stopPrank();
+        token.transfer(x, 200e18);
+        vm.prank(x);
+        staking.stake(x, 200e18);
+        Staking.PoolView memory pv = staking.poolOf(x);
+        assertTrue(pv.locked <= pv.backing && pv.locked + pv.pendingDeposits > pv.backing, "setup: the gap");
+        while (_drawing(b)) sessions.draw(b, 9);
+        assertEq(SeatWord.count(_seatWord(b, x)), seatsB, "DrawAgreesWithLockSeats: no seat, no revert");
+        assertTrue(sessions.statusOf(b) == IAuditSessions.Status.Drawing, "the draw completes");
+    }
+
     // ------------------------------------------------- locks within one call or transaction
 
     /// @dev Attack: one call draws 40 segments (120 seats) from four auditors whose stakes back 12 to 24

@@ -199,11 +199,13 @@ contract DrawModule is IDrawModule {
         if (!h.quoted) {
             h.q = staking.seatQuote(h.auditor);
             h.quoted = true;
-            // Seats added to an entry that later entries follow: queued deposits cannot back them.
+            // Seats added to an entry that later entries follow: queued deposits cannot back them
+            // (refused outright when they exceed the free stake, as `lockSeat` does even for 0).
             uint256 e = h.entryBefore;
             if (e != 0 && e != h.q.lastEntry) {
                 uint256 queued = h.q.queuedDeposits;
-                h.q.free = h.q.free > queued ? h.q.free - queued : 0;
+                if (queued > h.q.free) h.q.eligible = false;
+                else h.q.free -= queued;
             }
         }
         IStaking.SeatQuote memory q = h.q;
