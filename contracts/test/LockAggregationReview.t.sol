@@ -62,6 +62,34 @@ contract LockAggregationReviewTest is StakingFixture {
         );
     }
 
+    /// @dev The rule at Staking's seam, for the per-seat `lockSeat` path (and the quote the draw reads):
+    /// a deposit queued behind an entry backs a new entry and more seats of the last entry, never more
+    /// seats of an entry that it follows. Property (SlashableStakeBacksEverySeat).
+    function test_SlashableStakeBacksEverySeat_lockSeatRule() public {
+        _addAuditors(1, 1, 100e18);
+        address a = auditorAddrs[0];
+        vm.prank(address(drawModule));
+        (bool ok,, uint256 e1) = staking.lockSeat(a, 1, 11, 80e18, 0);
+        assertTrue(ok, "setup: first entry");
+        vm.prank(a);
+        staking.stake(a, 100e18); // queued in a FLOW behind e1
+        IStaking.SeatQuote memory q = staking.seatQuote(a);
+        assertEq(q.queuedDeposits, 100e18, "quote: queued deposits");
+        assertEq(q.lastEntry, e1 + 1, "quote: the FLOW is last");
+        vm.prank(address(drawModule));
+        (ok,,) = staking.lockSeat(a, 1, 11, 24e18, e1); // 80 + 24 > the 100 of shares
+        assertTrue(!ok, "SlashableStakeBacksEverySeat: the deposit backs no more seats of e1");
+        uint256 e2;
+        vm.prank(address(drawModule));
+        (ok,, e2) = staking.lockSeat(a, 1, 12, 100e18, 0);
+        assertTrue(ok, "the deposit backs a new entry");
+        vm.prank(address(drawModule));
+        (ok,,) = staking.lockSeat(a, 1, 12, 20e18, e2);
+        assertTrue(ok, "and more seats of the last entry");
+        assertEq(staking.poolOf(a).locked, 200e18, "locked");
+        assertEq(staking.seatQuote(a).free, 0, "nothing free");
+    }
+
     /// @dev The same attack through a delegator: a delegation made between two pages backs no more
     /// seats under the auditor's open entry (the seats it would back go to others).
     function test_SlashableStakeBacksEverySeat_delegationBetweenPages() public {
