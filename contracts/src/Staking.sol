@@ -410,11 +410,17 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
             info.registered && pool.backing >= _params.minStake[q.tier] && pool.locked <= pool.backing;
         if (q.eligible) q.free = pool.backing - pool.locked;
         q.reputation = pool.reputation;
-        if (info.tail - info.head < LEDGER_CAPACITY) q.nextEntry = info.tail;
+        uint256 tail = info.tail;
+        if (tail - info.head < LEDGER_CAPACITY) q.nextEntry = tail;
+        q.lastEntry = tail - 1;
+        // Deposits are queued only while the ledger holds entries.
+        if (tail != info.head) q.queuedDeposits = _books[auditor].pendingDeposits;
     }
 
     /// @dev `lockSeat`'s rule: refuse (nothing changes) unless registered in `tier`, at the tier's minimum
     /// and able to back `amount` more; a first lock under `key` (`entry` 0) pushes the SESSION entry.
+    /// Extending an entry that later entries follow counts no queued deposit (conservatively all of
+    /// them: those queued before it would do, but the pool keeps only their sum).
     function _lock(address auditor, uint8 tier, uint256 key, uint256 amount, uint256 entry)
         private
         returns (bool ok, uint64 reputation, uint256 entryIndex)
@@ -432,6 +438,11 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
             reputation = pool.reputation;
             _openEntry(auditor, info, key, entryIndex, amount, reputation);
         } else {
+            // Deposits queued behind `entry` become shares after it applies: its slash cannot reach
+            // them, so they back no more of its seats (SlashableStakeBacksEverySeat).
+            if (entry + 1 != info.tail && lockedTotal + _books[auditor].pendingDeposits > pool.backing) {
+                return (false, 0, 0);
+            }
             reputation = _extendEntry(auditor, info, key, entry, amount);
             entryIndex = entry;
         }

@@ -28,14 +28,19 @@ interface IStaking {
     /// @notice What a draw call needs to decide `lockSeat`'s outcome for any number of seats itself.
     /// @dev Within one transaction that changes nothing else of the auditor's pool, `lockSeat(auditor,
     /// tier, key, amount, entry)` succeeds exactly when `eligible`, `tier` is the quoted tier, the
-    /// amounts locked so far plus `amount` are at most `free`, and (for `entry` 0) `nextEntry` != 0; a
-    /// first lock opens entry `nextEntry` recording `reputation`.
+    /// amounts locked so far plus `amount` are at most `free` - less `queuedDeposits` when `entry` is
+    /// neither 0 nor `lastEntry` - and (for `entry` 0) `nextEntry` != 0; a first lock opens entry
+    /// `nextEntry` recording `reputation`. Queued deposits become shares only when their FLOW entry
+    /// applies, after every entry pushed before it: they back a new entry, never more seats of an older
+    /// one, whose slash could not reach them (LockAggregationReview.t.sol, SlashableStakeBacksEverySeat).
     struct SeatQuote {
         uint8 tier;
         bool eligible;
         uint256 free;
         uint64 reputation;
         uint256 nextEntry;
+        uint256 lastEntry;
+        uint256 queuedDeposits;
     }
 
     // ----------------------------------------------------------------- registry
@@ -58,7 +63,8 @@ interface IStaking {
     /// @dev With `entry` = 0 (the auditor's first seat under `key`) a SESSION ledger entry is pushed,
     /// recording the commission and the reputation in force; pass its index back for later seats.
     /// ok = false and nothing changes if the auditor is not registered in `tier`, is below the tier's
-    /// minimum stake, cannot back `amount` more now, or has a full ledger.
+    /// minimum stake, cannot back `amount` more now, or has a full ledger. Deposits still queued do not
+    /// back more seats under an entry that a later ledger entry follows (see SeatQuote).
     /// @return ok Whether the seat is locked.
     /// @return reputation The reputation recorded in the entry (fixed at the first seat).
     /// @return entryIndex The entry's index in the auditor's ledger (pass it to later seats and resolve).

@@ -199,6 +199,14 @@ contract DrawModule is IDrawModule {
         if (!h.quoted) {
             h.q = staking.seatQuote(h.auditor);
             h.quoted = true;
+            // Seats added to an entry that later entries follow: queued deposits cannot back them
+            // (refused outright when they exceed the free stake, as `lockSeat` does even for 0).
+            uint256 e = h.entryBefore;
+            if (e != 0 && e != h.q.lastEntry) {
+                uint256 queued = h.q.queuedDeposits;
+                if (queued > h.q.free) h.q.eligible = false;
+                else h.q.free -= queued;
+            }
         }
         IStaking.SeatQuote memory q = h.q;
         if (!q.eligible || q.tier != tier || q.free < amount) return false;
