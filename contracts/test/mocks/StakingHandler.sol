@@ -166,8 +166,11 @@ contract StakingHandler is StakingModel {
         amount = bound(_mix(amount), 0, 400e18);
         MPool storage p = mPool[a];
         uint256 backing = _mBacking(a);
+        // Queued deposits never back more seats under an entry that later entries follow (the
+        // lock-aggregation review's SlashableStakeBacksEverySeat).
         bool expected = p.registered && backing >= 100e18 && p.locked + amount <= backing
-            && (entry != 0 || p.tail - p.head < 256);
+            && (entry != 0 || p.tail - p.head < 256)
+            && (entry == 0 || entry + 1 == p.tail || p.locked + amount + p.pending <= backing);
         (,, uint256 bps) = staking.auditorOf(a);
         (bool ok, uint64 rep, uint256 got) = staking.lockSeat(a, 1, key, amount, entry);
         assertTrue(ok == expected, "lockSeat: outcome");
