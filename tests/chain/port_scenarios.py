@@ -234,6 +234,12 @@ def canary_scenario(
     mine(1)  # the reveal window opens the block after round 0 finalized
     errors["provider_reveal"] = revert_name(lambda: provider.reveal_canaries(sid, [good]))
     errors["mismatch"] = revert_name(lambda: operator.reveal_canaries(sid, [bad]))
+    owner.set_canary_operator(someone.address, True)  # another operator never reveals this session's
+    errors["other_operator"] = revert_name(lambda: someone.reveal_canaries(sid, [good]))
+    owner.set_canary_operator(someone.address, False)
+    owner.set_canary_operator(operator.address, False)  # revoked: it cannot reveal until authorized again
+    errors["revoked"] = revert_name(lambda: operator.reveal_canaries(sid, [good]))
+    owner.set_canary_operator(operator.address, True)
     operator.reveal_canaries(sid, [good])
     state = provider.canaries(sid)
     assert [(c.slot, c.index, c.verdict) for c in state.revealed] == [(0, 4, SegmentOutcome.FAIL)]
@@ -276,6 +282,8 @@ def expected_canary(p: SessionParams) -> dict[str, object]:
             "again": "CanariesAlreadyCommitted",
             "provider_reveal": "NotCanaryOperator",
             "mismatch": "CanaryMismatch",
+            "other_operator": "NotCommittingOperator",
+            "revoked": "NotCanaryOperator",
             "appeal_canary_early": "AppealWindowNotOpen",
             "appeal_canary": "SegmentIsCanary",
             "closed": "CanaryRevealClosed",

@@ -107,6 +107,8 @@ class CanaryOps:
 
     def reveal_canaries(self, session_id: int, reveals: Sequence[CanaryReveal]) -> TxRef:
         with self.c.op():
+            if not reveals:  # like the evm port, before anything is read
+                raise revert("EmptyBatch")
             s = self.c.session(session_id)
             self._only_committing_operator(s)
             block = self.c.block + 1
@@ -115,8 +117,6 @@ class CanaryOps:
             if block > s.canary_end:
                 raise revert("CanaryRevealClosed", sessionId=s.id, closedAt=s.canary_end)
             pending = list(s.canaries_revealed)
-            if not reveals:
-                raise revert("EmptyBatch")
             for r in reveals:  # every item is checked before anything is recorded
                 if self._check_reveal(s, r, pending):
                     pending.append(RevealedCanary(slot=r.slot, index=r.index, verdict=r.verdict))

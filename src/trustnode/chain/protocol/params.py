@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trustnode.consensus.appeals import AppealParams
+from trustnode.consensus.appeals import MAX_CANARY_REFUND_BPS, AppealParams
 from trustnode.consensus.canaries import CanaryParams
 from trustnode.consensus.rules import EconomicRules
 
@@ -98,7 +98,10 @@ class SessionParams(BaseModel):
     canary_reveal_blocks: int = Field(default=1, ge=1, description="canary reveal window (blocks)")
     canary_gamma: int = Field(default=0, ge=0, le=WAD, description="reputation step of a canary vote")
     canary_refund_bps: int = Field(
-        default=0, ge=0, le=10_000, description="refund per revealed canary / (k R)"
+        default=0,
+        ge=0,
+        le=MAX_CANARY_REFUND_BPS,
+        description="refund per revealed canary / (k R); at most the treasury's 20% fee share (2500)",
     )
 
     @property
