@@ -207,7 +207,7 @@ class Bench:
 APPEAL_PARAMS = {
     "appealBlocks": 20, "maxRounds": 1, "appealBondMultiplierBps": 10_000, "appealRewardBps": 1000,
     "appealBudget": 100 * TOKEN, "canaryRateBps": 2500, "canaryRevealBlocks": 5, "canaryGamma": 2 * 10**17,
-    "canaryRefundBps": 5000,
+    "canaryRefundBps": 2500,
 }  # fmt: skip
 
 

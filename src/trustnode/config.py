@@ -43,7 +43,7 @@ class ChainSettings(BaseModel):
     account_index: int = Field(
         default=0,
         ge=0,
-        description="On the devnet, which anvil dev account signs: 0 deploys, 1 is the provider's (API), 2.. one per auditor. Unset: 1 for `api serve`/`worker`, 0 for `deploy`; `auditor run` must be told.",
+        description="On the devnet, which anvil dev account signs: 0 deploys, 1 is the provider's (API), 2..19 one per auditor, 20 the canary operator's. Unset: 1 for `api serve`/`worker` (20 with canary_operator.enabled), 0 for `deploy`; `auditor run` must be told.",
     )
     tx_timeout_s: float = Field(default=60.0, gt=0, description="How long to wait for a receipt.")
     poll_interval_s: float = Field(default=0.5, gt=0, description="Event polling interval.")
@@ -141,7 +141,7 @@ class ProtocolSettings(BaseModel):
         default=None, ge=0, le=3000, description="Gold canaries per segment of a session (basis points)."
     )
     canary_reveal_blocks: int | None = Field(
-        default=None, ge=1, description="Blocks the provider has to reveal its canaries' verdicts."
+        default=None, ge=1, description="Blocks the canary operator has to reveal its canaries' verdicts."
     )
     canary_gamma: Decimal | None = Field(
         default=None, ge=0, le=1, description="Reputation step of one canary vote (0..1)."

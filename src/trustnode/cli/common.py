@@ -62,7 +62,7 @@ def node_settings(role: Role | None = None) -> Settings:
     if role == "auditor":
         fail(
             "an auditor needs its own account: on the devnet set TRUSTNODE_CHAIN__ACCOUNT_INDEX to one of "
-            "2..19 (0 deploys, 1 is the provider's; each auditor its own), elsewhere "
+            "2..19 (0 deploys, 1 is the provider's, 20 the canary operator's; each auditor its own), elsewhere "
             "TRUSTNODE_CHAIN__PRIVATE_KEY or TRUSTNODE_CHAIN__KEYSTORE_PATH"
         )
     chain = s.chain.model_copy(update={"account_index": ROLE_ACCOUNTS[role]})
