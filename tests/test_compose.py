@@ -252,9 +252,41 @@ def test_human_page_reads_the_human_daemons_queue() -> None:
     web = [
         s
         for s in NODE_SERVICES.values()
-        if s["command"][1:3] == ["api", "serve"] and "--no-worker" in s["command"]
+        if s["command"][1:3] == ["api", "serve"]
+        and "--no-worker" in s["command"]
+        and env_of(s).get("TRUSTNODE_CANARY_OPERATOR__ENABLED") != "true"
     ]
     assert len(web) == 1
     assert {v for v in human["volumes"] if str(v).endswith(":/data")} == {
         v for v in web[0]["volumes"] if str(v).endswith(":/data")
     }
+
+
+def test_the_canary_operator_is_authorized_and_the_provider_finds_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One operator service, signing with an account the deployment authorizes (never the
+    provider's), and the provider pointed at its URL with the key it accepts."""
+    ops = {
+        n: s
+        for n, s in NODE_SERVICES.items()
+        if env_of(s).get("TRUSTNODE_CANARY_OPERATOR__ENABLED") == "true"
+    }
+    assert len(ops) == 1, "one canary operator"
+    name, op = next(iter(ops.items()))
+    assert "--no-worker" in op["command"], "an operator runs no provider pipeline"
+    op_settings = settings_from(env_of(op), monkeypatch)
+    operator = dev_account(op_settings.chain.account_index).address
+    deploy = settings_from(env_of(SERVICES["deploy"]), monkeypatch)
+    assert operator in deploy.protocol.canary_operators, "deploy authorizes the operator's account"
+    providers = [
+        s
+        for s in NODE_SERVICES.values()
+        if s["command"][1:3] == ["api", "serve"] and "--no-worker" not in s["command"]
+    ]
+    assert len(providers) == 1
+    prov = settings_from(env_of(providers[0]), monkeypatch)
+    assert dev_account(prov.chain.account_index).address != operator, "the provider is never its operator"
+    url = urlsplit(prov.canaries.operator_url or "")
+    assert url.hostname == name and str(url.port) == option_value(op["command"], "--port")
+    assert prov.canaries.operator_api_key in [k.get_secret_value() for k in op_settings.api.api_keys]
+    anvil_accounts = int(option_value(SERVICES["anvil"]["command"], "--accounts") or 0)
+    assert op_settings.chain.account_index < anvil_accounts, "anvil creates the operator's account"
