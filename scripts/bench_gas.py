@@ -223,9 +223,10 @@ def run_appeal_round(bench: Bench, seats: int, reward: int) -> tuple[dict[str, i
     sid, _ = ch.open(bench.provider, keccak(text="appeal-root"), pack_tiers_weights([1] * n, [1] * n),
                      2 * n * seats * reward)  # fmt: skip
     salt = keccak(text="canary-salt")
-    canary = bench.provider.transact(
-        can.functions.commitCanaries(sid, [canary_commitment(sid, 3, O.PASS, salt)])
-    )
+    # Canaries are written by an operator the core's owner authorizes, never the provider: here the
+    # owner's own account plays the operator (its one-off authorization is not counted).
+    ch.owner.transact(can.functions.setCanaryOperator(ch.owner.address, True))
+    canary = ch.owner.transact(can.functions.commitCanaries(sid, [canary_commitment(sid, 3, O.PASS, salt)]))
     ch.wait_draw_randomness(sid)
     ch.draw_all(sid, n * seats)
     bench.provider.transact(ch.c["sessions"].functions.publishKeys(sid, "bafy-r0"))
