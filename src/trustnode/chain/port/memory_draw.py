@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from eth_utils import keccak
 
-from trustnode.chain.port.memory_state import Session, revert
+from trustnode.chain.port.memory_state import Session, revert, weighted_pick
 from trustnode.chain.port.types import DrawFailure, DrawStep, NotReady, SeatsDrawn, TxRef
 from trustnode.chain.protocol import SessionParams
 from trustnode.models.verdict import SessionState, TierName
@@ -95,15 +95,8 @@ class DrawOps:
         """A weighted pick without replacement: auditors already on the segment are excluded."""
         assert s.seed is not None
         pool = [a for a in self._eligible(s, tier, p) if a not in s.segment_auditors[seg]]
-        if not pool:
-            return None
         weights = [self.c.weight(self.c.auditors[a]) for a in pool]
-        value = int.from_bytes(keccak(s.seed + s.drawn.to_bytes(32, "big")), "big") % sum(weights)
-        for a, w in zip(pool, weights, strict=True):
-            if value < w:
-                return a
-            value -= w
-        return pool[-1]
+        return weighted_pick(pool, weights, s.seed, s.drawn)
 
     def _draw_failed(self, s: Session, tier: int, p: SessionParams, tx: TxRef) -> None:
         """Cancel: keep R per seat already drawn (paid when its auditor settles), refund the rest."""

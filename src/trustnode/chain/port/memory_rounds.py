@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from eth_utils import keccak
 
-from trustnode.chain.port.memory_state import Round, Session, revert
+from trustnode.chain.port.memory_state import Round, Session, revert, weighted_pick
 from trustnode.chain.port.types import DrawStep, KeysPublished, NotReady, SeatsDrawn, TxRef
 from trustnode.chain.port.types_appeals import RoundState
 from trustnode.chain.protocol import SessionParams
@@ -115,15 +115,8 @@ class RoundOps:
             for a in self.round_candidates(s, seg, rnd.number, p)
             if a not in rnd.segment_auditors.get(seg, set()) and len(rnd.seats.get(a, [])) < p.seat_cap
         ]
-        if not pool:
-            return None
         weights = [self.c.weight(self.c.auditors[a]) for a in pool]
-        value = int.from_bytes(keccak(rnd.seed + rnd.drawn.to_bytes(32, "big")), "big") % sum(weights)
-        for a, w in zip(pool, weights, strict=True):
-            if value < w:
-                return a
-            value -= w
-        return pool[-1]
+        return weighted_pick(pool, weights, rnd.seed, rnd.drawn)
 
     def _publish_round_keys(self, s: Session, number: int, manifest_cid: str) -> TxRef:
         rnd = self._round(s, number)

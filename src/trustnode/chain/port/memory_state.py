@@ -40,6 +40,19 @@ def revert(name: str, **args: Any) -> ContractRevertError:
     return ContractRevertError(name, args, "0x")
 
 
+def weighted_pick(pool: list[str], weights: list[int], seed: bytes, drawn: int) -> str | None:
+    """The in-memory chain's sortition: one auditor of `pool` with probability proportional to its
+    weight, from the word keccak(seed, drawn) (the draw and appeal panels share it)."""
+    if not pool:
+        return None
+    value = int.from_bytes(keccak(seed + drawn.to_bytes(32, "big")), "big") % sum(weights)
+    for a, w in zip(pool, weights, strict=True):
+        if value < w:
+            return a
+        value -= w
+    return pool[-1]
+
+
 @dataclass
 class Auditor:
     tier: int
