@@ -88,6 +88,11 @@ def test_commit_window_countdown_and_refusal_after_the_deadline(
     p, sid = session
     deadline = p.session(sid).commit_deadline
     seat0, seat1 = (f"{sid}:{i}:{ME.address.lower()}" for i in (0, 1))
+    # The page estimates seconds from the recent block time; an automining devnet can make all of
+    # its last 32 blocks in one second (no estimate, "39 blocks left"): give it one later block.
+    w3 = p.client.w3
+    w3.provider.make_request("evm_setNextBlockTimestamp", [p.block_timestamp() + 64])  # type: ignore[arg-type]
+    w3.provider.make_request("evm_mine", [])  # type: ignore[arg-type]
     with httpx.Client(base_url=url) as c:
         _sign_in(c)
         home = c.get("/audit").text
