@@ -246,7 +246,10 @@ def test_every_refusal_names_its_check_and_commits_nothing(net: Net, operator_ur
         if i not in placed.slots.values() and i != placed.decoy
     )
     bad_proof = placed.item(0)
-    bad_proof = bad_proof.model_copy(update={"proof": [bad_proof.proof[0][:-2] + "00", *bad_proof.proof[1:]]})
+    first = bad_proof.proof[0]  # its last byte flipped: always a different sibling (setting it to 00 was not,
+    # 1 time in 256, and the placement was rightly accepted)
+    flipped = first[:-2] + f"{int(first[-2:], 16) ^ 0xFF:02x}"
+    bad_proof = bad_proof.model_copy(update={"proof": [flipped, *bad_proof.proof[1:]]})
     wrong_key = placed.item(0).model_copy(update={"key_hex": "0x" + "11" * 32})
     other_index = placed.slots[1]
     cases = [
