@@ -14,6 +14,7 @@ import pytest
 from tests.conftest import free_port
 from trustnode.chain import devnet
 from trustnode.chain.deployment import Deployment, DeploymentError
+from trustnode.chain.errors import ChainError
 
 pytestmark = pytest.mark.chain
 
@@ -74,6 +75,28 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
         res = run_cli(["devnet", "up", "--port", str(port)], tmp_path)
     assert res.returncode == 1
     assert f"port {port}" in res.stderr and "already in use" in res.stderr
+
+
+def test_a_failed_deployment_says_what_anvil_was_doing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A set-up that fails inside the chain (CI once saw a deployment transaction never mined)
+    reports anvil's state, pool and log, and leaves no anvil running."""
+
+    def stuck(*_args: object, **_kwargs: object) -> None:
+        raise ChainError("no receipt for 0xabc after 60.0s")
+
+    monkeypatch.setattr(devnet, "deploy_protocol", stuck)
+    dep_file = tmp_path / "devnet" / "deployment.json"
+    with pytest.raises(devnet.DevnetError) as err:
+        devnet.up(dep_file, port=free_port())
+    text = str(err.value)
+    assert "no receipt for 0xabc" in text and "alive" in text and "block 0" in text, text
+    assert "txpool" in text and "anvil.log tail" in text, text
+    assert not dep_file.exists()
+    pid = int(text.split("anvil pid ", 1)[1].split()[0])
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
 
 
 def test_anvil_not_installed_names_the_install_command(tmp_path: Path) -> None:

@@ -110,7 +110,30 @@ def start_anvil(
         stop_pid(proc.pid)
         tail = log_path.read_text(errors="replace")[-2000:]
         raise DevnetError(f"anvil did not come up on {rpc}: {exc}\n{tail}") from exc
+    if proc.poll() is not None:  # another program took the port between the check and anvil's bind
+        tail = log_path.read_text(errors="replace")[-2000:]
+        raise DevnetError(
+            f"anvil exited at start (code {proc.returncode}); {rpc} answers for another program\n{tail}"
+        )
     return proc.pid
+
+
+def _diagnosis(rpc: str, pid: int, log_path: Path) -> str:
+    """What a failed set-up leaves to read: is our anvil alive, its height, its pool, its log."""
+    try:
+        alive = os.waitpid(pid, os.WNOHANG)[0] == 0
+    except ChildProcessError:
+        alive = False
+    lines = [f"anvil pid {pid} {'alive' if alive else 'exited'}"]
+    try:
+        w3 = Web3(Web3.HTTPProvider(rpc, request_kwargs={"timeout": 3}))
+        lines.append(f"block {w3.eth.block_number}")
+        lines.append(f"txpool {w3.provider.make_request('txpool_status', [])!r}")  # type: ignore[arg-type]
+    except Exception as exc:  # noqa: BLE001 - a diagnosis never raises
+        lines.append(f"rpc {type(exc).__name__}: {exc}")
+    with contextlib.suppress(OSError):
+        lines.append("anvil.log tail:\n" + log_path.read_text(errors="replace")[-1500:])
+    return "\n".join(lines)
 
 
 def stop_pid(pid: int, timeout_s: float = 5.0) -> None:
@@ -191,6 +214,10 @@ def up(
         )
         dep.save(deployment_file)
         return dep
+    except ChainError as exc:
+        detail = _diagnosis(rpc, pid, deployment_file.parent / "anvil.log")
+        stop_pid(pid)
+        raise DevnetError(f"the devnet's deployment failed: {exc}\n{detail}") from exc
     except Exception:
         stop_pid(pid)
         raise
