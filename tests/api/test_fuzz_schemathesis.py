@@ -28,6 +28,7 @@ from schemathesis.specs.openapi.checks import (
 from tests.conftest import start_server, stop_server
 from trustnode.api.app import create_app
 from trustnode.chain.deployment import Deployment
+from trustnode.chain.devnet import CANARY_OPERATOR_ACCOUNT
 from trustnode.config import Settings
 from trustnode.node.context import NodeContext
 
@@ -98,6 +99,48 @@ def test_api_has_no_server_errors_and_keeps_its_schema(live_api: str) -> None:
         "GET /healthz",
         "GET /metrics",
     }
+    _fuzz_every_operation(operations)
+
+
+@pytest.fixture(scope="module")
+def live_operator(devnet: Deployment, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A canary operator node (the devnet's authorized operator account) with its three routes."""
+    data_dir: Path = tmp_path_factory.mktemp("fuzz-operator")
+    dep_file = data_dir / "deployment.json"
+    devnet.save(dep_file)
+    s = Settings(
+        data_dir=data_dir,
+        chain={"deployment_file": dep_file, "account_index": CANARY_OPERATOR_ACCOUNT},  # type: ignore[arg-type]
+        api={"api_keys": [API_KEY], "worker": False},  # type: ignore[arg-type]
+        canary_operator={"enabled": True},  # type: ignore[arg-type]
+    )
+    server, thread, url = start_server(create_app(NodeContext(s)))
+    try:
+        yield url
+    finally:
+        stop_server(server, thread)
+
+
+@pytest.mark.timeout(120)
+def test_canary_operator_routes_have_no_server_errors_and_keep_their_schema(live_operator: str) -> None:
+    """The operator's routes take texts, tickets and placements from strangers: every generated
+    request, valid or not, gets a documented answer."""
+    schema = schemathesis.openapi.from_url(f"{live_operator}/openapi.json")
+    operations = [
+        op
+        for op in (result.ok() for result in schema.get_all_operations())
+        if op.path.startswith("/v1/canary")
+    ]
+    assert {f"{op.method.upper()} {op.path}" for op in operations} == {
+        "POST /v1/canary/requests",
+        "POST /v1/canary/requests/{ticket}/placement",
+        "GET /v1/canary/requests/{ticket}",
+    }
+    _fuzz_every_operation(operations)
+
+
+def _fuzz_every_operation(operations: list[APIOperation]) -> None:
+    """Each operation in every generation mode it has inputs for, anonymous and with a key."""
     for op in operations:
         has_inputs = any(True for _ in op.iter_parameters()) or len(op.body) > 0
         modes = (
