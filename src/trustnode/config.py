@@ -235,6 +235,17 @@ class CanaryOperatorSettings(BaseModel):
     """Serving gold canaries to providers (issue 15): this node writes them and vouches for them."""
 
     enabled: bool = Field(default=False, description="Serve /v1/canary and commit and reveal canaries.")
+    max_open_tickets: int = Field(
+        default=16,
+        ge=1,
+        le=10_000,
+        description="Tickets one client may hold issued and not yet placed (more get HTTP 429).",
+    )
+    open_ticket_ttl_s: int = Field(
+        default=3600,
+        ge=60,
+        description="An issued ticket never placed stops counting against its client after this long.",
+    )
 
 
 class ProviderCanarySettings(BaseModel):

@@ -23,6 +23,7 @@ from trustnode.config import Settings
 from trustnode.models.canary_operator import MAX_CANARIES, MAX_SHAPES, CanaryBatch, CanaryReceipt
 from trustnode.models.enums import Tier
 from trustnode.node.canary_operator import ticket_store_path
+from trustnode.node.canary_store import CanaryStore, Ticket, TooManyOpenTickets
 from trustnode.node.context import NodeContext
 from trustnode.storage.local import LocalStore
 
@@ -32,10 +33,10 @@ PROVIDER = dev_account(1)
 SHAPES = [{"tier": 0, "chars": 120}, {"tier": 1, "chars": 300}, {"tier": 0, "chars": 60}]
 
 
-def _serve(tmp_path: Path, enabled: bool) -> tuple[object, object, str, Settings]:
+def _serve(tmp_path: Path, enabled: bool, **limits: int) -> tuple[object, object, str, Settings]:
     s = Settings(
         data_dir=tmp_path,
-        canary_operator={"enabled": enabled},  # type: ignore[arg-type]
+        canary_operator={"enabled": enabled, **limits},  # type: ignore[arg-type]
         api={"api_keys": [KEY], "allowed_signers": [PROVIDER.address]},  # type: ignore[arg-type]
     )
     chain = MemoryChain(MEMORY_SESSION_PARAMS)
@@ -86,6 +87,41 @@ def test_requests_need_credentials_and_a_ticket_belongs_to_its_client(operator: 
     r = httpx.get(f"{url}{path}", headers=signed, timeout=10)
     assert r.status_code == 404 and "no canary ticket" in r.json()["error"]
     assert httpx.get(f"{url}/v1/canary/requests/cn_unknown", headers=AUTH, timeout=10).status_code == 404
+
+
+def test_a_client_holds_a_bounded_number_of_unplaced_tickets(tmp_path: Path) -> None:
+    """Each ticket keeps texts, truths and salts on the operator's disk: one client cannot make it
+    keep more than `max_open_tickets` unplaced ones, and another client is not affected."""
+    server, thread, url, _ = _serve(tmp_path, True, max_open_tickets=2)
+    try:
+        body = {"provider": PROVIDER.address, "shapes": SHAPES, "count": 1}
+        assert [_ask(url, body).status_code for _ in range(2)] == [201, 201]
+        refused = _ask(url, body)
+        assert refused.status_code == 429 and refused.headers["Retry-After"] == "60"
+        assert "2 canary tickets not yet placed" in refused.json()["error"], refused.text
+        raw = json.dumps(body).encode()
+        path = "/v1/canary/requests"
+        headers = sign_request(PROVIDER.key, "POST", request_target(path), raw, int(time.time()))
+        other = httpx.post(
+            f"{url}{path}", content=raw, headers={**headers, "Content-Type": "application/json"}, timeout=10
+        )
+        assert other.status_code == 201, other.text
+    finally:
+        stop_server(server, thread)  # type: ignore[arg-type]
+
+
+def test_an_unplaced_ticket_stops_counting_after_its_ttl(tmp_path: Path) -> None:
+    store = CanaryStore(tmp_path / "tickets.db")
+    try:
+        ticket = Ticket(ticket="cn_a", owner="key:a", provider=PROVIDER.address, canaries=[])
+        store.add(ticket, max_open=1, ttl_s=0.3)
+        with pytest.raises(TooManyOpenTickets):
+            store.add(ticket.model_copy(update={"ticket": "cn_b"}), max_open=1, ttl_s=0.3)
+        store.add(ticket.model_copy(update={"ticket": "cn_c", "owner": "key:other"}), max_open=1, ttl_s=0.3)
+        time.sleep(0.4)
+        store.add(ticket.model_copy(update={"ticket": "cn_d"}), max_open=1, ttl_s=0.3)
+    finally:
+        store.close()
 
 
 def test_a_signed_request_asks_only_for_its_own_address(operator: tuple[str, Settings]) -> None:

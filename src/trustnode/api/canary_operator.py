@@ -15,6 +15,7 @@ from trustnode.api.auth import SUBMIT_SECURITY, Authenticator
 from trustnode.api.errors import APIError, responses
 from trustnode.models.canary_operator import CanaryBatch, CanaryPlacement, CanaryReceipt, CanaryRequest
 from trustnode.node.canary_operator import CanaryOperator, PlacementRefused
+from trustnode.node.canary_store import TooManyOpenTickets
 
 TICKET = Path(
     max_length=64, pattern=r"^[A-Za-z0-9_-]+$", description="Ticket id from POST /v1/canary/requests."
@@ -28,7 +29,7 @@ def canary_router(op: CanaryOperator, auth: Authenticator) -> APIRouter:
         "/requests",
         status_code=status.HTTP_201_CREATED,
         response_model=CanaryBatch,
-        responses=responses(400, 401, 403, 413, 422),
+        responses=responses(400, 401, 403, 413, 422, 429),
         openapi_extra={"security": SUBMIT_SECURITY},
         summary="Ask for gold canaries",
     )
@@ -36,7 +37,10 @@ def canary_router(op: CanaryOperator, auth: Authenticator) -> APIRouter:
         """Texts for `count` canaries shaped like the given donors; truths and salts stay here."""
         if caller.startswith("addr:") and caller[5:].lower() != req.provider.lower():
             raise APIError(403, f"a request signed by {caller[5:]} cannot ask canaries for {req.provider}")
-        return await run_in_threadpool(op.issue, req, caller)
+        try:
+            return await run_in_threadpool(op.issue, req, caller)
+        except TooManyOpenTickets as exc:
+            raise APIError(429, str(exc), headers={"Retry-After": "60"}) from None
 
     @router.post(
         "/requests/{ticket}/placement",

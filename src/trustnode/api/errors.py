@@ -45,6 +45,7 @@ _DESCRIPTIONS = {
     409: "Conflicts with an earlier request (replayed signature, reused Idempotency-Key).",
     413: "Request body larger than `api.max_body_bytes`.",
     422: "Invalid input; `fields` names each problem.",
+    429: "Too many open requests from this client; see the message.",
     503: "A dependency (chain, IPFS, deployment) is not available; retry later.",
 }
 

@@ -183,7 +183,8 @@ class CanaryOperator:
     def issue(self, req: CanaryRequest, owner: str) -> CanaryBatch:
         canaries = write_canaries(req, self.rng)
         t = Ticket(ticket=new_ticket_id(), owner=owner, provider=req.provider, canaries=canaries)
-        self.store.add(t)
+        limits = self.ctx.settings.canary_operator
+        self.store.add(t, max_open=limits.max_open_tickets, ttl_s=limits.open_ticket_ttl_s)
         log.info("ticket %s: %d canaries issued to %s", t.ticket, len(canaries), req.provider)
         return CanaryBatch(ticket=t.ticket, canaries=[c.text for c in canaries])
 

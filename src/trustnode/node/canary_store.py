@@ -96,14 +96,31 @@ class SessionTaken(Exception):
     """Another ticket already holds this session's canaries."""
 
 
+class TooManyOpenTickets(Exception):
+    """The client already holds its quota of issued, unplaced tickets."""
+
+
 class CanaryStore:
     """Tickets by id; `active()` lists those the reveal loop must still look at."""
 
     def __init__(self, path: Path) -> None:
         self.db = Database(path, _SCHEMA)
 
-    def add(self, t: Ticket) -> None:
+    def add(self, t: Ticket, *, max_open: int | None = None, ttl_s: float = 3600.0) -> None:
+        """Store a new ticket; with `max_open`, TooManyOpenTickets when its owner already holds that
+        many issued tickets younger than `ttl_s` (counted in the same transaction as the insert)."""
         with self.db.tx() as c:
+            if max_open is not None:
+                held = c.execute(
+                    "SELECT COUNT(*) FROM tickets WHERE state = 'issued' AND created > ? "
+                    "AND json_extract(data, '$.owner') = ?",
+                    (time.time() - ttl_s, t.owner),
+                ).fetchone()[0]
+                if held >= max_open:
+                    raise TooManyOpenTickets(
+                        f"this client holds {held} canary tickets not yet placed (the limit is {max_open}); "
+                        "place or abandon them first"
+                    )
             c.execute(
                 "INSERT INTO tickets (ticket, state, session_id, active, created, data) VALUES (?, ?, ?, ?, ?, ?)",
                 (t.ticket, t.state, None, int(t.active), time.time(), t.model_dump_json()),
