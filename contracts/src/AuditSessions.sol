@@ -308,7 +308,11 @@ contract AuditSessions is SessionStore {
         s.drawCursor = uint16(r.cursor);
         drawn = r.drawnSeats - before;
         if (r.failed) {
-            _terminate(sessionId, s, Status.Cancelled, Termination.DrawFailed);
+            // Refusals are the sampled auditors' own choice after the seed is public (a provider's
+            // accounts could refuse to force a refunded re-roll): only a draw the snapshot itself could
+            // not fill is refunded.
+            Termination why = r.lockRefusals == 0 ? Termination.DrawFailed : Termination.DrawRefused;
+            _terminate(sessionId, s, Status.Cancelled, why);
         } else if (r.drawnSeats == s.totalSeats) {
             uint256 keyDeadline = block.number + _params[s.paramsVersion].keyBlocks;
             s.keyDeadline = uint40(keyDeadline);

@@ -245,8 +245,15 @@ contract LifecycleTest is DoubleFixture {
         bool seen = false;
         for (uint256 i = 0; i < logs.length; ++i) {
             if (logs[i].topics[0] == IDrawModule.DrawFailed.selector) {
-                (uint256 round, uint256 segment, uint256 tier, uint256 needed, uint256 left) =
-                    abi.decode(logs[i].data, (uint256, uint256, uint256, uint256, uint256));
+                (
+                    uint256 round,
+                    uint256 segment,
+                    uint256 tier,
+                    uint256 needed,
+                    uint256 left,
+                    uint256 refused
+                ) = abi.decode(logs[i].data, (uint256, uint256, uint256, uint256, uint256, uint256));
+                assertEq(refused, 0, "nobody refused a lock: the snapshot could not fill it");
                 assertEq(round, 0, "round");
                 assertEq(segment, 10, "the eleventh segment");
                 assertEq(tier, 2, "human tier");

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {TestBase} from "./utils/TestBase.sol";
+import {TestBase, Vm} from "./utils/TestBase.sol";
+import {Strings} from "@openzeppelin/contracts/utils/Strings.sol";
 import {StakingFixture} from "./utils/StakingFixture.sol";
 import {IAuditSessions} from "../src/interfaces/IAuditSessions.sol";
 import {IVotingModule} from "../src/interfaces/IVotingModule.sol";
+import {IDrawModule} from "../src/interfaces/IDrawModule.sol";
 import {Staking} from "../src/Staking.sol";
 import {Verdicts} from "../src/libraries/Verdicts.sol";
 import {SegmentWord} from "../src/libraries/SegmentWord.sol";
@@ -33,6 +35,10 @@ contract ProtocolHandler is StakingFixture {
     mapping(uint256 => mapping(address => bool)) public hasBallot;
     uint256 public ghostFinalized;
     uint256 public ghostSettled;
+    /// @dev Per session cancelled by a failed draw: what the provider got back, and the lock refusals
+    /// its `DrawFailed` event reported (+1, so 0 means "not cancelled by a draw").
+    mapping(uint256 => uint256) public ghostDrawRefund;
+    mapping(uint256 => uint256) public ghostRefusalsPlusOne;
 
     constructor() {
         _deploy();
@@ -133,11 +139,42 @@ contract ProtocolHandler is StakingFixture {
         sessionIds.push(_open(_tiersWeights(tiers, weights), 500e18));
     }
 
+    /// @dev A session on the thinnest tier only (tier 2: 4 auditors for 3 seats per segment).
+    function openThin(uint256 nSeed) external {
+        if (sessionIds.length >= MAX_SESSIONS) return;
+        uint256 n = bound(nSeed, 1, 3);
+        uint8[] memory tiers = new uint8[](n);
+        uint16[] memory weights = new uint16[](n);
+        for (uint256 i = 0; i < n; ++i) {
+            tiers[i] = 2;
+            weights[i] = 1;
+        }
+        sessionIds.push(_open(_tiersWeights(tiers, weights), 500e18));
+    }
+
     function drawSome(uint256 which, uint256 maxSeats) external {
         uint256 sid = _pick(which);
         if (sid == 0) return;
         vm.roll(block.number + RANDOMNESS_DELAY + 1);
-        try sessions.draw(sid, bound(maxSeats, 1, 20)) {} catch {}
+        _draw(sid, bound(maxSeats, 1, 20));
+    }
+
+    /// @dev `sessions.draw`, recording a cancellation's refund and its DrawFailed event's refusals.
+    function _draw(uint256 sid, uint256 maxSeats) internal returns (bool ok) {
+        uint256 before = token.balanceOf(provider);
+        vm.recordLogs();
+        try sessions.draw(sid, maxSeats) {
+            ok = true;
+        } catch {}
+        Vm.Log[] memory logs = vm.getRecordedLogs();
+        if (!ok) return false;
+        for (uint256 i = 0; i < logs.length; ++i) {
+            if (logs[i].topics.length == 0 || logs[i].topics[0] != IDrawModule.DrawFailed.selector) continue;
+            (,,,,, uint256 refusals) =
+                abi.decode(logs[i].data, (uint256, uint256, uint256, uint256, uint256, uint256));
+            ghostRefusalsPlusOne[sid] = refusals + 1;
+            ghostDrawRefund[sid] = token.balanceOf(provider) - before;
+        }
     }
 
     /// @dev Push one session through up to `steps` phases from wherever it is, with random subsets of
@@ -157,10 +194,7 @@ contract ProtocolHandler is StakingFixture {
         IAuditSessions.Status st = sessions.statusOf(sid);
         if (st == IAuditSessions.Status.Created || _drawing(sid)) {
             vm.roll(block.number + RANDOMNESS_DELAY + 1);
-            try sessions.draw(sid, 40) {}
-            catch {
-                return false;
-            }
+            if (!_draw(sid, 40)) return false;
         } else if (st == IAuditSessions.Status.Drawing) {
             if (mask % 8 == 0) {
                 vm.roll(block.number + 25); // withhold the keys
@@ -329,6 +363,18 @@ contract ProtocolHandler is StakingFixture {
         uint256 shares = staking.sharesOf(a, holder) * bound(fraction, 1, 100) / 100;
         if (shares == 0) return;
         vm.prank(holder);
+        try staking.requestWithdrawal(a, shares) returns (uint256 id) {
+            withdrawalIds.push(id);
+        } catch {}
+    }
+
+    /// @dev A tier-2 auditor (4 of them for 3 seats per segment) leaves with all its own stake at any
+    /// moment: before a snapshot it thins the tier (draws truly short), after one its locks are refused.
+    function walkAway(uint256 which) external {
+        address a = auditorAddrs[6 + which % 4];
+        uint256 shares = staking.sharesOf(a, a);
+        if (shares == 0) return;
+        vm.prank(a);
         try staking.requestWithdrawal(a, shares) returns (uint256 id) {
             withdrawalIds.push(id);
         } catch {}
@@ -553,6 +599,29 @@ contract ProtocolInvariantsTest is TestBase {
         }
     }
 
+    /// @dev A draw that fails is refunded (the pool minus R per drawn seat) only when nobody refused a
+    /// stake lock on its failing segment; after refusals (withdrawals while the session draws) the
+    /// provider gets nothing back (`RefusedLocksBuyNoRefund`).
+    /// forge-config: default.invariant.runs = 100
+    /// forge-config: default.invariant.depth = 100
+    function invariant_drawRefundOnlyWhenTheSnapshotIsShort() public view {
+        (,, address core,,,,) = _c();
+        uint256[] memory sids = handler.sessionList();
+        for (uint256 i = 0; i < sids.length; ++i) {
+            uint256 r = handler.ghostRefusalsPlusOne(sids[i]);
+            if (r == 0) continue;
+            IAuditSessions.Session memory s = IAuditSessions(core).sessionOf(sids[i]);
+            uint256 refund = handler.ghostDrawRefund(sids[i]);
+            if (r > 1) {
+                assertEq(uint256(s.termination), uint256(IAuditSessions.Termination.DrawRefused), "refused");
+                assertEq(refund, 0, "no refund after refused locks");
+            } else {
+                assertEq(uint256(s.termination), uint256(IAuditSessions.Termination.DrawFailed), "short");
+                assertTrue(refund > 0, "a short snapshot is refunded");
+            }
+        }
+    }
+
     /// @dev Settled auditors never exceed drawn ones, every settlement is counted once, and a fully
     /// settled session has an empty pool.
     /// forge-config: default.invariant.runs = 100
@@ -587,6 +656,7 @@ contract ProtocolHandlerReachTest is TestBase {
                 else if (f == 3) h.withdraw(r >> 8, r >> 80, r >> 160);
                 else if (f == 4) h.lateStake(r >> 8, r >> 80);
                 else if (f == 5) h.passTime(r >> 8);
+                else if (f == 6 && r % 3 == 0) h.walkAway(r >> 8);
                 else h.drive(r >> 8, r >> 80, r >> 160);
             }
             (,, address core,,,,) = h.contracts();
@@ -599,6 +669,24 @@ contract ProtocolHandlerReachTest is TestBase {
         assertTrue(byStatus[uint256(IAuditSessions.Status.Finalized)] > 0, "some sessions finalize");
         assertTrue(byStatus[uint256(IAuditSessions.Status.Expired)] > 0, "some sessions are abandoned");
         assertTrue(settled > 0, "auditors get settled");
+    }
+
+    /// @dev The handler's own actions reach both failed-draw endings `invariant_drawRefundOnlyWhen...`
+    /// tells apart: refused locks (walk away after the opening) and a short snapshot (before it).
+    function test_handlerReachesBothFailedDraws() public {
+        ProtocolHandler h = new ProtocolHandler();
+        h.openThin(1);
+        h.walkAway(0);
+        h.walkAway(1);
+        h.drawSome(0, 20);
+        vm.roll(10_000); // a later epoch: its snapshot has the walk-aways at weight 0
+        h.openThin(1);
+        h.drawSome(1, 20);
+        uint256[] memory sids = h.sessionList();
+        assertTrue(h.ghostRefusalsPlusOne(sids[0]) > 1, "refused locks");
+        assertEq(h.ghostDrawRefund(sids[0]), 0, "no refund");
+        assertEq(h.ghostRefusalsPlusOne(sids[1]), 1, "short snapshot");
+        assertTrue(h.ghostDrawRefund(sids[1]) > 0, "refunded");
     }
 }
 

@@ -209,3 +209,27 @@ def test_a_failed_draw_on_the_deployed_contracts(fresh_devnet: Deployment) -> No
     provider = Web3Port(provider_p, deploy_block=fresh_devnet.deploy_block)
     auditor = Web3Port(auditor_p, deploy_block=fresh_devnet.deploy_block)
     _check_failed_draw(failed_draw(provider, auditor, owner.client.mine))
+
+
+def test_a_draw_emptied_by_a_refused_lock_is_not_refunded_on_the_memory_port() -> None:
+    """The memory mirror of `RefusedLocksBuyNoRefund`: a sampled auditor whose stake is locked
+    elsewhere refuses; the segment cannot fill, and the provider pays the whole fee."""
+    chain = MemoryChain(DEVNET_SESSION_PARAMS)
+    provider = chain.port("0x" + "01" * 20)
+    honest, busy = chain.port("0x" + "02" * 20), chain.port("0x" + "03" * 20)
+    chain.fund(provider.address, 10_000 * TOKEN)
+    for a in (honest, busy):
+        chain.fund(a.address, 10_000 * TOKEN)
+        a.register(Tier.LLM, 1, b"\x43" * 32)
+        a.stake(100 * TOKEN)
+    chain.auditors[busy.address].locked = chain.auditors[busy.address].assets  # seated in another session
+    fee = DEVNET_SESSION_PARAMS.reward * 3 * 2
+    before = provider.token_balance(provider.address)
+    opened = _when_ready(lambda: provider.open_session(ROOT, [1], [1], fee), chain.mine)
+    step = _when_ready(lambda: provider.draw(opened.session_id, 8), chain.mine)
+    assert step.state == SessionState.CANCELLED and step.drawn_seats == 1
+    failure = provider.draw_failure(opened.session_id)
+    assert failure is not None and failure.refused == 1
+    assert "refused their stake lock" in failure.reason and "fee is forfeited" in failure.reason
+    assert provider.session(opened.session_id).termination == "draw_refused"
+    assert before - provider.token_balance(provider.address) == fee, "no refund"

@@ -24,9 +24,11 @@ interface IAuditSessions is IPanelHost {
 
     /// @notice Why a session ended without a verdict, and so who gets the pool back.
     /// Refunded to the provider (minus R per drawn seat): RandomnessFailed (the VRF coordinator never
-    /// answered), DrawFailed (not enough eligible auditors). Sent to the treasury (minus R per drawn
-    /// seat): RandomnessMissed, SnapshotUnavailable, DrawAbandoned, KeysWithheld - each is something the
-    /// provider, or anyone, could have prevented after the seed became knowable.
+    /// answered), DrawFailed (the snapshot's eligible auditors could not fill a segment, nobody having
+    /// refused a lock there). Sent to the treasury (minus R per drawn seat): RandomnessMissed,
+    /// SnapshotUnavailable, DrawAbandoned, KeysWithheld, DrawRefused (a segment unfilled after sampled
+    /// auditors refused their locks) - each is something the provider, or anyone, could have prevented
+    /// or chosen after the seed became knowable.
     enum Termination {
         None,
         RandomnessMissed,
@@ -34,7 +36,8 @@ interface IAuditSessions is IPanelHost {
         SnapshotUnavailable,
         DrawFailed,
         DrawAbandoned,
-        KeysWithheld
+        KeysWithheld,
+        DrawRefused
     }
 
     /// @notice Owner-set protocol parameters; each session pins the version current at its opening.

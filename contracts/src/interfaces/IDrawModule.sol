@@ -30,6 +30,9 @@ interface IDrawModule {
         uint256 drawnSeats;
         uint256 auditorCount;
         bool failed;
+        /// @dev Lock refusals in the segment that failed (0 unless `failed`): a failure with refusals
+        /// is not the snapshot's lack of auditors, so the core refunds nothing (no re-roll by refusing).
+        uint256 lockRefusals;
     }
 
     error NotCore(address caller);
@@ -45,14 +48,16 @@ interface IDrawModule {
         uint256 indexed sessionId, uint256 round, uint256 firstSegment, uint256 firstSeat, address[] auditors
     );
     /// @notice The eligible snapshot weight of `tier` ran out with `seatsNeeded` seats of `segment`
-    /// unfilled; `eligibleLeft` auditors could still serve the session, all already on this segment.
+    /// unfilled; `eligibleLeft` auditors could still serve the session, all already on this segment, and
+    /// `lockRefusals` more were sampled for this segment and refused their stake lock.
     event DrawFailed(
         uint256 indexed sessionId,
         uint256 round,
         uint256 segment,
         uint256 tier,
         uint256 seatsNeeded,
-        uint256 eligibleLeft
+        uint256 eligibleLeft,
+        uint256 lockRefusals
     );
     /// @notice A sampled auditor was excluded: `reason` is 1 provider, 2 seat cap (both for the rest of
     /// the panel), 3 stake lock refused, 4 sat on an earlier panel of the segment (both for the segment).

@@ -53,7 +53,8 @@ contract DrawModule is IDrawModule {
     mapping(uint256 key => mapping(address => mapping(uint256 => uint256))) private _high;
     mapping(uint256 key => uint256[]) private _excluded;
     mapping(uint256 key => uint256[]) private _resume;
-    /// @dev 1 | seatInSegment << 8 | rejections << 16 when a call stopped inside a segment, else 0.
+    /// @dev 1 | seatInSegment << 8 | lock refusals in the segment << 16 | rejections << 32 when a call
+    /// stopped inside a segment, else 0.
     mapping(uint256 key => uint256) private _resumeAt;
 
     /// @dev One sampled auditor within a call: its seat word with this call's seats, the seats this
@@ -73,6 +74,7 @@ contract DrawModule is IDrawModule {
         uint256 segment;
         uint256 seat;
         uint256 rejections;
+        uint256 refusals;
         uint256 drawnNow;
         uint256 rejectedNow;
         uint256 drawnSeats;
@@ -131,6 +133,7 @@ contract DrawModule is IDrawModule {
         r.drawnSeats = w.drawnSeats;
         r.auditorCount = w.auditorCount;
         r.failed = failed;
+        if (failed) r.lockRefusals = w.refusals;
     }
 
     /// @dev Sample one candidate for the current seat; seat it or exclude it. True if seated.
@@ -154,6 +157,7 @@ contract DrawModule is IDrawModule {
             // panel-wide exclusion would change every later modulus and re-roll the rest of the draw.
             if (reason >= REASON_LOCK_REFUSED) list.addLocal(leaf, weight);
             else list.addPermanent(leaf, weight);
+            if (reason == REASON_LOCK_REFUSED) ++w.refusals;
             ++w.rejections;
             ++w.rejectedNow;
             emit AuditorExcluded(job.sessionId, job.round, auditor, reason);
@@ -292,6 +296,7 @@ contract DrawModule is IDrawModule {
         list.dropLocal();
         ++w.segment;
         w.seat = 0;
+        w.refusals = 0;
     }
 
     function _fail(DrawJob calldata job, Walk memory w, ExclusionList.List memory list, uint256 tier)
@@ -303,7 +308,8 @@ contract DrawModule is IDrawModule {
             w.segment,
             tier,
             job.seatsPerTier[tier] - w.seat,
-            list.length() - list.permanent
+            list.length() - list.permanent - w.refusals,
+            w.refusals
         );
     }
 
@@ -342,7 +348,8 @@ contract DrawModule is IDrawModule {
         uint256 resumeAt = _resumeAt[w.key];
         if (resumeAt != 0) {
             w.seat = (resumeAt >> 8) & 0xff;
-            w.rejections = resumeAt >> 16;
+            w.refusals = (resumeAt >> 16) & 0xffff;
+            w.rejections = resumeAt >> 32;
             delete _resumeAt[w.key];
         }
         w.firstSegment = w.segment;
@@ -397,7 +404,7 @@ contract DrawModule is IDrawModule {
         for (uint256 i = cur.permanent; i < cur.length(); ++i) {
             resume.push(_packExclusion(0, cur.leaves[i], cur.weights[i]));
         }
-        _resumeAt[w.key] = 1 | (w.seat << 8) | (w.rejections << 16);
+        _resumeAt[w.key] = 1 | (w.seat << 8) | (w.refusals << 16) | (w.rejections << 32);
     }
 
     function _packExclusion(uint256 tier, uint256 leaf, uint256 weight) private pure returns (uint256) {

@@ -63,6 +63,7 @@ contract LegacyDrawModule is IDrawModule {
         uint256 segment;
         uint256 seat;
         uint256 rejections;
+        uint256 refusals;
         uint256 drawnNow;
         uint256 rejectedNow;
         uint256 drawnSeats;
@@ -118,6 +119,7 @@ contract LegacyDrawModule is IDrawModule {
         r.drawnSeats = w.drawnSeats;
         r.auditorCount = w.auditorCount;
         r.failed = failed;
+        if (failed) r.lockRefusals = w.refusals;
     }
 
     /// @dev Sample one candidate for the current seat; seat it or exclude it. True if seated.
@@ -141,6 +143,7 @@ contract LegacyDrawModule is IDrawModule {
             // panel-wide exclusion would change every later modulus and re-roll the rest of the draw.
             if (reason >= REASON_LOCK_REFUSED) list.addLocal(leaf, weight);
             else list.addPermanent(leaf, weight);
+            if (reason == REASON_LOCK_REFUSED) ++w.refusals;
             ++w.rejections;
             ++w.rejectedNow;
             emit AuditorExcluded(job.sessionId, job.round, auditor, reason);
@@ -221,6 +224,7 @@ contract LegacyDrawModule is IDrawModule {
         list.dropLocal();
         ++w.segment;
         w.seat = 0;
+        w.refusals = 0;
     }
 
     function _fail(DrawJob calldata job, Walk memory w, ExclusionList.List memory list, uint256 tier)
@@ -232,7 +236,8 @@ contract LegacyDrawModule is IDrawModule {
             w.segment,
             tier,
             job.seatsPerTier[tier] - w.seat,
-            list.length() - list.permanent
+            list.length() - list.permanent - w.refusals,
+            w.refusals
         );
     }
 
@@ -269,7 +274,8 @@ contract LegacyDrawModule is IDrawModule {
         uint256 resumeAt = _resumeAt[w.key];
         if (resumeAt != 0) {
             w.seat = (resumeAt >> 8) & 0xff;
-            w.rejections = resumeAt >> 16;
+            w.refusals = (resumeAt >> 16) & 0xffff;
+            w.rejections = resumeAt >> 32;
             delete _resumeAt[w.key];
         }
         w.firstSegment = w.segment;
@@ -324,7 +330,7 @@ contract LegacyDrawModule is IDrawModule {
         for (uint256 i = cur.permanent; i < cur.length(); ++i) {
             resume.push(_packExclusion(0, cur.leaves[i], cur.weights[i]));
         }
-        _resumeAt[w.key] = 1 | (w.seat << 8) | (w.rejections << 16);
+        _resumeAt[w.key] = 1 | (w.seat << 8) | (w.refusals << 16) | (w.rejections << 32);
     }
 
     function _packExclusion(uint256 tier, uint256 leaf, uint256 weight) private pure returns (uint256) {

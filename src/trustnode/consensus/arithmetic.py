@@ -111,6 +111,7 @@ class Termination(IntEnum):
     DRAW_FAILED = 4  # eligible weight truly cannot fill the seats
     DRAW_ABANDONED = 5  # nobody finished the draw before its deadline
     KEYS_WITHHELD = 6  # the provider never published the keys
+    DRAW_REFUSED = 7  # a segment unfilled after sampled auditors refused their locks: no refund
 
 
 class TerminationPayout(BaseModel):

@@ -73,6 +73,8 @@ _TERMINATIONS = {
     "snapshot_unavailable": "the draw started after its staking snapshot stopped being readable",
     "draw_abandoned": "the draw did not complete before its deadline",
     "keys_withheld": "the provider did not publish the keys before the key deadline (the fee is forfeited)",
+    "draw_refused": "sampled auditors refused their stake locks and the draw could not fill a segment "
+    "(the fee is forfeited)",
 }
 
 

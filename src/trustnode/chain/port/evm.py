@@ -203,7 +203,11 @@ class Web3Port(ProviderOps, AppealOps, AuditorOps):
         k = p.params(info.params_version).seats_per_tier[tier]
         segments = sum(1 for s in p.segments(session_id) if s.tier == tier)
         return DrawFailure(
-            tier=TierName.of(tier), seats_needed=k * segments, eligible=int(a["eligibleLeft"]), per_segment=k
+            tier=TierName.of(tier),
+            seats_needed=k * segments,
+            eligible=int(a["eligibleLeft"]),
+            per_segment=k,
+            refused=int(a["lockRefusals"]),
         )
 
     def seats(self, session_id: int, round: int = 0) -> dict[str, list[int]]:

@@ -62,7 +62,7 @@ class DrawOps:
                 tier = s.tiers[seg]
                 picked = self._pick(s, seg, tier, p)
                 if picked is None:
-                    self._draw_failed(s, tier, p, tx)
+                    self._draw_failed(s, seg, tier, p, tx)
                     break
                 a = self.c.auditors[picked]
                 a.locked += p.slash_amount
@@ -98,8 +98,22 @@ class DrawOps:
         weights = [self.c.weight(self.c.auditors[a]) for a in pool]
         return weighted_pick(pool, weights, s.seed, s.drawn)
 
-    def _draw_failed(self, s: Session, tier: int, p: SessionParams, tx: TxRef) -> None:
-        """Cancel: keep R per seat already drawn (paid when its auditor settles), refund the rest."""
+    def _refusing(self, s: Session, seg: int, tier: int, p: SessionParams) -> int:
+        """Auditors the draw would have sampled for `seg` whose free stake cannot back a seat now."""
+        return sum(
+            1
+            for addr, a in self.c.auditors.items()
+            if addr != s.provider
+            and a.tier == tier
+            and self.c.weight(a) > 0
+            and addr not in s.segment_auditors[seg]
+            and len(s.seats.get(addr, [])) < p.seat_cap
+            and a.assets - a.locked < p.slash_amount
+        )
+
+    def _draw_failed(self, s: Session, seg: int, tier: int, p: SessionParams, tx: TxRef) -> None:
+        """Cancel: keep R per seat already drawn (paid when its auditor settles); refund the rest only
+        when nobody refused a lock on the failing segment (else it is forfeited, as DrawRefused)."""
         need = sum(p.seats_per_tier[t] for t in s.tiers if t == tier)
         have = len(
             {
@@ -110,14 +124,20 @@ class DrawOps:
                 and self.c.weight(self.c.auditors[a]) > 0
             }
         )
+        refused = self._refusing(s, seg, tier, p)
         s.failure = DrawFailure(
-            tier=TierName.of(tier), seats_needed=need, eligible=have, per_segment=p.seats_per_tier[tier]
+            tier=TierName.of(tier),
+            seats_needed=need,
+            eligible=have,
+            per_segment=p.seats_per_tier[tier],
+            refused=refused,
         )
         reserved = min(s.pool, s.drawn * p.reward)
-        self.c.balances[s.provider] = self.c.balances.get(s.provider, 0) + s.pool - reserved
+        if not refused:
+            self.c.balances[s.provider] = self.c.balances.get(s.provider, 0) + s.pool - reserved
         s.pool = reserved
         s.state = SessionState.CANCELLED
-        s.termination = "draw_failed"
+        s.termination = "draw_refused" if refused else "draw_failed"
         self.c.emit("DrawFailed", tx, s.failure)
 
     def draw_failure(self, session_id: int) -> DrawFailure | None:

@@ -158,13 +158,22 @@ class DrawFailure(BaseModel):
     seats_needed: int = Field(description="Seats of this tier the session needs.")
     eligible: int = Field(description="Eligible auditors of this tier.")
     per_segment: int = Field(default=0, description="Distinct auditors each segment of this tier needs.")
+    refused: int = Field(
+        default=0, description="Sampled auditors that refused their stake lock on the failing segment."
+    )
 
     @property
     def reason(self) -> str:
         need = f"need {self.per_segment} distinct per segment" if self.per_segment else ""
         seats = f"{self.seats_needed} seats"
         detail = f"{need}, {seats}" if need else seats
-        return f"not enough eligible auditors of tier {self.tier.value}: {detail}, have {self.eligible}"
+        short = f"not enough eligible auditors of tier {self.tier.value}: {detail}, have {self.eligible}"
+        if not self.refused:
+            return short
+        return (
+            f"{short}; {self.refused} more refused their stake lock after the seed was public, "
+            "so the fee is forfeited (a draw is refunded only when the snapshot itself is short)"
+        )
 
 
 class EligibleAuditor(BaseModel):

@@ -49,6 +49,7 @@ class Termination(IntEnum):
     DRAW_FAILED = 4
     DRAW_ABANDONED = 5
     KEYS_WITHHELD = 6
+    DRAW_REFUSED = 7
 
 
 class RequestStatus(IntEnum):
