@@ -15,15 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from trustnode.consensus.probability import failure_report
-from trustnode.consensus.simulation import (
-    BetaSweepConfig,
-    CorruptionConfig,
-    EconomyConfig,
-    beta_sweep,
-    corruption_sweep,
-    simulate_economy,
-    synthetic_traces,
-)
+from trustnode.consensus.sim_beta import BetaSweepConfig, beta_sweep
+from trustnode.consensus.sim_corruption import CorruptionConfig, corruption_sweep, synthetic_traces
+from trustnode.consensus.simulation import EconomyConfig, simulate_economy
 from trustnode.consensus.trace import ConsensusParams, TraceShape
 from trustnode.consensus.tuner import TuneRequest, tune
 

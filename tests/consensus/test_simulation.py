@@ -9,19 +9,15 @@ import numpy as np
 import pytest
 
 from trustnode.consensus.rules import WAD
-from trustnode.consensus.simulation import (
-    Behaviour,
-    BetaSweepConfig,
+from trustnode.consensus.sim_beta import BetaSweepConfig, beta_sweep
+from trustnode.consensus.sim_corruption import (
     CorruptionConfig,
-    EconomyConfig,
-    PopulationTier,
     SimTrace,
-    beta_sweep,
     corruption_sweep,
     processbench_traces,
-    simulate_economy,
     synthetic_traces,
 )
+from trustnode.consensus.simulation import Behaviour, EconomyConfig, PopulationTier, simulate_economy
 from trustnode.consensus.trace import TraceShape
 from trustnode.models.enums import Tier
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from trustnode.hdag.coverage import completeness
+from trustnode.hdag.spans import anchor
 from trustnode.hdag.text import MAX_SEGMENT_CHARS
-from trustnode.hdag.validate import anchor, completeness, validate_hdag
+from trustnode.hdag.validate import validate_hdag
 from trustnode.models.enums import AuditorType, Level, Relationship, Strength
 from trustnode.models.hdag import HDAG, HDAGMetadata, HDAGNode
 from trustnode.models.trace import TextSpan, TraceInput

@@ -20,17 +20,11 @@ from trustnode.storage.blobstore import (
     LocalStore,
     StorageUnavailableError,
 )
+from trustnode.storage.cids import cid_v1_bytes, make_cid
+from trustnode.storage.dagpb import UNIXFS_FILE, PBLink, PBNode, UnixFSData
 from trustnode.storage.failures import FailureCache
 from trustnode.storage.jsipfs import free_port
-from trustnode.storage.unixfs import (
-    UNIXFS_FILE,
-    PBLink,
-    PBNode,
-    UnixFSData,
-    cid_v1_bytes,
-    import_bytes,
-    make_cid,
-)
+from trustnode.storage.unixfs import import_bytes
 
 MiB = 1024 * 1024
 Route = Callable[[str], tuple[int, bytes]]

@@ -9,7 +9,8 @@ import httpx
 import pytest
 
 from trustnode.storage.blobstore import BlobNotFoundError, KuboStore, LocalStore
-from trustnode.storage.unixfs import CHUNK_SIZE, MAX_LINKS, compute_cid, parse_cid
+from trustnode.storage.cids import parse_cid
+from trustnode.storage.unixfs import CHUNK_SIZE, MAX_LINKS, compute_cid
 
 pytestmark = pytest.mark.ipfs
 

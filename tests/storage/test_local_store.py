@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from trustnode.storage.blobstore import BlobIntegrityError, BlobNotFoundError, InvalidCIDError, LocalStore
-from trustnode.storage.unixfs import CHUNK_SIZE, compute_cid, parse_cid
+from trustnode.storage.cids import parse_cid
+from trustnode.storage.unixfs import CHUNK_SIZE, compute_cid
 
 
 def test_add_cat_round_trip_various_sizes(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import pytest
 from eth_abi import encode
 from eth_utils import keccak
 
+from trustnode.storage.cids import parse_cid
 from trustnode.storage.merkle import (
     SegmentCommitment,
     SegmentMerkleTree,
@@ -18,7 +19,7 @@ from trustnode.storage.merkle import (
     verify,
     verify_segment,
 )
-from trustnode.storage.unixfs import compute_cid, parse_cid
+from trustnode.storage.unixfs import compute_cid
 
 
 def _segments(n: int) -> list[SegmentCommitment]:

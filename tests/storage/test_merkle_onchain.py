@@ -17,10 +17,11 @@ from tests.conftest import REPO_ROOT, client_for
 from trustnode.chain.build import COMPILER_SETTINGS, find_solc
 from trustnode.chain.deployment import Deployment
 from trustnode.chain.protocol import Protocol
+from trustnode.storage.cids import parse_cid
 from trustnode.storage.local import LocalStore
 from trustnode.storage.merkle import SegmentCommitment, SegmentMerkleTree
 from trustnode.storage.segments import prepare_session
-from trustnode.storage.unixfs import compute_cid, parse_cid
+from trustnode.storage.unixfs import compute_cid
 
 pytestmark = pytest.mark.chain
 

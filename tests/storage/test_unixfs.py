@@ -8,25 +8,18 @@ from pathlib import Path
 
 import pytest
 
+from trustnode.storage.cids import DAG_PB, RAW, cid_binary, cid_codec, normalize_cid, parse_cid, verify_block
+from trustnode.storage.dagpb import PBNode, UnixFSData
 from trustnode.storage.errors import BlobIntegrityError, InvalidCIDError
 from trustnode.storage.unixfs import (
     CHUNK_SIZE,
-    DAG_PB,
     MAX_LINKS,
-    RAW,
-    PBNode,
-    UnixFSData,
     child_links,
-    cid_binary,
-    cid_codec,
     compute_cid,
     compute_file_cid,
     file_chunks,
     import_bytes,
     import_chunks,
-    normalize_cid,
-    parse_cid,
-    verify_block,
 )
 
 # Well-known IPFS identities: the empty raw block, and the empty UnixFS directory (CIDv0 and v1).

@@ -22,17 +22,14 @@ from rich.table import Table
 from trustnode.cli.common import console, errors_as_exit, fail
 from trustnode.consensus.plots import plot_beta_sweep, plot_corruption, plot_economy
 from trustnode.consensus.rules import BPS, WAD
-from trustnode.consensus.simulation import (
-    BetaSweepConfig,
+from trustnode.consensus.sim_beta import BetaSweepConfig, beta_sweep
+from trustnode.consensus.sim_corruption import (
     CorruptionConfig,
-    EconomyConfig,
-    PopulationTier,
-    beta_sweep,
     corruption_sweep,
     processbench_traces,
-    simulate_economy,
     synthetic_traces,
 )
+from trustnode.consensus.simulation import EconomyConfig, PopulationTier, simulate_economy
 from trustnode.consensus.trace import ConsensusParams, TierSetting, TraceShape
 
 simulate_app = typer.Typer(

@@ -11,12 +11,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from trustnode.consensus.simulation import (  # noqa: E402
-    Behaviour,
-    BetaSweepResult,
-    CorruptionResult,
-    EconomyResult,
-)
+from trustnode.consensus.sim_beta import BetaSweepResult  # noqa: E402
+from trustnode.consensus.sim_corruption import CorruptionResult  # noqa: E402
+from trustnode.consensus.simulation import Behaviour, EconomyResult  # noqa: E402
 
 _COLOURS = {Behaviour.HONEST: "#1f77b4", Behaviour.MALICIOUS: "#d62728", Behaviour.RANDOM: "#ff7f0e"}
 

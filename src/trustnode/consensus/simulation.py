@@ -1,31 +1,21 @@
-"""Agent simulations of TRUST: the economy over many sessions (paper Figure 7), failure
-probability and trace accuracy as beta varies (Figure 4), and a vote-corruption sweep that
-compares TRUST's aggregation with a single auditor and with plain majority (Table 1 style).
+"""Agent simulation of TRUST's economy over many sessions (paper Figure 7): honest,
+malicious and random auditors drawn by stake and reputation, every vote settled.
 
 The economy settles every vote with `trustnode.consensus.rules`, the same reference the
 chain consistency test holds the contracts to, so simulated balances are protocol balances.
 All randomness comes from one seeded numpy generator per run: a seed reproduces a run.
+`Progress` is the progress callback of this simulation and of `sim_beta` and `sim_corruption`.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from enum import StrEnum
-from pathlib import Path
 
 import numpy as np
 from eth_utils import keccak, to_checksum_address
-from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from trustnode.audit.claims import has_decidable_claim
-from trustnode.consensus.probability import (
-    failure_curve,
-    log_chernoff_bound,
-    log_hoeffding_bound,
-)
 from trustnode.consensus.rules import (
     BPS,
     WAD,
@@ -51,9 +41,6 @@ class Behaviour(StrEnum):
 def agent_address(index: int) -> str:
     """Deterministic distinct addresses for simulated auditors."""
     return to_checksum_address(keccak(b"trustnode-sim-auditor" + index.to_bytes(4, "big"))[12:])
-
-
-# --- economy (Figure 7) --------------------------------------------------------------------------
 
 
 class PopulationTier(BaseModel):
@@ -267,286 +254,13 @@ def simulate_economy(cfg: EconomyConfig, progress: Progress | None = None) -> Ec
     )
 
 
-# --- failure probability and accuracy against beta (Figure 4) -------------------------------------
-
-
-class BetaSweepConfig(BaseModel):
-    consensus: ConsensusParams = ConsensusParams()
-    shape: TraceShape = TraceShape()
-    beta_bps: list[int] = Field(default_factory=lambda: list(range(0, BPS + 1, 100)))
-    n_flawed: int | None = Field(
-        default=None, ge=1, description="wrong segments in a bad trace; None: every segment is wrong"
-    )
-    prior_bad: float = Field(default=0.5, gt=0, lt=1, description="share of bad traces for accuracy")
-    mc_trials: int = Field(default=200_000, ge=1)
-    seed: int = 7
-
-
-class BetaSweepResult(BaseModel):
-    config: BetaSweepConfig
-    beta: list[float]
-    exact: list[float]
-    hoeffding: list[float]
-    chernoff: list[float]
-    monte_carlo: list[float]
-    monte_carlo_bad_pass: list[float]
-    tpr: list[float] = Field(description="Pr[PASS | correct trace]")
-    fpr: list[float] = Field(description="Pr[PASS | trace with n_flawed wrong segments]")
-    accuracy: list[float]
-    high_accuracy_window: list[float] | None = Field(
-        description="[lowest, highest] beta with accuracy > 99.99%, or None"
-    )
-
-
-def _mc_pass_counts(
-    consensus: ConsensusParams,
-    tiers: Sequence[Tier],
-    flawed: NDArray[np.bool_],
-    rng: np.random.Generator,
-) -> NDArray[np.int64]:
-    """Monte Carlo W per trial: draw every seat's vote, apply the segment quorum, sum weights."""
-    trials = flawed.shape[0]
-    total = np.zeros(trials, dtype=np.int64)
-    for j, t in enumerate(tiers):
-        s = consensus.tier(t)
-        q = consensus.quorum(t)
-        malicious = rng.binomial(s.k, s.rho, size=trials)
-        honest = s.k - malicious
-        bad = flawed[:, j]
-        # PASS votes: on a correct segment honest seats are right w.p. 1 - eps and malicious vote FAIL;
-        # on a flawed one honest seats wrongly PASS w.p. eps and malicious seats PASS.
-        honest_pass = rng.binomial(honest, np.where(bad, s.eps, 1.0 - s.eps))
-        pass_votes = honest_pass + np.where(bad, malicious, 0)
-        total += np.where(pass_votes >= q, s.weight, 0)
-    return total
-
-
-def beta_sweep(cfg: BetaSweepConfig, progress: Progress | None = None) -> BetaSweepResult:
-    """Exact, Hoeffding, Chernoff and Monte Carlo failure probability, and TPR/FPR/accuracy, per beta."""
-    cons, shape = cfg.consensus, cfg.shape
-    p, w = cons.segment_arrays(shape)
-    betas = np.asarray(cfg.beta_bps, dtype=np.int64)
-    good = cons.good_pmf(shape)
-    n_flawed = shape.total if cfg.n_flawed is None else cfg.n_flawed
-    bad = cons.flawed_pmf(shape, n_flawed)
-    exact = failure_curve(good, betas)
-    bad_fail = failure_curve(bad, betas)
-    hoeff, chern = [], []
-    for i, b in enumerate(cfg.beta_bps):
-        hoeff.append(math.exp(log_hoeffding_bound(p, w, b)))
-        chern.append(math.exp(log_chernoff_bound(p, w, b)))
-        if progress is not None:
-            progress(i + 1)
-    rng = np.random.default_rng(cfg.seed)
-    tiers = shape.tiers()
-    total_w = int(w.sum())
-    w_good = _mc_pass_counts(cons, tiers, np.zeros((cfg.mc_trials, len(tiers)), dtype=bool), rng)
-    # a uniformly random n_flawed-subset per trial: the positions of the n smallest of iid uniforms
-    ranks = np.argsort(np.argsort(rng.random((cfg.mc_trials, len(tiers))), axis=1), axis=1)
-    flaw_mask = ranks < n_flawed
-    w_bad = _mc_pass_counts(cons, tiers, flaw_mask, rng)
-    mc, mc_bad = [], []
-    for b in cfg.beta_bps:
-        mc.append(float(np.mean(w_good * BPS < b * total_w)))
-        mc_bad.append(float(np.mean(w_bad * BPS >= b * total_w)))
-    tpr = 1.0 - exact
-    fpr = 1.0 - bad_fail
-    acc = (1.0 - cfg.prior_bad) * tpr + cfg.prior_bad * (1.0 - fpr)
-    good_idx = np.flatnonzero(acc > 0.9999)
-    window = [betas[good_idx[0]] / BPS, betas[good_idx[-1]] / BPS] if good_idx.size else None
-    return BetaSweepResult(
-        config=cfg,
-        beta=[b / BPS for b in cfg.beta_bps],
-        exact=exact.tolist(),
-        hoeffding=hoeff,
-        chernoff=chern,
-        monte_carlo=mc,
-        monte_carlo_bad_pass=mc_bad,
-        tpr=tpr.tolist(),
-        fpr=fpr.tolist(),
-        accuracy=acc.tolist(),
-        high_accuracy_window=window,
-    )
-
-
-# --- corruption sweep (Table 1 style) -------------------------------------------------------------
-
-
-class SimTrace(BaseModel):
-    """Ground truth of one trace: per segment its tier and whether it is wrong."""
-
-    model_config = ConfigDict(frozen=True)
-
-    tiers: list[Tier]
-    flawed: list[bool]
-
-    @property
-    def correct(self) -> bool:
-        return not any(self.flawed)
-
-
-class CorruptionConfig(BaseModel):
-    consensus: ConsensusParams = ConsensusParams(computer=TierSetting(k=3, weight=1, eps=0.0), beta_bps=BPS)
-    rates: list[float] = Field(default_factory=lambda: [0.0, 0.05, 0.10, 0.15, 0.20])
-    repeats: int = Field(default=10, ge=1)
-    generalist_eps: float | None = Field(
-        default=None,
-        ge=0,
-        le=1,
-        description="error rate of the centralised auditors; None: the tier's eps on each segment",
-    )
-    ensemble_size: int = Field(default=3, ge=1, description="auditors in the plain-majority ensemble")
-    seed: int = 7
-
-
-class MethodScore(BaseModel):
-    method: str
-    mean: list[float] = Field(description="trace accuracy (%) per corruption rate")
-    std: list[float]
-
-
-class CorruptionResult(BaseModel):
-    config: CorruptionConfig
-    dataset: str
-    traces: int
-    bad_traces: int
-    rates: list[float]
-    methods: list[MethodScore]
-
-
-def synthetic_traces(
-    n: int, shape: TraceShape, bad_share: float = 0.5, n_flawed: int = 1, seed: int = 7
-) -> list[SimTrace]:
-    """n traces of one shape; a `bad_share` of them get n_flawed wrong segments at random places."""
-    rng = np.random.default_rng(seed)
-    tiers = shape.tiers()
-    out = []
-    for _ in range(n):
-        flawed = [False] * len(tiers)
-        if rng.random() < bad_share:
-            for j in rng.choice(len(tiers), size=min(n_flawed, len(tiers)), replace=False):
-                flawed[int(j)] = True
-        out.append(SimTrace(tiers=tiers, flawed=flawed))
-    return out
-
-
-def processbench_traces(path: Path) -> list[SimTrace]:
-    """ProcessBench records as ground truth: steps before `label` are correct, step `label` is wrong.
-
-    ProcessBench labels only the earliest wrong step, so later steps count as correct (the
-    trace is still wrong through its labelled step).  A step holding a claim the computer tier
-    decides (`audit.claims.has_decidable_claim`, the router's own rule) goes to that tier, any
-    other step to the LLM tier.
-    """
-    records = json.loads(Path(path).read_text(encoding="utf-8"))
-    out = []
-    for rec in records:
-        steps = rec["steps"]
-        label = int(rec["label"])
-        tiers = [Tier.COMPUTER if has_decidable_claim(s) else Tier.LLM for s in steps]
-        out.append(SimTrace(tiers=tiers, flawed=[i == label for i in range(len(steps))]))
-    return out
-
-
-def _flip(votes: NDArray[np.bool_], rate: float, rng: np.random.Generator) -> NDArray[np.bool_]:
-    return np.asarray(votes ^ (rng.random(votes.shape) < rate))
-
-
-def _trust_verdict(tr: SimTrace, cons: ConsensusParams, rate: float, rng: np.random.Generator) -> bool:
-    outcomes = []
-    weights = []
-    for t, bad in zip(tr.tiers, tr.flawed, strict=True):
-        s = cons.tier(t)
-        malicious = rng.random(s.k) < s.rho
-        wrong = malicious | (rng.random(s.k) < s.eps)
-        fail_votes = _flip(np.where(wrong, not bad, bad), rate, rng)
-        nf = int(fail_votes.sum())
-        outcomes.append(segment_outcome(s.k - nf, nf, s.k, cons.tau_bps))
-        weights.append(s.weight)
-    return trace_verdict(outcomes, weights, cons.beta_bps).passed
-
-
-def _generalist_verdict(
-    tr: SimTrace, eps: NDArray[np.float64], rate: float, rng: np.random.Generator
-) -> bool:
-    """One centralised auditor reads every step: the trace passes iff it flags none."""
-    bad = np.asarray(tr.flawed)
-    wrong = rng.random(bad.shape) < eps
-    fail_votes = _flip(np.where(wrong, ~bad, bad), rate, rng)
-    return not bool(fail_votes.any())
-
-
-def corruption_sweep(
-    traces: Sequence[SimTrace], dataset: str, cfg: CorruptionConfig, progress: Progress | None = None
-) -> CorruptionResult:
-    """Trace accuracy of TRUST vs a single auditor vs plain majority as votes are flipped."""
-    if not traces:
-        raise ValueError("no traces")
-    rng = np.random.default_rng(cfg.seed)
-    truth = np.array([tr.correct for tr in traces])
-    eps_of = [
-        np.array(
-            [
-                cfg.consensus.tier(t).eps if cfg.generalist_eps is None else cfg.generalist_eps
-                for t in tr.tiers
-            ]
-        )
-        for tr in traces
-    ]
-    names = ["TRUST", "Single auditor", f"Majority of {cfg.ensemble_size}"]
-    scores: dict[str, list[list[float]]] = {m: [] for m in names}
-    step = 0
-    for rate in cfg.rates:
-        per: dict[str, list[float]] = {m: [] for m in names}
-        for _ in range(cfg.repeats):
-            trust = np.array([_trust_verdict(tr, cfg.consensus, rate, rng) for tr in traces])
-            single = np.array(
-                [_generalist_verdict(tr, e, rate, rng) for tr, e in zip(traces, eps_of, strict=True)]
-            )
-            ens = np.array(
-                [
-                    sum(_generalist_verdict(tr, e, rate, rng) for _ in range(cfg.ensemble_size)) * 2
-                    > cfg.ensemble_size
-                    for tr, e in zip(traces, eps_of, strict=True)
-                ]
-            )
-            for m, pred in zip(names, (trust, single, ens), strict=True):
-                per[m].append(100.0 * float(np.mean(pred == truth)))
-            step += 1
-            if progress is not None:
-                progress(step)
-        for m in names:
-            scores[m].append(per[m])
-    return CorruptionResult(
-        config=cfg,
-        dataset=dataset,
-        traces=len(traces),
-        bad_traces=int((~truth).sum()),
-        rates=cfg.rates,
-        methods=[
-            MethodScore(
-                method=m,
-                mean=[float(np.mean(x)) for x in scores[m]],
-                std=[float(np.std(x)) for x in scores[m]],
-            )
-            for m in names
-        ],
-    )
-
-
 __all__ = [
+    "AgentRecord",
     "Behaviour",
-    "BetaSweepConfig",
-    "BetaSweepResult",
-    "CorruptionConfig",
-    "CorruptionResult",
     "EconomyConfig",
     "EconomyResult",
     "PopulationTier",
-    "SimTrace",
-    "beta_sweep",
-    "corruption_sweep",
-    "processbench_traces",
+    "Progress",
+    "agent_address",
     "simulate_economy",
-    "synthetic_traces",
 ]

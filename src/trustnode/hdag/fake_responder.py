@@ -13,9 +13,9 @@ import re
 from typing import Any
 
 from trustnode.hdag import rules
+from trustnode.hdag.ids import IdAllocator
 from trustnode.hdag.offline import link
 from trustnode.hdag.text import split_units
-from trustnode.hdag.validate import IdAllocator
 from trustnode.llm.fake_server import Reply, requested_schema_name
 from trustnode.llm.probe import answers_probe
 from trustnode.models.enums import Level

@@ -12,14 +12,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from trustnode.hdag.coverage import new_node
+from trustnode.hdag.ids import IdAllocator
 from trustnode.hdag.offline import goal_node, link
 from trustnode.hdag.text import split_units
 from trustnode.hdag.validate import (
     DEFAULT_MIN_COMPLETENESS,
     HDAGValidationError,
-    IdAllocator,
     ValidationReport,
-    new_node,
     validate_hdag,
 )
 from trustnode.models.enums import Level, Relationship, Strength

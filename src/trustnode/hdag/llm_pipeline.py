@@ -19,6 +19,7 @@ from importlib import resources
 from string import Template
 from typing import Any, Literal
 
+from trustnode.hdag.coverage import completeness
 from trustnode.hdag.llm_schemas import (
     AuditorsAnswer,
     GraphAnswer,
@@ -37,7 +38,6 @@ from trustnode.hdag.spans import MAX_SEGMENT_SHARE
 from trustnode.hdag.validate import (
     DEFAULT_MIN_COMPLETENESS,
     ValidationReport,
-    completeness,
     validate_hdag,
 )
 from trustnode.llm.client import LLMClient

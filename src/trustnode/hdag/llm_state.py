@@ -7,11 +7,11 @@ when the model never gives a valid answer for it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from trustnode.hdag import rules
+from trustnode.hdag.ids import IdAllocator, id_prefix
 from trustnode.hdag.llm_schemas import (
     AuditorsAnswer,
     EdgeItem,
@@ -22,14 +22,13 @@ from trustnode.hdag.llm_schemas import (
     SegmentItem,
 )
 from trustnode.hdag.offline import goal_node
+from trustnode.hdag.spans import anchor
 from trustnode.hdag.text import paragraphs, split_units
-from trustnode.hdag.validate import IdAllocator, anchor
 from trustnode.llm.errors import LLMInvalidOutputError
 from trustnode.models.enums import Level
 from trustnode.models.hdag import HDAGEdge, HDAGNode
 from trustnode.models.trace import TextSpan, TraceDocument
 
-_ID = re.compile(r"^(G|S|T|ST|O)\d+$")
 DEFAULT_CHUNK_CHARS = 6000
 EARLIER_LIMIT = 150
 
@@ -299,12 +298,8 @@ class DraftState:
             local = item.id.strip()
             if local == "G1":
                 continue
-            m = _ID.match(local)
             fits = (
-                m is not None
-                and m.group(1) == item.level.id_prefix
-                and local not in others
-                and local not in self.items
+                id_prefix(local) == item.level.id_prefix and local not in others and local not in self.items
             )
             nid = local if fits else self.ids.next(item.level)
             if fits:

@@ -13,14 +13,14 @@ acyclic and connected by construction; `validate_hdag` still runs on it.
 from __future__ import annotations
 
 from trustnode.hdag import rules
+from trustnode.hdag.coverage import new_node
+from trustnode.hdag.ids import IdAllocator
 from trustnode.hdag.spans import MAX_SEGMENT_SHARE
 from trustnode.hdag.text import split_units
 from trustnode.hdag.validate import (
     DEFAULT_MIN_COMPLETENESS,
     HDAGValidationError,
-    IdAllocator,
     ValidationReport,
-    new_node,
     validate_hdag,
 )
 from trustnode.models.enums import AuditorType, Complexity, Level, Relationship, Strength

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from trustnode.config import Settings
 from trustnode.storage.base import BlobStore
+from trustnode.storage.cids import normalize_cid
 from trustnode.storage.errors import (
     BlobIntegrityError,
     BlobNotFoundError,
@@ -23,7 +24,7 @@ from trustnode.storage.errors import (
 from trustnode.storage.kubo import KuboStore
 from trustnode.storage.local import LocalStore
 from trustnode.storage.resilient import FlushResult, ResilientStore
-from trustnode.storage.unixfs import compute_cid, normalize_cid
+from trustnode.storage.unixfs import compute_cid
 
 __all__ = [
     "BlobIntegrityError",

@@ -23,8 +23,8 @@ from nacl.public import PrivateKey, PublicKey, SealedBox
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from trustnode.storage.base import BlobStore
+from trustnode.storage.cids import normalize_cid
 from trustnode.storage.crypto import KEY_BYTES, DecryptionError, session_key_bytes
-from trustnode.storage.unixfs import normalize_cid
 
 ENVELOPE_BYTES = KEY_BYTES + 32 + 16  # sealed box: ephemeral public key + Poly1305 tag
 

@@ -25,6 +25,7 @@ from typing import Any, BinaryIO, NoReturn, cast
 import httpx
 
 from trustnode.storage.base import DEFAULT_MAX_FETCH_BYTES, BlobStore
+from trustnode.storage.cids import RAW, cid_binary, cid_codec, normalize_cid, verify_block
 from trustnode.storage.errors import (
     BlobIntegrityError,
     BlobNotFoundError,
@@ -33,18 +34,7 @@ from trustnode.storage.errors import (
     StorageUnavailableError,
 )
 from trustnode.storage.failures import FailureCache
-from trustnode.storage.unixfs import (
-    CHUNK_SIZE,
-    RAW,
-    cid_binary,
-    cid_codec,
-    compute_cid,
-    compute_file_cid,
-    declared_size,
-    import_chunks,
-    normalize_cid,
-    verify_block,
-)
+from trustnode.storage.unixfs import CHUNK_SIZE, compute_cid, compute_file_cid, declared_size, import_chunks
 
 #: No IPFS block is larger than this (Kubo refuses blocks over 2 MiB; leave room).
 MAX_BLOCK_BYTES = 4 * 1024 * 1024

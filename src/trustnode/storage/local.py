@@ -16,17 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from trustnode.storage.base import BlobStore
+from trustnode.storage.cids import cid_binary, cid_string, verify_block
 from trustnode.storage.errors import BlobNotFoundError, BlobTooLargeError
-from trustnode.storage.unixfs import (
-    child_links,
-    cid_binary,
-    cid_string,
-    declared_size,
-    file_chunks,
-    import_bytes,
-    import_chunks,
-    verify_block,
-)
+from trustnode.storage.unixfs import child_links, declared_size, file_chunks, import_bytes, import_chunks
 
 
 class LocalStore(BlobStore):

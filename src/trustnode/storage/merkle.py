@@ -22,7 +22,7 @@ from eth_abi import encode as abi_encode
 from eth_utils import keccak
 from pydantic import BaseModel, ConfigDict, Field
 
-from trustnode.storage.unixfs import normalize_cid
+from trustnode.storage.cids import normalize_cid
 
 
 class SegmentCommitment(BaseModel):

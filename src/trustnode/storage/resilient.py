@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from trustnode.storage.base import BlobStore
+from trustnode.storage.cids import normalize_cid
 from trustnode.storage.errors import (
     BlobNotFoundError,
     RemotePinPendingError,
@@ -26,7 +27,6 @@ from trustnode.storage.errors import (
     StorageUnavailableError,
 )
 from trustnode.storage.local import LocalStore
-from trustnode.storage.unixfs import normalize_cid
 
 
 class FlushResult(BaseModel):

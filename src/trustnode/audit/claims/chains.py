@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from trustnode.audit.claims.tokens import T, Tok, var_name
+from trustnode.audit.claims.model import T, Tok
+from trustnode.audit.claims.tokens import var_name
 from trustnode.audit.claims.words import (
     FUNCTION_WORDS,
     IMPLIES,

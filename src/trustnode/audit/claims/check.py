@@ -20,7 +20,8 @@ import sympy
 
 from trustnode.audit.claims.chains import Chain, Side
 from trustnode.audit.claims.evaluate import Unparseable, evaluate
-from trustnode.audit.claims.tokens import T, Tok, plain_int
+from trustnode.audit.claims.model import T, Tok
+from trustnode.audit.claims.numbers import plain_int
 from trustnode.models.audit import CheckedClaim, ClaimStatus
 
 

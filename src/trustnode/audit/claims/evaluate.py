@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import sympy
 
 from trustnode.audit.claims.chains import MAX_SEGMENT_TOKENS
-from trustnode.audit.claims.tokens import T, Tok, tokenize
+from trustnode.audit.claims.model import T, Tok
+from trustnode.audit.claims.tokens import tokenize
 from trustnode.audit.claims.words import MAX_DEPTH
 
 MAX_POWER_DIGITS = 400

@@ -27,10 +27,11 @@ from trustnode.audit.claims.check import (
 )
 from trustnode.audit.claims.evaluate import Unparseable, evaluate
 from trustnode.audit.claims.facts import Facts
+from trustnode.audit.claims.model import T, Tok
 from trustnode.audit.claims.normalize import normalize
 from trustnode.audit.claims.relations import relation_claims
 from trustnode.audit.claims.symbolic import read_symbolic, worth_reading
-from trustnode.audit.claims.tokens import T, Tok, tokenize
+from trustnode.audit.claims.tokens import tokenize
 from trustnode.audit.claims.words import RELATIONS
 from trustnode.models.audit import CheckedClaim, ClaimStatus
 

@@ -15,7 +15,7 @@ import sympy
 from trustnode.audit.claims.chains import left_partial, right_partial, split_runs
 from trustnode.audit.claims.check import format_value, to_rational
 from trustnode.audit.claims.evaluate import Unparseable, evaluate
-from trustnode.audit.claims.tokens import T, Tok
+from trustnode.audit.claims.model import T, Tok
 from trustnode.audit.claims.words import RELATIONS
 from trustnode.models.audit import CheckedClaim, ClaimStatus
 

@@ -18,9 +18,9 @@ import sympy
 
 from trustnode.audit.claims.algebra import MAX_EXPANSION_TERMS, expansion_size, rational_in_symbols
 from trustnode.audit.claims.facts import Equation, Facts, equation_of
+from trustnode.audit.claims.model import T, Tok
 from trustnode.audit.claims.statements import Statement
 from trustnode.audit.claims.symbolic import claim, sentence_words
-from trustnode.audit.claims.tokens import T, Tok
 from trustnode.audit.claims.words import CLOSE_MATH, IMPLIES, OPEN_MATH
 from trustnode.models.audit import CheckedClaim
 

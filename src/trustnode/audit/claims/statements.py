@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import sympy
 
 from trustnode.audit.claims.evaluate import Scope, Unparseable, evaluate_symbolic
-from trustnode.audit.claims.tokens import T, Tok
+from trustnode.audit.claims.model import T, Tok
 from trustnode.audit.claims.words import (
     CLOSE_MATH,
     FUNCTION_WORDS,

@@ -31,8 +31,8 @@ from trustnode.audit.claims.algebra import (
 )
 from trustnode.audit.claims.evaluate import Function, Scope
 from trustnode.audit.claims.facts import Facts, equation_of
+from trustnode.audit.claims.model import T, Tok
 from trustnode.audit.claims.statements import Side, Statement, parse_sides, read_statements
-from trustnode.audit.claims.tokens import T, Tok
 from trustnode.models.audit import CheckedClaim, ClaimStatus
 
 MAX_STATEMENTS = 200  # per text: a text with more equalities than this is read this far
