@@ -39,6 +39,8 @@ contract ProtocolHandler is StakingFixture {
     /// its `DrawFailed` event reported (+1, so 0 means "not cancelled by a draw").
     mapping(uint256 => uint256) public ghostDrawRefund;
     mapping(uint256 => uint256) public ghostRefusalsPlusOne;
+    /// @dev Lock refusals of each session's round-0 draw, counted from the exclusion events.
+    mapping(uint256 => uint256) public ghostRefusals;
 
     constructor() {
         _deploy();
@@ -159,7 +161,8 @@ contract ProtocolHandler is StakingFixture {
         _draw(sid, bound(maxSeats, 1, 20));
     }
 
-    /// @dev `sessions.draw`, recording a cancellation's refund and its DrawFailed event's refusals.
+    /// @dev `sessions.draw`, counting the panel's lock refusals from its own `AuditorExcluded` events
+    /// (reason 3, every call) and recording a cancellation's refund and its `DrawFailed` count.
     function _draw(uint256 sid, uint256 maxSeats) internal returns (bool ok) {
         uint256 before = token.balanceOf(provider);
         vm.recordLogs();
@@ -169,11 +172,16 @@ contract ProtocolHandler is StakingFixture {
         Vm.Log[] memory logs = vm.getRecordedLogs();
         if (!ok) return false;
         for (uint256 i = 0; i < logs.length; ++i) {
-            if (logs[i].topics.length == 0 || logs[i].topics[0] != IDrawModule.DrawFailed.selector) continue;
-            (,,,,, uint256 refusals) =
-                abi.decode(logs[i].data, (uint256, uint256, uint256, uint256, uint256, uint256));
-            ghostRefusalsPlusOne[sid] = refusals + 1;
-            ghostDrawRefund[sid] = token.balanceOf(provider) - before;
+            if (logs[i].topics.length == 0) continue;
+            if (logs[i].topics[0] == IDrawModule.AuditorExcluded.selector) {
+                (uint256 round, uint256 reason) = abi.decode(logs[i].data, (uint256, uint256));
+                if (round == 0 && reason == 3) ++ghostRefusals[sid];
+            } else if (logs[i].topics[0] == IDrawModule.DrawFailed.selector) {
+                (,,,,, uint256 refusals) =
+                    abi.decode(logs[i].data, (uint256, uint256, uint256, uint256, uint256, uint256));
+                ghostRefusalsPlusOne[sid] = refusals + 1;
+                ghostDrawRefund[sid] = token.balanceOf(provider) - before;
+            }
         }
     }
 
@@ -600,7 +608,7 @@ contract ProtocolInvariantsTest is TestBase {
     }
 
     /// @dev A draw that fails is refunded (the pool minus R per drawn seat) only when nobody refused a
-    /// stake lock on its failing segment; after refusals (withdrawals while the session draws) the
+    /// stake lock anywhere in its panel; after refusals (withdrawals while the session draws) the
     /// provider gets nothing back (`RefusedLocksBuyNoRefund`).
     /// forge-config: default.invariant.runs = 100
     /// forge-config: default.invariant.depth = 100
@@ -612,6 +620,7 @@ contract ProtocolInvariantsTest is TestBase {
             if (r == 0) continue;
             IAuditSessions.Session memory s = IAuditSessions(core).sessionOf(sids[i]);
             uint256 refund = handler.ghostDrawRefund(sids[i]);
+            assertEq(r - 1, handler.ghostRefusals(sids[i]), "every refusal of the panel counted");
             if (r > 1) {
                 assertEq(uint256(s.termination), uint256(IAuditSessions.Termination.DrawRefused), "refused");
                 assertEq(refund, 0, "no refund after refused locks");

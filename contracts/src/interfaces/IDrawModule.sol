@@ -30,8 +30,9 @@ interface IDrawModule {
         uint256 drawnSeats;
         uint256 auditorCount;
         bool failed;
-        /// @dev Lock refusals in the segment that failed (0 unless `failed`): a failure with refusals
-        /// is not the snapshot's lack of auditors, so the core refunds nothing (no re-roll by refusing).
+        /// @dev Lock refusals over the whole panel, every segment and call (0 unless `failed`): a failure
+        /// after refusals is not the snapshot's own lack of auditors (refusing early segments can push
+        /// the others onto the seat cap), so the core refunds nothing (no re-roll by refusing).
         uint256 lockRefusals;
     }
 
@@ -48,8 +49,8 @@ interface IDrawModule {
         uint256 indexed sessionId, uint256 round, uint256 firstSegment, uint256 firstSeat, address[] auditors
     );
     /// @notice The eligible snapshot weight of `tier` ran out with `seatsNeeded` seats of `segment`
-    /// unfilled; `eligibleLeft` auditors could still serve the session, all already on this segment, and
-    /// `lockRefusals` more were sampled for this segment and refused their stake lock.
+    /// unfilled; `eligibleLeft` auditors could still serve the session, all already on this segment;
+    /// `lockRefusals` sampled auditors refused their stake lock over the whole panel so far.
     event DrawFailed(
         uint256 indexed sessionId,
         uint256 round,

@@ -57,6 +57,11 @@ contract DrawModule is IDrawModule {
     /// stopped inside a segment, else 0.
     mapping(uint256 key => uint256) private _resumeAt;
 
+    /// @dev Lock refusals over the whole panel so far (any segment, any call): a failed draw with any is
+    /// `DrawRefused`, since an account that refuses early segments can push the seats that later fail
+    /// onto the seat cap.
+    mapping(uint256 key => uint256) private _panelRefusals;
+
     /// @dev One sampled auditor within a call: its seat word with this call's seats, the seats this
     /// call locks for it, and Staking's quote (read at its first lock decision).
     struct Held {
@@ -75,6 +80,8 @@ contract DrawModule is IDrawModule {
         uint256 seat;
         uint256 rejections;
         uint256 refusals;
+        uint256 panelRefusals;
+        uint256 refusalsBefore;
         uint256 drawnNow;
         uint256 rejectedNow;
         uint256 drawnSeats;
@@ -133,7 +140,8 @@ contract DrawModule is IDrawModule {
         r.drawnSeats = w.drawnSeats;
         r.auditorCount = w.auditorCount;
         r.failed = failed;
-        if (failed) r.lockRefusals = w.refusals;
+        if (failed) r.lockRefusals = w.panelRefusals;
+        else if (w.panelRefusals != w.refusalsBefore) _panelRefusals[w.key] = w.panelRefusals;
     }
 
     /// @dev Sample one candidate for the current seat; seat it or exclude it. True if seated.
@@ -157,7 +165,10 @@ contract DrawModule is IDrawModule {
             // panel-wide exclusion would change every later modulus and re-roll the rest of the draw.
             if (reason >= REASON_LOCK_REFUSED) list.addLocal(leaf, weight);
             else list.addPermanent(leaf, weight);
-            if (reason == REASON_LOCK_REFUSED) ++w.refusals;
+            if (reason == REASON_LOCK_REFUSED) {
+                ++w.refusals;
+                ++w.panelRefusals;
+            }
             ++w.rejections;
             ++w.rejectedNow;
             emit AuditorExcluded(job.sessionId, job.round, auditor, reason);
@@ -309,7 +320,7 @@ contract DrawModule is IDrawModule {
             tier,
             job.seatsPerTier[tier] - w.seat,
             list.length() - list.permanent - w.refusals,
-            w.refusals
+            w.panelRefusals
         );
     }
 
@@ -345,6 +356,8 @@ contract DrawModule is IDrawModule {
         _clearSeated(w.seated);
         // Auditors sampled: at most one per seat or rejection of the call.
         w.held = _pointers(job.maxSeats + 64 + MAX_REJECTIONS_PER_CALL);
+        w.panelRefusals = _panelRefusals[w.key];
+        w.refusalsBefore = w.panelRefusals;
         uint256 resumeAt = _resumeAt[w.key];
         if (resumeAt != 0) {
             w.seat = (resumeAt >> 8) & 0xff;

@@ -57,6 +57,11 @@ contract LegacyDrawModule is IDrawModule {
     /// @dev 1 | seatInSegment << 8 | rejections << 16 when a call stopped inside a segment, else 0.
     mapping(uint256 key => uint256) private _resumeAt;
 
+    /// @dev Lock refusals over the whole panel so far (any segment, any call): a failed draw with any is
+    /// `DrawRefused`, since an account that refuses early segments can push the seats that later fail
+    /// onto the seat cap.
+    mapping(uint256 key => uint256) private _panelRefusals;
+
     /// @dev One call's position, in memory.
     struct Walk {
         uint256 key;
@@ -64,6 +69,8 @@ contract LegacyDrawModule is IDrawModule {
         uint256 seat;
         uint256 rejections;
         uint256 refusals;
+        uint256 panelRefusals;
+        uint256 refusalsBefore;
         uint256 drawnNow;
         uint256 rejectedNow;
         uint256 drawnSeats;
@@ -119,7 +126,8 @@ contract LegacyDrawModule is IDrawModule {
         r.drawnSeats = w.drawnSeats;
         r.auditorCount = w.auditorCount;
         r.failed = failed;
-        if (failed) r.lockRefusals = w.refusals;
+        if (failed) r.lockRefusals = w.panelRefusals;
+        else if (w.panelRefusals != w.refusalsBefore) _panelRefusals[w.key] = w.panelRefusals;
     }
 
     /// @dev Sample one candidate for the current seat; seat it or exclude it. True if seated.
@@ -143,7 +151,10 @@ contract LegacyDrawModule is IDrawModule {
             // panel-wide exclusion would change every later modulus and re-roll the rest of the draw.
             if (reason >= REASON_LOCK_REFUSED) list.addLocal(leaf, weight);
             else list.addPermanent(leaf, weight);
-            if (reason == REASON_LOCK_REFUSED) ++w.refusals;
+            if (reason == REASON_LOCK_REFUSED) {
+                ++w.refusals;
+                ++w.panelRefusals;
+            }
             ++w.rejections;
             ++w.rejectedNow;
             emit AuditorExcluded(job.sessionId, job.round, auditor, reason);
@@ -237,7 +248,7 @@ contract LegacyDrawModule is IDrawModule {
             tier,
             job.seatsPerTier[tier] - w.seat,
             list.length() - list.permanent - w.refusals,
-            w.refusals
+            w.panelRefusals
         );
     }
 
@@ -271,6 +282,8 @@ contract LegacyDrawModule is IDrawModule {
         // A call draws at most maxSeats seats plus the rest of the segment it is in (appeal panels: <= 63).
         w.seated = new address[](job.maxSeats + 64);
         _clearSeated(w.seated);
+        w.panelRefusals = _panelRefusals[w.key];
+        w.refusalsBefore = w.panelRefusals;
         uint256 resumeAt = _resumeAt[w.key];
         if (resumeAt != 0) {
             w.seat = (resumeAt >> 8) & 0xff;

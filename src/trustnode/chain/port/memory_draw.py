@@ -60,9 +60,10 @@ class DrawOps:
             while drawn < max_seats and s.drawn < s.total_seats:
                 seg, j = s.cursor
                 tier = s.tiers[seg]
+                s.refusers |= self._refusing(s, seg, tier, p)
                 picked = self._pick(s, seg, tier, p)
                 if picked is None:
-                    self._draw_failed(s, seg, tier, p, tx)
+                    self._draw_failed(s, tier, p, tx)
                     break
                 a = self.c.auditors[picked]
                 a.locked += p.slash_amount
@@ -98,10 +99,11 @@ class DrawOps:
         weights = [self.c.weight(self.c.auditors[a]) for a in pool]
         return weighted_pick(pool, weights, s.seed, s.drawn)
 
-    def _refusing(self, s: Session, seg: int, tier: int, p: SessionParams) -> int:
-        """Auditors the draw would have sampled for `seg` whose free stake cannot back a seat now."""
-        return sum(
-            1
+    def _refusing(self, s: Session, seg: int, tier: int, p: SessionParams) -> set[str]:
+        """Candidates for `seg` whose free stake cannot back a seat now. The contract counts those its
+        sampling meets, panel-wide; this mirror counts every such candidate of every drawn segment."""
+        return {
+            addr
             for addr, a in self.c.auditors.items()
             if addr != s.provider
             and a.tier == tier
@@ -109,11 +111,11 @@ class DrawOps:
             and addr not in s.segment_auditors[seg]
             and len(s.seats.get(addr, [])) < p.seat_cap
             and a.assets - a.locked < p.slash_amount
-        )
+        }
 
-    def _draw_failed(self, s: Session, seg: int, tier: int, p: SessionParams, tx: TxRef) -> None:
+    def _draw_failed(self, s: Session, tier: int, p: SessionParams, tx: TxRef) -> None:
         """Cancel: keep R per seat already drawn (paid when its auditor settles); refund the rest only
-        when nobody refused a lock on the failing segment (else it is forfeited, as DrawRefused)."""
+        when nobody refused a lock in the panel (else it is forfeited, as DrawRefused)."""
         need = sum(p.seats_per_tier[t] for t in s.tiers if t == tier)
         have = len(
             {
@@ -124,7 +126,7 @@ class DrawOps:
                 and self.c.weight(self.c.auditors[a]) > 0
             }
         )
-        refused = self._refusing(s, seg, tier, p)
+        refused = len(s.refusers)
         s.failure = DrawFailure(
             tier=TierName.of(tier),
             seats_needed=need,

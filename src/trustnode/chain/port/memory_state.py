@@ -103,6 +103,7 @@ class Session:
     pass_weight: int = 0
     total_weight: int = 0
     failure: DrawFailure | None = None
+    refusers: set[str] = field(default_factory=set)  # candidates of a drawn segment that lacked free stake
     termination: str | None = None  # IAuditSessions.Termination, lower case
     draw_reputation: dict[str, int] = field(default_factory=dict)  # fixed at the auditor's first seat
     slash_target: int | None = None
