@@ -20,6 +20,7 @@ from tests.chain.port_scenarios import (
     expected_withheld,
     withheld_scenario,
 )
+from tests.chain.port_scenarios_withheld import expected_withheld_deeper, withheld_deeper_scenario
 from tests.conftest import client_for, free_port
 from trustnode.chain import devnet
 from trustnode.chain.deployment import Deployment
@@ -61,6 +62,12 @@ def test_withheld_panel_keys_end_the_round_and_an_unrevealed_canary_blocks_nothi
     assert withheld_scenario(provider, appellant, operator, auditors, chain.mine) == expected_withheld(
         ISSUE15_PARAMS
     )
+
+
+def test_keys_withheld_at_depth_two_keep_the_decided_fail_on_the_memory_port() -> None:
+    chain, provider, appellant, auditors = _memory(12)
+    got = withheld_deeper_scenario(provider, appellant, auditors, chain.mine)
+    assert got == expected_withheld_deeper(ISSUE15_PARAMS)
 
 
 @pytest.fixture
@@ -117,3 +124,12 @@ def test_withheld_panel_keys_and_an_unrevealed_canary_on_the_deployed_contracts(
     assert withheld_scenario(provider, appellant, operator, auditors, mine) == expected_withheld(
         ISSUE15_PARAMS
     )
+
+
+@pytest.mark.chain
+def test_keys_withheld_at_depth_two_keep_the_decided_fail_on_the_deployed_contracts(
+    issue15_devnet: Deployment,
+) -> None:
+    mine, provider, appellant, auditors = _web3(issue15_devnet, 12)
+    got = withheld_deeper_scenario(provider, appellant, auditors, mine)
+    assert got == expected_withheld_deeper(ISSUE15_PARAMS)

@@ -26,6 +26,7 @@ from trustnode.consensus.appeals import AppealParams, AppealResult, Effect, Pane
 from trustnode.consensus.canaries import CanaryParams
 from trustnode.consensus.final_settlement import SessionSettlement, settle_session
 from trustnode.consensus.rules import WAD, EconomicRules
+from trustnode.models.enums import SegmentOutcome
 
 pytestmark = pytest.mark.chain
 
@@ -144,8 +145,12 @@ def test_appeal_rounds_and_canaries_match_the_reference_settlement() -> None:
             for rnd in opened:
                 run.run_round(rnd, withhold=bool(rng.random() < 0.2))
             decided = [i for i in groups[0] if run.rounds[0].status is PanelStatus.DECIDED and TIERS[i] == 0]
-            if decided and n % 2 == 0:  # a second panel, 7 seats, on one segment
-                run.run_round(run.appeal([decided[0]], appellant), withhold=False)
+            if decided and n % 2 == 0:  # a second panel, 7 seats, on one segment; in session 2 its keys are
+                # withheld, over a decided FAIL if there is one (it stands: the second review's attack)
+                withhold = n % 4 == 2
+                if withhold:
+                    decided.sort(key=lambda i: run.outcome(i) != SegmentOutcome.FAIL)
+                run.run_round(run.appeal([decided[0]], appellant), withhold=withhold)
             request = run.close()
             before = ch.balance(ch.client(appellant).address)
             escrow = ch.c["escrow"]

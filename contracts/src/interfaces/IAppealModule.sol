@@ -190,8 +190,9 @@ interface IAppealModule is IPanelHost {
         uint256 revealDeadline
     );
     /// @notice A round ended: `outcomes` one byte per named segment in the order of `AppealOpened`
-    /// (the panel's quorum outcome if it decided; INCONCLUSIVE for keys withheld; the standing outcome
-    /// for unfillable), `windowEnd` the last block its segments may be appealed again (0: none).
+    /// (the panel's quorum outcome if it decided; for keys withheld INCONCLUSIVE, or the contested FAIL
+    /// at depth > 1 (`AppealMath.withheldKeeps`); the standing outcome for unfillable), `windowEnd` the
+    /// last block its segments may be appealed again (0: none).
     event RoundFinalized(
         uint256 indexed sessionId,
         uint256 indexed round,

@@ -10,7 +10,8 @@ import {IAppealModule} from "./IAppealModule.sol";
 /// `appealRewardBps * bond`, the panel's agreeing seats paid from the pot then the Treasury's appeal
 /// budget (min(R, (pot + budget) / count) each; what neither covers is a reported shortfall); VOIDED -
 /// bond back; KEYS_WITHHELD - bond back, every locked seat paid from the pot only, never the budget
-/// (min(R, pot / count) each; the rest a reported shortfall); UNFILLABLE - bond
+/// (min(R, pot / count) each; the rest a reported shortfall), except over a decided FAIL at depth > 1,
+/// which stands: the bond is forfeited, R per locked seat, the rest joins the pot; UNFILLABLE - bond
 /// back minus R per drawn seat, which those seats earn. The pot starts as the part of the segment's
 /// k_0 R reservation not paid to agreeing round-0 votes (taken from the core's pool) and ends in the
 /// treasury. It holds the bonds from the appeal on, and each round's panel rewards until its auditors

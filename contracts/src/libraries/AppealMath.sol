@@ -84,6 +84,16 @@ library AppealMath {
         return 0;
     }
 
+    /// @notice Whether a round whose keys were withheld at depth `depth` leaves its segment at `contested`
+    /// (the outcome it appealed, the last decided one) rather than INCONCLUSIVE (second review: withholding
+    /// the next depth's keys erased a decided overturn). Only the provider can withhold, so withholding must
+    /// never help its segment: a decided FAIL of an appeal panel (depth > 1) stands, the withheld round's bond
+    /// is forfeited to its seats; a contested PASS still becomes INCONCLUSIVE (keeping it would let the
+    /// provider veto any appeal of a PASS for free), and so does every depth-1 round (finding 2).
+    function withheldKeeps(uint256 depth, uint256 contested) internal pure returns (bool) {
+        return depth > 1 && contested == SegmentWord.OUTCOME_FAIL;
+    }
+
     /// @notice How an appeal ended (`appeals.appeal_result`): keys withheld and unfillable by the panel's
     /// status; else UPHELD if the final outcome is the one appealed, VOIDED if a decided outcome became
     /// INCONCLUSIVE, OVERTURNED otherwise.

@@ -357,7 +357,8 @@ contract AppealModule is AppealStore {
     }
 
     /// @dev Each named segment of the ended round takes its new outcome (decided: the panel's; keys
-    /// withheld: INCONCLUSIVE; unfillable: unchanged) and its next window.
+    /// withheld: INCONCLUSIVE, or unchanged if `AppealMath.withheldKeeps`; unfillable: unchanged) and its
+    /// next window.
     function _endSegments(
         uint256 sessionId,
         uint256 key,
@@ -388,9 +389,13 @@ contract AppealModule is AppealStore {
     ) private returns (uint256 o) {
         uint256 sw = _seg[sessionId][seg];
         bool decided = to == IAuditSessions.Status.Finalized;
-        o = AppealWord.outcome(sw);
-        if (decided) o = SegmentWord.outcome(laneValue);
-        else if (to == IAuditSessions.Status.Expired) o = SegmentWord.OUTCOME_INCONCLUSIVE;
+        o = AppealWord.outcome(sw); // the outcome the round contested
+        if (decided) {
+            o = SegmentWord.outcome(laneValue);
+        } else if (to == IAuditSessions.Status.Expired && !AppealMath.withheldKeeps(AppealWord.depth(sw), o))
+        {
+            o = SegmentWord.OUTCOME_INCONCLUSIVE;
+        }
         _seg[sessionId][seg] = AppealWord.end(sw, o, !decided, window);
     }
 

@@ -231,8 +231,10 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
     }
 
     /// @dev The appeal of depth `j`: its result against the final outcome, what its bond pays and where
-    /// the rest goes (UPHELD: the bond pays the agreeing seats R each, the rest joins the pot; UNFILLABLE:
-    /// R per drawn seat from the bond, the rest refunded; otherwise the bond is refunded whole).
+    /// the rest goes (UPHELD: the bond pays the agreeing seats R each, the rest joins the pot; KEYS_WITHHELD
+    /// over a FAIL that stood (`AppealMath.withheldKeeps`): the bond pays every locked seat R, the rest
+    /// joins the pot; UNFILLABLE: R per drawn seat from the bond, the rest refunded; otherwise the bond is
+    /// refunded whole).
     function _scoreRound(
         Env memory e,
         uint256 seg,
@@ -251,7 +253,16 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
         py.result = AppealMath.result(AppealWord.appealedAt(w, j), AppealWord.outcome(w), rd.status);
         ++rm.resolvedSegments;
         if (rd.status == IAuditSessions.Status.Expired) {
-            py.owed = AppealMath.panelSeats(k0, j); // every locked seat of the panel
+            uint256 k = AppealMath.panelSeats(k0, j); // every locked seat of the panel
+            if (AppealMath.withheldKeeps(j, AppealWord.appealedAt(w, j))) {
+                // The outcome stood: the bond is forfeited, R per locked seat, the rest joins the pot.
+                _perVote[key][seg] = e.reward;
+                rm.held += uint96(k * e.reward);
+                pot += py.refund - k * e.reward;
+                py.refund = 0;
+            } else {
+                py.owed = k;
+            }
         } else if (rd.status == IAuditSessions.Status.Cancelled) {
             uint256 drawn = _drawnOn(e, py.round, rd, seg);
             _perVote[key][seg] = e.reward;

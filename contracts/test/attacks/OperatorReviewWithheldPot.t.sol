@@ -8,11 +8,6 @@ import {Strings} from "@openzeppelin/contracts/utils/Strings.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
-/// @dev The cheatcode TestBase's `Vm` does not declare.
-interface VmSkip {
-    function skip(bool) external;
-}
-
 /// @notice Outside review of "KEYS_WITHHELD panels are paid from the pot only" (AppealSettlement._fund).
 /// Attacks: make a withheld round still draw on the Treasury's appeal budget by mixing it in one session
 /// with an OVERTURNED round (withheld segment before and after the overturned one in settlement order), by a
@@ -128,9 +123,9 @@ contract OperatorReviewWithheldPotTest is AppealsFixture {
     }
 
     /// @dev Depth 1 overturns segment 0 (PASS -> FAIL); then a depth-2 appeal of it has its keys withheld.
-    /// The segment ends INCONCLUSIVE, the depth-1 appeal is VOIDED against that, so no seat and no
-    /// appellant is owed anything from the budget: the only pay is the withheld panel's pot share.
-    function test_WithheldOverAnOverturnUsesNoBudget() public {
+    /// The decided FAIL stands (AppealMath.withheldKeeps): the withheld panel's 15 seats are paid R each from
+    /// the forfeited bond, never the budget; the budget pays the overturn alone, as without the depth-2 appeal.
+    function test_WithheldOverAnOverturnPaysItsSeatsFromTheBond() public {
         uint256 sid = _openReady(1, 1, new bytes32[](0));
         _voteRound0(sid, 0, 0, 0);
         _toAppealWindow(sid);
@@ -143,14 +138,48 @@ contract OperatorReviewWithheldPotTest is AppealsFixture {
         uint256 r2 = appeals.appeal(sid, _segs(0), type(uint256).max);
         _drawRound(sid, r2);
         _expire(sid, r2);
+        assertEq(_outcomeOf(sid, 0), FAIL, "the decided FAIL stands");
+        assertTrue(appeals.segmentAppeals(sid, 0).closed, "and is final");
         uint256 appellantBefore = token.balanceOf(appellant);
         _closeAndSettle(sid);
-        assertEq(_outcomeOf(sid, 0), INCONCLUSIVE, "withheld at depth 2");
-        assertEq(escrow.sessionMoney(sid).budgetUsed, 0, "no budget at all");
-        assertEq(escrow.perVoteOf(sid, r2, 0), POT / 15, "the 15 withheld seats share the pot");
-        assertEq(escrow.perVoteOf(sid, r1, 0), 0, "the voided depth-1 panel is owed nothing");
-        assertEq(token.balanceOf(appellant) - appellantBefore, 7 * R, "depth-1 bond back, no reward");
-        assertEq(token.balanceOf(provider), providerBefore, "the provider's depth-2 bond came back whole");
+        assertEq(escrow.sessionMoney(sid).budgetUsed, OVERTURN_BUDGET, "budget: the overturn only");
+        assertEq(escrow.sessionMoney(sid).shortfall, 0, "no shortfall");
+        assertEq(escrow.perVoteOf(sid, r2, 0), R, "the 15 withheld seats: R each from the bond");
+        assertEq(escrow.perVoteOf(sid, r1, 0), R, "the overturning panel is paid");
+        assertEq(token.balanceOf(appellant) - appellantBefore, 7 * R + 7 * R * 2000 / 10_000, "bond + reward");
+        assertEq(providerBefore - token.balanceOf(provider), 15 * R, "the withheld bond is forfeited");
+        assertEq(token.balanceOf(address(escrow)), 0, "escrow empty: in == out");
+    }
+
+    /// @dev The other way round: round 0 FAILs the segment, depth 1 passes it, an honest party appeals the
+    /// PASS at depth 2 and the provider withholds the keys. Keeping the decided PASS would hand the
+    /// provider a free veto on every appeal of a PASS (and the honest bond to the seats): the segment
+    /// becomes INCONCLUSIVE as before, the honest bond comes back whole and the seats share the pot only.
+    function test_WithheldAgainstAPassDoesNotKeepIt() public {
+        address honest = address(0xB0B);
+        token.transfer(honest, 1000e18);
+        vm.prank(honest);
+        token.approve(address(appeals), type(uint256).max);
+        uint256 sid = _openReady(1, 1, new bytes32[](0));
+        _voteRound0(sid, 1, 0, 0); // FAIL
+        _toAppealWindow(sid);
+        uint256 r1 = _appeal(sid, _segs(0));
+        _drawRound(sid, r1);
+        _publishRound(sid, r1);
+        _voteRound(sid, r1, 0, 0, 0); // passed at depth 1
+        vm.prank(honest);
+        uint256 r2 = appeals.appeal(sid, _segs(0), type(uint256).max);
+        _drawRound(sid, r2);
+        _expire(sid, r2);
+        assertEq(_outcomeOf(sid, 0), INCONCLUSIVE, "withholding never keeps a PASS");
+        (bool passed,,,,) = escrow.verdictOf(sid);
+        assertTrue(!passed, "the trace does not pass");
+        uint256 appellantBefore = token.balanceOf(appellant);
+        _closeAndSettle(sid);
+        assertEq(token.balanceOf(honest), 1000e18, "the honest depth-2 bond came back whole");
+        assertEq(token.balanceOf(appellant) - appellantBefore, 7 * R, "depth 1 VOIDED: bond back, no reward");
+        assertEq(escrow.sessionMoney(sid).budgetUsed, 0, "no budget");
+        assertEq(escrow.perVoteOf(sid, r2, 0), POT / 15, "the withheld seats share the pot only");
         assertEq(token.balanceOf(address(escrow)), 0, "escrow empty: in == out");
     }
 
@@ -181,6 +210,7 @@ contract OperatorReviewWithheldPotTest is AppealsFixture {
     struct Run {
         uint256 sid;
         uint256 r1;
+        uint256 r2;
         Paid p0;
         Paid p1;
         uint256 appellantGain;
@@ -201,9 +231,9 @@ contract OperatorReviewWithheldPotTest is AppealsFixture {
         uint256 providerBefore = token.balanceOf(provider);
         if (withhold) {
             vm.prank(provider);
-            uint256 r2 = appeals.appeal(x.sid, _segs(0), type(uint256).max);
-            _drawRound(x.sid, r2);
-            _expire(x.sid, r2);
+            x.r2 = appeals.appeal(x.sid, _segs(0), type(uint256).max);
+            _drawRound(x.sid, x.r2);
+            _expire(x.sid, x.r2);
         }
         vm.recordLogs();
         _closeAndSettle(x.sid);
@@ -220,7 +250,7 @@ contract OperatorReviewWithheldPotTest is AppealsFixture {
 
     function _report(Run memory a, Run memory c) internal pure returns (string memory) {
         string memory head = string.concat(
-            "withholding the depth-2 keys erased the overturn: depth-1 panel paid ",
+            "withholding the depth-2 keys changed the settlement: depth-1 panel paid ",
             _m(a.p1.rewards),
             " mTRUST (without: ",
             _m(c.p1.rewards),
@@ -240,40 +270,38 @@ contract OperatorReviewWithheldPotTest is AppealsFixture {
             Strings.toString(c.p0.incorrect),
             "/",
             Strings.toString(c.p0.slashes),
-            "), provider token change ",
+            "), withholder's token change ",
             a.providerNet < 0 ? "-" : "",
             _m(uint256(a.providerNet < 0 ? -a.providerNet : a.providerNet)),
             " mTRUST"
         );
     }
 
-    /// @dev KNOWN (works; not fixed, found in this review): withholding the keys of a NEXT-depth appeal
-    /// erases a decided overturn. Sequence: round 0's three seats (lazy, or the provider's friends) pass a
-    /// wrong segment; an honest appellant bonds 7 R and its depth-1 panel overturns it to FAIL; the provider
-    /// then appeals the segment at depth 2 (bond 15 R) and never publishes the panel's keys. The segment
-    /// ends INCONCLUSIVE and final, so: the depth-1 appeal is VOIDED (no 20% reward: the appellant loses
-    /// 1.4 R), its 7 honest FAIL voters are scored against INCONCLUSIVE (nothing: they lose 7 R of pay), the
-    /// round-0 voters who passed the wrong segment escape being scored wrong and slashed, and the provider's
-    /// 15 R bond comes back whole (KEYS_WITHHELD). The provider's trace verdict is unchanged (INCONCLUSIVE
-    /// counts as not passed, as FAIL does), so the provider pays nothing but gas; the round-0 pot (3 R) goes
-    /// to the 15 withheld seats (a coalition's, if it holds them). The Treasury SAVES the 5.4 R of budget:
-    /// this is no drain, it is a free veto on paying honest appeals against one's own segments, which
-    /// kills the appeal incentive. Fix: a segment's outcome after a KEYS_WITHHELD round at depth d > 1 is
-    /// the last DECIDED outcome (depth d-1), not INCONCLUSIVE - the withheld round is scored as a failed
-    /// appeal of that outcome (or at least its bond is forfeited to the decided panel and the appellant).
-    /// Measured with the skip removed (R = 6, P = 8 TRUST): depth-1 panel paid 0 (42 TRUST without the
-    /// withholding), appellant reward 0 (8.4), round-0 votes scored wrong/slashed 0/0 (3/1), provider's
-    /// token change 0.
-    function test_WithheldNextDepthErasesAnOverturn_KNOWN() public {
-        VmSkip(address(vm)).skip(true);
+    /// @dev Second review, fixed: withholding the keys of a NEXT-depth appeal no longer erases a decided
+    /// overturn. Sequence: round 0's three seats (lazy, or the provider's friends) pass a wrong segment; an
+    /// honest appellant bonds 7 R and its depth-1 panel overturns it to FAIL; the provider then appeals the
+    /// segment at depth 2 (bond 15 R) and never publishes the panel's keys. Before the fix the segment ended
+    /// INCONCLUSIVE, the depth-1 appeal VOIDED: depth-1 panel paid 0 (42 TRUST without the withholding),
+    /// appellant reward 0 (8.4 TRUST), round-0 votes scored wrong/slashed 0/0 (3/1), provider's token change
+    /// 0. Now the decided FAIL stands and the segment closes, so everything earlier settles exactly as if the
+    /// depth-2 appeal had never been made, and its 15 R bond pays the 15 locked seats instead of coming back.
+    function test_WithheldNextDepthKeepsTheDecidedOverturn() public {
         Run memory c = _overturnThenMaybeWithhold(false);
         Run memory a = _overturnThenMaybeWithhold(true);
         if (
-            a.p1.rewards < c.p1.rewards || a.appellantGain < c.appellantGain
-                || a.p0.incorrect < c.p0.incorrect
+            a.p1.rewards != c.p1.rewards || a.appellantGain != c.appellantGain
+                || a.p0.incorrect != c.p0.incorrect || a.providerNet != -int256(15 * R)
         ) {
             _fail(_report(a, c));
         }
+        assertEq(_outcomeOf(a.sid, 0), FAIL, "the decided overturn stands");
+        assertEq(a.p1.rewards, 7 * R, "the depth-1 panel is paid R per seat");
         assertEq(escrow.perVoteOf(a.sid, a.r1, 0), R, "the overturning panel is paid");
+        assertEq(a.appellantGain, 7 * R * 2000 / 10_000, "the depth-1 appellant's 20% reward");
+        assertEq(a.p0.incorrect, 3, "the round-0 PASS votes are scored wrong");
+        assertTrue(a.p0.slashes <= a.p0.incorrect, "slashed by their coins (each session has its own seed)");
+        assertTrue(a.providerNet == -int256(15 * R), "the withheld bond is not refunded");
+        assertEq(escrow.perVoteOf(a.sid, a.r2, 0), R, "it pays the 15 locked seats R each");
+        assertEq(token.balanceOf(address(escrow)), 0, "escrow empty: in == out");
     }
 }

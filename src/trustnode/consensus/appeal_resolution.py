@@ -2,8 +2,9 @@
 how each appeal ended, after checking the history is one the contract would have allowed.
 
 Panels are in depth order (`appeals` explains depth versus round); the outcome after a DECIDED
-panel is its quorum outcome, after KEYS_WITHHELD it is INCONCLUSIVE, after UNFILLABLE the
-previous outcome stands.  Appeal results are judged against the FINAL outcome.
+panel is its quorum outcome, after KEYS_WITHHELD `outcome_after_withheld` (INCONCLUSIVE, except
+that a decided FAIL contested at depth > 1 stands), after UNFILLABLE the previous outcome stands.
+Appeal results are judged against the FINAL outcome.
 """
 
 from __future__ import annotations
@@ -41,6 +42,25 @@ def tally(panel: Panel) -> tuple[int, int]:
         sum(1 for s in panel.seats if s.vote is Vote.PASS),
         sum(1 for s in panel.seats if s.vote is Vote.FAIL),
     )
+
+
+def withheld_keeps(depth: int, contested: SegmentOutcome) -> bool:
+    """Whether a panel of depth `depth` whose keys were withheld leaves its segment at `contested`
+    (the outcome it appealed: the last decided one) instead of INCONCLUSIVE (`AppealMath.withheldKeeps`).
+
+    Second review: withholding the next depth's keys erased a decided overturn (INCONCLUSIVE voided
+    the depth-1 appeal, its panel's pay and the round-0 slashes).  Only the provider can withhold, so
+    withholding must never help its segment: a decided FAIL of an appeal panel stands and the withheld
+    appeal's bond is forfeited to its seats; a contested PASS still becomes INCONCLUSIVE (keeping it
+    would give the provider a free veto on every appeal of a PASS), and so does every depth-1 panel
+    (review finding 2).
+    """
+    return depth > 1 and contested == SegmentOutcome.FAIL
+
+
+def outcome_after_withheld(depth: int, contested: SegmentOutcome) -> SegmentOutcome:
+    """The segment's outcome (final: it closes) after its depth-`depth` panel's keys were withheld."""
+    return contested if withheld_keeps(depth, contested) else SegmentOutcome.INCONCLUSIVE
 
 
 def appeal_result(appealed: SegmentOutcome, final: SegmentOutcome, status: PanelStatus) -> AppealResult:
@@ -93,7 +113,7 @@ def resolve(seg: SegmentRecord, k0: int, tau_bps: int, appeal: AppealParams, rew
         if panel.status is PanelStatus.KEYS_WITHHELD:
             if any(s.vote is not Vote.UNREVEALED for s in panel.seats):
                 raise ValueError("nobody can vote without keys")
-            outcomes.append(SegmentOutcome.INCONCLUSIVE)
+            outcomes.append(outcome_after_withheld(d, outcomes[-1]))
             continue
         p, f = tally(panel)
         outcomes.append(segment_outcome(p, f, k, tau_bps))
@@ -105,4 +125,4 @@ def resolve(seg: SegmentRecord, k0: int, tau_bps: int, appeal: AppealParams, rew
     return Resolution(outcomes=outcomes, final=final, results=results)
 
 
-__all__ = ["Resolution", "appeal_result", "resolve", "tally"]
+__all__ = ["Resolution", "appeal_result", "outcome_after_withheld", "resolve", "tally", "withheld_keeps"]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trustnode.consensus.appeal_resolution import Resolution, resolve
+from trustnode.consensus.appeal_resolution import Resolution, resolve, withheld_keeps
 from trustnode.consensus.appeals import (
     DECIDED,
     AppealParams,
@@ -152,8 +152,10 @@ def settle_segment(
     Order (exactly the contract's): round-0 agreeing votes are paid R from the segment's
     reservation; the rest of the reservation starts the segment's pot.  Per appeal round:
     UPHELD - the bond pays the panel's agreeing votes R each, its surplus joins the pot;
-    OVERTURNED / VOIDED / KEYS_WITHHELD - the bond is refunded whole; UNFILLABLE - the bond pays
-    R per drawn seat and the rest is refunded.  Then, round by round, the panels owed by the pot
+    KEYS_WITHHELD over a decided FAIL that stood (`withheld_keeps`: depth > 1) - the bond is
+    forfeited, R per locked seat, its surplus joins the pot; OVERTURNED / VOIDED / other
+    KEYS_WITHHELD - the bond is refunded whole; UNFILLABLE - the bond pays R per drawn seat and the
+    rest is refunded.  Then, round by round, the panels owed by the pot
     are paid: the agreeing votes of an OVERTURNED round per_vote = min(R, (pot + budget) // count)
     each, from the pot first and the budget second; every seat of a KEYS_WITHHELD round
     min(R, pot // count) from the pot only, never the budget (review finding 2: withholding is the
@@ -179,15 +181,18 @@ def settle_segment(
         result = res.results[d]
         rnd = panel.round
         start = len(votes)
+        # withheld over a decided FAIL that stands: the bond is forfeited to the panel's locked seats
+        forfeit = (panel.status is PanelStatus.KEYS_WITHHELD and panel.appeal is not None
+                   and withheld_keeps(d, panel.appeal.appealed))  # fmt: skip
         if panel.status is not PanelStatus.DECIDED:
             for s in panel.seats:
                 votes.append(
                     VoteScore(round=rnd, segment=seg.index, auditor=s.auditor, vote=s.vote, agreed=None,
                               rewarded=0, slashed=0, effect=Effect.NONE, gamma=econ.gamma)
                 )  # fmt: skip
-            if panel.status is PanelStatus.KEYS_WITHHELD:
+            if panel.status is PanelStatus.KEYS_WITHHELD and not forfeit:
                 owed.append((d, list(range(start, len(votes))), True))
-            else:  # UNFILLABLE: the bond pays R per drawn seat
+            else:  # UNFILLABLE or forfeited: the bond pays R per drawn (locked) seat
                 per_vote[d] = R
                 votes[start:] = [v.model_copy(update={"rewarded": R}) for v in votes[start:]]
         else:
@@ -211,7 +216,7 @@ def settle_segment(
             b = panel.appeal.bond
             bonds += b
             refund = b
-            if result is AppealResult.UPHELD:
+            if result is AppealResult.UPHELD or forfeit:
                 refund = 0
                 pot += b - sum(v.rewarded for v in votes[start:])
             elif result is AppealResult.UNFILLABLE:

@@ -64,7 +64,7 @@ class AppealResult(StrEnum):
         "overturned"  # final outcome differs (and is decided, or the appeal was against INCONCLUSIVE)
     )
     VOIDED = "voided"  # appealed PASS/FAIL, final INCONCLUSIVE: bond back, no reward
-    KEYS_WITHHELD = "keys_withheld"  # bond back, no reward, segment INCONCLUSIVE and final
+    KEYS_WITHHELD = "keys_withheld"  # INCONCLUSIVE + bond back, or FAIL + bond lost: withheld_keeps
     UNFILLABLE = "unfillable"  # bond back minus R per drawn seat, outcome stands and is final
 
 

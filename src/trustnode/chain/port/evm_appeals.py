@@ -30,7 +30,7 @@ from trustnode.chain.port.types_appeals import (
 )
 from trustnode.chain.protocol import Protocol, SessionStatus
 from trustnode.chain.protocol.models_appeals import RoundView
-from trustnode.consensus.appeal_resolution import appeal_result
+from trustnode.consensus.appeal_resolution import appeal_result, outcome_after_withheld
 from trustnode.consensus.appeals import min_bond, panel_seats
 from trustnode.consensus.canaries import canary_count
 from trustnode.consensus.encoding import SegmentLane
@@ -289,7 +289,7 @@ class AppealOps:
                 if state == RoundState.UNFILLABLE:
                     outcome = appealed
                 elif state == RoundState.KEYS_WITHHELD:
-                    outcome = SegmentOutcome.INCONCLUSIVE
+                    outcome = outcome_after_withheld(rv.depth, appealed)
                 outcome_after[(r, i)] = outcome
                 final = SegmentOutcome(history[i].outcome)
                 k0 = core.seats_per_tier[tiers[i]]

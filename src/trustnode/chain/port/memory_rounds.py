@@ -4,7 +4,8 @@ A round runs like round 0 (`memory.py`): its own randomness (`randomness_delay` 
 appeal), a draw without replacement that excludes the provider and every earlier auditor of each
 named segment, keys by the provider, commit-reveal (`memory_voting`), then the round ends:
 FINALIZED (its quorum outcomes replace the segments' outcomes and a new appeal window opens on
-them while rounds remain), KEYS_WITHHELD (the segments become INCONCLUSIVE, final) or UNFILLABLE
+them while rounds remain), KEYS_WITHHELD (the segments become INCONCLUSIVE, or keep a decided FAIL
+at depth > 1: `outcome_after_withheld`; final) or UNFILLABLE
 (the draw ran out or nobody drew in time: the outcomes stand, final).
 """
 
@@ -19,8 +20,8 @@ from trustnode.chain.port.types import DrawStep, KeysPublished, NotReady, SeatsD
 from trustnode.chain.port.types_appeals import RoundState
 from trustnode.chain.protocol import SessionParams
 from trustnode.consensus import rules
+from trustnode.consensus.appeal_resolution import outcome_after_withheld
 from trustnode.consensus.appeals import PanelStatus, window_after_round
-from trustnode.models.enums import SegmentOutcome
 
 if TYPE_CHECKING:
     from trustnode.chain.port.memory_state import MemoryChain
@@ -177,7 +178,7 @@ class RoundOps:
                                                         rounds_left=rnd.depth < p.max_rounds)  # fmt: skip
             elif state == RoundState.KEYS_WITHHELD:
                 rnd.status = PanelStatus.KEYS_WITHHELD
-                outcome = SegmentOutcome.INCONCLUSIVE
+                outcome = outcome_after_withheld(rnd.depth, appealed)
                 s.window_ends[seg] = 0
             else:
                 rnd.status = PanelStatus.UNFILLABLE

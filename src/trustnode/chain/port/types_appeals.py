@@ -136,7 +136,7 @@ class RoundState(StrEnum):
     COMMIT = "commit"
     REVEAL = "reveal"
     FINALIZED = "finalized"  # the panel decided: its outcomes replaced the segments' outcomes
-    KEYS_WITHHELD = "keys_withheld"  # no keys by the key deadline: the segments are INCONCLUSIVE, final
+    KEYS_WITHHELD = "keys_withheld"  # no keys by the key deadline: outcome_after_withheld, final
     UNFILLABLE = "unfillable"  # the draw ran out of eligible weight: the outcomes stand, final
 
     @property
