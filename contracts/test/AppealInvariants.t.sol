@@ -91,7 +91,7 @@ contract AppealInvariantsTest is TestBase {
     }
 
     /// @dev Keys withheld never erase a decided FAIL nor keep a PASS: a segment whose last panel's keys
-    /// were withheld is closed, at the FAIL its depth > 1 appeal contested (AppealMath.withheldKeeps), else
+    /// were withheld is closed, at the FAIL its appeal contested, at any depth (AppealMath.withheldKeeps), else
     /// INCONCLUSIVE; and once its money is resolved, that panel's seats got R each (the forfeited bond)
     /// exactly when the FAIL stood, never more than R otherwise.
     /// forge-config: default.invariant.runs = 100

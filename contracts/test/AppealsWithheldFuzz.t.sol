@@ -12,7 +12,7 @@ import {AppealMath} from "../src/libraries/AppealMath.sol";
 /// next depth's keys erased a decided overturn). One segment of tier 0 (k_0 = 1: panels of 3, 7, 15 seats),
 /// three rounds allowed, a bond multiplier of 1.25 (so a forfeited bond has a surplus). Each run lives the
 /// same history twice: once with the last depth's keys withheld, once stopping before that appeal, and
-/// checks that a decided FAIL at depth > 1 stands and every earlier round settles as if the withheld appeal
+/// checks that a decided FAIL (at any depth) stands and every earlier round settles as if the withheld appeal
 /// had never been made, that anything else ends INCONCLUSIVE with the bond back, and that the escrow ends
 /// empty.
 contract AppealsWithheldFuzzTest is AppealsFixture {
@@ -127,7 +127,7 @@ contract AppealsWithheldFuzzTest is AppealsFixture {
         Life memory b = _life(fail0 % 2, kinds, depth - 1, false);
         assertEq(a.contested, b.finalOutcome, "the withheld appeal contested the last decided outcome");
         assertTrue(appeals.segmentAppeals(a.sid, 0).closed, "the segment closes");
-        bool keeps = depth > 1 && b.finalOutcome == FAIL;
+        bool keeps = b.finalOutcome == FAIL; // at any depth (outside review 3)
         assertEq(a.finalOutcome, keeps ? FAIL : INCONCLUSIVE, "a decided FAIL stands, nothing else");
         uint256 k = AppealMath.panelSeats(1, depth);
         uint256 pv = escrow.perVoteOf(a.sid, depth, 0);

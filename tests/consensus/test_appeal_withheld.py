@@ -24,8 +24,8 @@ HONEST = "0x" + "cc" * 20
 @pytest.mark.parametrize(
     ("depth", "contested", "after"),
     [
-        (1, O.PASS, O.INCONCLUSIVE),  # finding 2: depth 1 unchanged
-        (1, O.FAIL, O.INCONCLUSIVE),
+        (1, O.PASS, O.INCONCLUSIVE),  # finding 2: a contested PASS never stands
+        (1, O.FAIL, O.FAIL),  # outside review 3: round 0's FAIL stands too
         (2, O.FAIL, O.FAIL),  # the decided overturn stands
         (3, O.FAIL, O.FAIL),
         (2, O.PASS, O.INCONCLUSIVE),  # never a free veto on appealing a PASS

@@ -87,11 +87,14 @@ library AppealMath {
     /// @notice Whether a round whose keys were withheld at depth `depth` leaves its segment at `contested`
     /// (the outcome it appealed, the last decided one) rather than INCONCLUSIVE (second review: withholding
     /// the next depth's keys erased a decided overturn). Only the provider can withhold, so withholding must
-    /// never help its segment: a decided FAIL of an appeal panel (depth > 1) stands, the withheld round's bond
-    /// is forfeited to its seats; a contested PASS still becomes INCONCLUSIVE (keeping it would let the
-    /// provider veto any appeal of a PASS for free), and so does every depth-1 round (finding 2).
+    /// never help its segment: a decided FAIL (round 0's or an appeal panel's) stands and the withheld
+    /// round's bond is forfeited to its seats; a contested PASS still becomes INCONCLUSIVE (keeping it would
+    /// let the provider veto any appeal of a PASS for free). Depth 1 too (outside review 3: withholding an
+    /// appeal of round 0's FAIL made it INCONCLUSIVE, unscored the wrong PASS votes and took 12 TRUST of
+    /// round-0 rewards, for free). `depth` is kept for the callers' symmetry with the reference.
     function withheldKeeps(uint256 depth, uint256 contested) internal pure returns (bool) {
-        return depth > 1 && contested == SegmentWord.OUTCOME_FAIL;
+        depth;
+        return contested == SegmentWord.OUTCOME_FAIL;
     }
 
     /// @notice How an appeal ended (`appeals.appeal_result`): keys withheld and unfillable by the panel's

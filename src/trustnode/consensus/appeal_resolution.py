@@ -50,12 +50,13 @@ def withheld_keeps(depth: int, contested: SegmentOutcome) -> bool:
 
     Second review: withholding the next depth's keys erased a decided overturn (INCONCLUSIVE voided
     the depth-1 appeal, its panel's pay and the round-0 slashes).  Only the provider can withhold, so
-    withholding must never help its segment: a decided FAIL of an appeal panel stands and the withheld
-    appeal's bond is forfeited to its seats; a contested PASS still becomes INCONCLUSIVE (keeping it
-    would give the provider a free veto on every appeal of a PASS), and so does every depth-1 panel
-    (review finding 2).
+    withholding must never help its segment: a decided FAIL (round 0's or a panel's) stands and the
+    withheld appeal's bond is forfeited to its seats; a contested PASS still becomes INCONCLUSIVE
+    (keeping it would give the provider a free veto on every appeal of a PASS).  Depth 1 too: outside
+    review 3 withheld an appeal of round 0's FAIL, which became INCONCLUSIVE for free.
     """
-    return depth > 1 and contested == SegmentOutcome.FAIL
+    del depth  # every depth alike (outside review 3: depth 1 too), kept for AppealMath's signature
+    return contested == SegmentOutcome.FAIL
 
 
 def outcome_after_withheld(depth: int, contested: SegmentOutcome) -> SegmentOutcome:
