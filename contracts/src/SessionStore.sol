@@ -87,14 +87,15 @@ abstract contract SessionStore is IAuditSessions, Ownable2Step, Pausable {
     /// @dev Blocks the draw's randomness of a new session must stay unknown: `commitBlocks` (its params'
     /// `canaryCommitBlocks`) when it owes canaries, so the operator can commit them (`commitCanaries` needs
     /// the request Pending) before anyone can know the draw; 0 otherwise (no canary module, none owed).
+    /// Asking the canary module costs the opening ~64k gas today (`AppealSettlement.paramsOf`).
     function _commitWindow(uint256 sessionId, uint256 n, uint256 commitBlocks)
         internal
         view
         returns (uint256)
     {
         address canaries = canaryModule;
-        if (canaries == address(0) || ICanaryModule(canaries).canariesOwed(sessionId, n) == 0) return 0;
-        return commitBlocks;
+        if (commitBlocks == 0 || canaries == address(0)) return 0;
+        return ICanaryModule(canaries).canariesOwed(sessionId, n) == 0 ? 0 : commitBlocks;
     }
 
     /// @dev What the draw module needs for one call: the seed, the snapshot epoch, the bounds and the
