@@ -231,18 +231,18 @@ contract AuditSessions is SessionStore {
         s.merkleRoot = merkleRoot;
         s.pool = uint96(pool);
         s.totalSeats = uint16(totalSeats);
-        _requestDraw(s);
+        _requestDraw(s, _commitWindow(sessionId, n, p.canaryCommitBlocks));
         _emitOpened(sessionId, s, fee, tw);
         token.safeTransferFrom(msg.sender, address(this), fee);
         if (fee > pool) token.safeTransfer(treasury, fee - pool);
     }
 
-    /// @dev Pin the randomness source and the snapshot epoch, and ask for the draw's randomness.
-    function _requestDraw(Session storage s) private {
+    /// @dev Pin the source and the snapshot epoch; ask for a draw randomness unknown for `minBlocks` blocks.
+    function _requestDraw(Session storage s, uint256 minBlocks) private {
         uint256 sourceIndex = _sources.length - 1;
         s.source = uint8(sourceIndex);
         s.epoch = sortition.epochOf(block.number).toUint32();
-        s.drawRequest = _sources[sourceIndex].request().toUint56();
+        s.drawRequest = _sources[sourceIndex].requestAfter(minBlocks).toUint56();
     }
 
     function _emitOpened(uint256 sessionId, Session storage s, uint256 fee, bytes calldata tw) private {

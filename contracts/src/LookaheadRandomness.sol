@@ -5,7 +5,7 @@ import {IRandomness} from "./interfaces/IRandomness.sol";
 
 /// @title LookaheadRandomness
 /// @notice Randomness from the hash of a block that did not exist when the request was made.
-/// @dev A request made at block b targets block b + delay. Its value can be fixed once the target
+/// @dev A request made at block b targets block b + delay (b + max(delay, minBlocks) for `requestAfter`). Its value can be fixed once the target
 /// block is sealed, and only while the EVM still serves its hash (256 blocks): after that the request
 /// is `Expired` (it was available and nobody fixed it). It never reports `Failed`: the chain always
 /// produces the block. Suitable for local chains and tests; a block producer can bias it, which
@@ -47,8 +47,18 @@ contract LookaheadRandomness is IRandomness {
 
     /// @inheritdoc IRandomness
     function request() external returns (uint256 requestId) {
+        return _request(0);
+    }
+
+    /// @inheritdoc IRandomness
+    /// @dev Targets block `block.number + max(delay, minBlocks)`: its hash exists only once it is sealed.
+    function requestAfter(uint256 minBlocks) external returns (uint256 requestId) {
+        return _request(minBlocks);
+    }
+
+    function _request(uint256 minBlocks) private returns (uint256 requestId) {
         requestId = ++requestCount;
-        uint256 target = block.number + delay;
+        uint256 target = block.number + (minBlocks > delay ? minBlocks : delay);
         _requests[requestId] = target;
         emit RandomnessRequested(requestId, msg.sender, target);
     }

@@ -7,6 +7,7 @@ import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProo
 import {IAuditSessions} from "./interfaces/IAuditSessions.sol";
 import {IDrawModule} from "./interfaces/IDrawModule.sol";
 import {IRandomness} from "./interfaces/IRandomness.sol";
+import {ICanaryModule} from "./interfaces/ICanaryModule.sol";
 import {PanelKey} from "./libraries/PanelKey.sol";
 import {SegmentWord} from "./libraries/SegmentWord.sol";
 
@@ -27,6 +28,9 @@ abstract contract SessionStore is IAuditSessions, Ownable2Step, Pausable {
     uint256 public constant MAX_TIER_WEIGHT = 1000;
     uint256 public constant MAX_PHASE_BLOCKS = 100_000;
     uint256 public constant MAX_REWARD = 1e6 * 1e18;
+    /// @notice Most blocks of a canary commit window: VRF v2.5 waits at most 200 confirmations, and a VRF
+    /// source asks for one more than the window (`VRFRandomness.requestAfter`).
+    uint256 public constant MAX_CANARY_COMMIT_BLOCKS = 199;
 
     /// @notice Receives the fee share and abandoned pools.
     address public treasury;
@@ -59,7 +63,7 @@ abstract contract SessionStore is IAuditSessions, Ownable2Step, Pausable {
     }
 
     /// @dev Whether `p` is inside the hard bounds (quorum above half, seats, weights, probabilities,
-    /// amounts, phase lengths).
+    /// amounts, phase lengths, canary commit window).
     function _validParams(SessionParams memory p) internal pure returns (bool) {
         if (p.tauBps <= BPS / 2 || p.tauBps > BPS || p.betaBps == 0 || p.betaBps > BPS) {
             return false;
@@ -75,8 +79,23 @@ abstract contract SessionStore is IAuditSessions, Ownable2Step, Pausable {
             p.drawBlocks == 0 || p.keyBlocks == 0 || p.commitBlocks == 0 || p.revealBlocks == 0
                 || p.drawBlocks > MAX_PHASE_BLOCKS || p.keyBlocks > MAX_PHASE_BLOCKS
                 || p.commitBlocks > MAX_PHASE_BLOCKS || p.revealBlocks > MAX_PHASE_BLOCKS
+                || p.canaryCommitBlocks > MAX_CANARY_COMMIT_BLOCKS
         ) return false;
         return true;
+    }
+
+    /// @dev Blocks the draw's randomness of a new session must stay unknown: `commitBlocks` (its params'
+    /// `canaryCommitBlocks`) when it owes canaries, so the operator can commit them (`commitCanaries` needs
+    /// the request Pending) before anyone can know the draw; 0 otherwise (no canary module, none owed).
+    /// Asking the canary module costs the opening ~64k gas today (`AppealSettlement.paramsOf`).
+    function _commitWindow(uint256 sessionId, uint256 n, uint256 commitBlocks)
+        internal
+        view
+        returns (uint256)
+    {
+        address canaries = canaryModule;
+        if (commitBlocks == 0 || canaries == address(0)) return 0;
+        return ICanaryModule(canaries).canariesOwed(sessionId, n) == 0 ? 0 : commitBlocks;
     }
 
     /// @dev What the draw module needs for one call: the seed, the snapshot epoch, the bounds and the

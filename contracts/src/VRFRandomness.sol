@@ -20,6 +20,8 @@ contract VRFRandomness is IRandomness, Ownable2Step {
     /// @notice Bounds on the settings (the coordinator enforces its own as well).
     uint256 public constant MAX_TIMEOUT_BLOCKS = 1e6;
     uint256 public constant MIN_CALLBACK_GAS = 50_000;
+    /// @notice The most confirmations VRF v2.5 accepts (the coordinator's MAX_REQUEST_CONFIRMATIONS).
+    uint256 public constant MAX_REQUEST_CONFIRMATIONS = 200;
 
     /// @notice Request settings.
     struct Config {
@@ -54,6 +56,8 @@ contract VRFRandomness is IRandomness, Ownable2Step {
     error NoRandomWords(uint256 requestId);
     error NotFulfilled(uint256 requestId);
     error RequestFailed(uint256 requestId, uint256 deadline);
+    /// @notice `requestAfter` asked for more blocks than VRF v2.5 can wait (MAX_REQUEST_CONFIRMATIONS).
+    error TooManyConfirmations(uint256 minBlocks);
 
     event ConfigChanged(Config config);
     event RequesterSet(address indexed requester, bool allowed);
@@ -91,6 +95,7 @@ contract VRFRandomness is IRandomness, Ownable2Step {
         if (
             c.keyHash == bytes32(0) || c.timeoutBlocks == 0 || c.timeoutBlocks > MAX_TIMEOUT_BLOCKS
                 || c.timeoutBlocks <= c.requestConfirmations || c.callbackGasLimit < MIN_CALLBACK_GAS
+                || c.requestConfirmations > MAX_REQUEST_CONFIRMATIONS
         ) revert InvalidConfig();
         _config = c;
         emit ConfigChanged(c);
@@ -98,13 +103,30 @@ contract VRFRandomness is IRandomness, Ownable2Step {
 
     /// @inheritdoc IRandomness
     function request() external returns (uint256 requestId) {
+        return _request(0);
+    }
+
+    /// @inheritdoc IRandomness
+    /// @dev Asks the coordinator for `max(requestConfirmations, minBlocks + 1)` confirmations: the oracle
+    /// delivers in block `request + minBlocks + 1` at the earliest, so a consumer's transaction in block
+    /// `request + minBlocks` still finds the request Pending (as LookaheadRandomness's target block). VRF
+    /// v2.5 waits at most 200 confirmations: `minBlocks` >= 200 reverts `TooManyConfirmations`. The deadline
+    /// grows by the extra confirmations, so the oracle keeps the configured slack after them.
+    function requestAfter(uint256 minBlocks) external returns (uint256 requestId) {
+        if (minBlocks >= MAX_REQUEST_CONFIRMATIONS) revert TooManyConfirmations(minBlocks);
+        return _request(minBlocks == 0 ? 0 : minBlocks + 1);
+    }
+
+    /// @dev A request of at least `confirmations` confirmations.
+    function _request(uint256 confirmations) private returns (uint256 requestId) {
         if (!isRequester[msg.sender]) revert NotRequester(msg.sender);
         Config memory c = _config;
+        if (confirmations < c.requestConfirmations) confirmations = c.requestConfirmations;
         uint256 coordinatorId = coordinator.requestRandomWords(
             VRFV2PlusClient.RandomWordsRequest({
                 keyHash: c.keyHash,
                 subId: c.subscriptionId,
-                requestConfirmations: c.requestConfirmations,
+                requestConfirmations: uint16(confirmations),
                 callbackGasLimit: c.callbackGasLimit,
                 numWords: 1,
                 extraArgs: VRFV2PlusClient.argsToBytes(
@@ -118,7 +140,7 @@ contract VRFRandomness is IRandomness, Ownable2Step {
         requestId = ++requestCount;
         _localOf[coordinatorId] = requestId;
         _coordinatorOf[requestId] = coordinatorId;
-        uint256 deadline = block.number + c.timeoutBlocks;
+        uint256 deadline = block.number + c.timeoutBlocks + (confirmations - c.requestConfirmations);
         _requests[requestId] = deadline;
         emit RandomnessRequested(requestId, msg.sender, deadline);
         emit CoordinatorRequest(requestId, coordinatorId);

@@ -74,6 +74,15 @@ contract AppealInvariantsTest is TestBase {
         }
     }
 
+    /// @dev The canary commit window: no commit was accepted while the draw's randomness could be fixed, and
+    /// no authorized operator's commit was refused within `canaryCommitBlocks` of the opening.
+    /// forge-config: default.invariant.runs = 100
+    /// forge-config: default.invariant.depth = 100
+    function invariant_canaryCommitWindowHolds() public view {
+        assertEq(handler.ghostCommitWhileKnown(), 0, "a canary commit accepted after the draw randomness");
+        assertEq(handler.ghostRefusedInWindow(), 0, "an operator's commit refused inside the window");
+    }
+
     function _books(address[] memory c) internal view returns (uint256 pools, uint256 escrowBooks) {
         IAppealModule appeals = IAppealModule(c[7]);
         IAppealSettlement escrow = IAppealSettlement(c[8]);

@@ -334,10 +334,17 @@ contract AuditSessionsTest is StakingFixture {
         vm.expectRevert(AuditSessions.InvalidParams.selector);
         sessions.setParams(p);
         p = _sessionParams();
+        p.canaryCommitBlocks = 200; // a VRF source would need 201 confirmations (v2.5 caps at 200)
+        vm.expectRevert(AuditSessions.InvalidParams.selector);
+        sessions.setParams(p);
+        p.canaryCommitBlocks = 199;
+        sessions.setParams(p);
+        p = _sessionParams();
         p.tauBps = 7500;
         sessions.setParams(p);
-        assertEq(sessions.paramsVersion(), 1, "new version");
-        assertEq(sessions.paramsAt(1).tauBps, 7500, "stored");
+        assertEq(sessions.paramsVersion(), 2, "new version");
+        assertEq(sessions.paramsAt(1).canaryCommitBlocks, 199, "stored window");
+        assertEq(sessions.paramsAt(2).tauBps, 7500, "stored");
         vm.expectRevert(AuditSessions.ZeroAddress.selector);
         sessions.setTreasury(address(0));
         sessions.setTreasury(address(0xBEEF));

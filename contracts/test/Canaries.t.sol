@@ -49,7 +49,7 @@ contract CanariesTest is AppealsFixture {
 
     function test_lateCommit_afterRandomnessTarget_refused() public {
         uint256 sid = _opened();
-        vm.roll(block.number + RANDOMNESS_DELAY + 1); // the draw's randomness is Ready: seats knowable
+        _rollPastDrawTarget(sid); // the draw's randomness is Ready: seats knowable
         vm.expectRevert(abi.encodeWithSelector(ICanaryModule.CommitTooLate.selector, sid));
         vm.prank(canaryOperator);
         canaries.commitCanaries(sid, _one(sid, 4, FAIL));

@@ -119,6 +119,13 @@ class ProtocolSettings(BaseModel):
         description="Blocks of the commit phase (it ends early once every auditor committed).",
     )
     reveal_blocks: int = Field(default=40, ge=1, description="Blocks of the reveal phase.")
+    canary_commit_blocks: int = Field(
+        default=8,
+        ge=0,
+        le=199,
+        description="Blocks the canary operator has after a session opens to commit its canaries (the "
+        "draw's randomness waits that long when canaries are owed); 0..199.",
+    )
     # Appeals and gold canaries (issue 15). Unset: the deployment's default, which is off on a
     # devnet; a value set here is asked for like the matching `--appeal-*`/`--canary-*` option.
     appeal_blocks: int | None = Field(

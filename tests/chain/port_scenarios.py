@@ -226,7 +226,9 @@ def canary_scenario(
     state = provider.canaries(sid)
     assert state.required == 1 and state.commitments == ["0x" + commitment.hex()]
     assert state.operator == operator.address
-    assert state.commit_until >= opened.tx.block and state.reveal_from is None
+    # the operator's window: the draw's randomness waits canaryCommitBlocks after the opening
+    assert p.canary_commit_blocks > 0 and state.commit_until >= opened.tx.block + p.canary_commit_blocks
+    assert state.reveal_from is None
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, mine)  # lazy: PASS everywhere
     good = CanaryReveal(slot=0, index=4, verdict=SegmentOutcome.FAIL, salt=salt)
     bad = good.model_copy(update={"salt": b"\x08" * 32})

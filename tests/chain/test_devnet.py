@@ -234,7 +234,15 @@ def test_devnet_runs_the_asked_appeal_and_canary_parameters(tmp_path: Path) -> N
         params = json.loads(first.stdout)["params"]
         assert (params["appeal_blocks"], params["max_rounds"], params["appeal_reward_bps"]) == (40, 2, 1500)
         assert params["canary_rate_bps"] == 1000
+        assert params["canary_commit_blocks"] == 8  # the devnet's canary commit window
         owner = deployer(Deployment.load(dep_file))
+        window = run_cli(["devnet", "up", "--canary-commit-blocks", "12"], tmp_path, **env)
+        assert window.returncode == 0, window.stderr
+        assert "changed canary_commit_blocks: 8 -> 12" in window.stdout, window.stdout
+        assert "committed within 12 blocks of the opening" in window.stdout
+        assert owner.params().canary_commit_blocks == 12
+        beyond_vrf = run_cli(["devnet", "up", "--canary-commit-blocks", "200"], tmp_path, **env)
+        assert beyond_vrf.returncode == 1 and "canary_commit_blocks" in beyond_vrf.stderr
         assert owner.appeal_params_of(owner.session_count() + 1).appeal_blocks == 40
         again = run_cli(["devnet", "up", "--appeal-blocks", "20"], tmp_path, **env)
         assert again.returncode == 0, again.stderr

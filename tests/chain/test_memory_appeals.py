@@ -89,9 +89,18 @@ def test_a_segment_appealed_twice_gets_a_panel_of_seven_in_a_later_session_round
 def test_canaries_are_committed_before_the_randomness_and_revealed_only_after_round_0() -> None:
     chain, provider, _, auditors = _staked(5)
     operator = chain.port(OPERATOR)
-    late = provider.open_session(b"\x03" * 32, [0] * 5, [1] * 5, 100 * TOKEN).session_id
-    chain.mine(5)
+    opened = provider.open_session(b"\x03" * 32, [0] * 5, [1] * 5, 100 * TOKEN)
+    late = opened.session_id
+    # the draw's randomness target is open + max(delay, canaryCommitBlocks): the whole window is the
+    # operator's, a commit landing one block after it is refused
+    commit_blocks = provider.params().canary_commit_blocks
+    assert commit_blocks > chain.randomness_delay
+    assert operator.canaries(late).commit_until == opened.tx.block + commit_blocks
+    chain.mine(commit_blocks)
     assert revert_name(lambda: operator.commit_canaries(late, [b"\x01" * 32])) == "CommitTooLate"
+    in_time = provider.open_session(b"\x06" * 32, [0] * 5, [1] * 5, 100 * TOKEN)
+    chain.mine(commit_blocks - 1)  # the commit lands in the window's last block
+    operator.commit_canaries(in_time.session_id, [b"\x01" * 32])
     sid = provider.open_session(b"\x04" * 32, [0] * 5, [1] * 5, 100 * TOKEN).session_id
     assert revert_name(lambda: operator.commit_canaries(sid, [bytes(32)])) == "ZeroCommitment"
     operator.commit_canaries(sid, [b"\x05" * 32])

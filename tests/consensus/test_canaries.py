@@ -21,9 +21,11 @@ from trustnode.consensus.appeals import (
 )
 from trustnode.consensus.arithmetic import AUDIT_POOL_BPS, fee_covers_seats
 from trustnode.consensus.canaries import (
+    MAX_CANARY_COMMIT_BLOCKS,
     CanaryParams,
     CanaryReveal,
     canaries_for_real,
+    canary_commit_window,
     canary_commitment,
     canary_count,
     canary_effects,
@@ -99,6 +101,39 @@ def test_reveal_window_opens_after_the_vote_reveals_and_closes() -> None:
     assert not canary_reveal_open(100, 100, 40)  # votes may still be revealed in block 100
     assert canary_reveal_open(101, 100, 40) and canary_reveal_open(140, 100, 40)
     assert not canary_reveal_open(141, 100, 40)
+
+
+@given(st.integers(1, 128), st.integers(0, MAX_CANARY_COMMIT_BLOCKS), st.integers(0, 300))
+def test_commit_window_is_at_least_canary_commit_blocks(delay: int, commit_blocks: int, owed: int) -> None:
+    """The draw's randomness target is open + window: a session owing canaries gives the operator at
+    least canaryCommitBlocks blocks (and never less than the delay); one owing none waits the delay."""
+    window = canary_commit_window(delay, commit_blocks, owed)
+    assert window >= delay
+    assert window == (max(delay, commit_blocks) if owed else delay)
+
+
+def test_commit_window_bounds_and_the_devnet_value() -> None:
+    from trustnode.chain.protocol import DEVNET_RANDOMNESS_DELAY, DEVNET_SESSION_PARAMS, SessionParams
+
+    assert MAX_CANARY_COMMIT_BLOCKS == 199  # a VRF source asks one confirmation more; v2.5 caps at 200
+    assert (
+        DEVNET_SESSION_PARAMS.canary_commit_blocks == 8 > DEVNET_RANDOMNESS_DELAY + 3
+    )  # a slow round trip fits
+    assert canary_commit_window(2, 8, 1) == 8 and canary_commit_window(2, 8, 0) == 2
+    assert canary_commit_window(12, 8, 1) == 12
+    for bad in ((0, 8, 1), (2, 200, 1), (2, -1, 1), (2, 8, -1)):
+        with pytest.raises(ValueError, match="canaryCommitBlocks"):
+            canary_commit_window(*bad)
+    with pytest.raises(ValidationError):
+        DEVNET_SESSION_PARAMS.model_validate(
+            {**DEVNET_SESSION_PARAMS.model_dump(), "canary_commit_blocks": 200}
+        )
+    with pytest.raises(ValidationError):
+        ProtocolSettings(canary_commit_blocks=200)
+    assert ProtocolSettings().canary_commit_blocks == 8
+    # the core's ABI tuple carries it last, and reads back
+    abi = DEVNET_SESSION_PARAMS.as_abi()
+    assert abi[-1] == 8 and SessionParams.from_abi(abi) == DEVNET_SESSION_PARAMS
 
 
 def test_canary_votes_score_against_truth_not_majority() -> None:

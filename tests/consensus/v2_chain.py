@@ -33,7 +33,7 @@ RANDOMNESS_DELAY = 2
 DEFAULT_SESSION_PARAMS: dict[str, Any] = {
     "tauBps": 6000, "betaBps": 7000, "seatCap": 8, "seatsPerTier": [3, 3, 3], "tierWeight": [0, 0, 0],
     "gamma": 10**17, "pMin": 2 * 10**17, "pMax": 5 * 10**17, "reward": 6 * 10**18, "slashAmount": 8 * 10**18,
-    "drawBlocks": 40, "keyBlocks": 40, "commitBlocks": 40, "revealBlocks": 40,
+    "drawBlocks": 40, "keyBlocks": 40, "commitBlocks": 40, "revealBlocks": 40, "canaryCommitBlocks": 8,
 }  # fmt: skip
 DEFAULT_STAKING_PARAMS: dict[str, Any] = {
     "minStake": [100 * 10**18] * 3, "cooldown": 86400, "commissionDelay": 3600,

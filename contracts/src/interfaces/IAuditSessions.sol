@@ -56,6 +56,10 @@ interface IAuditSessions is IPanelHost {
         uint32 keyBlocks;
         uint32 commitBlocks;
         uint32 revealBlocks;
+        /// Blocks the canary operator has, after the opening, to commit a session's canaries: the draw's
+        /// randomness is requested so that nobody knows it before `open + max(delay, canaryCommitBlocks)`
+        /// (0..199, under the VRF v2.5 cap of 200 confirmations; only for sessions owing canaries).
+        uint32 canaryCommitBlocks;
     }
 
     /// @notice A session's record, four storage words. Seeds live in the randomness source

@@ -80,8 +80,13 @@ interface ICanaryModule {
 
     /// @notice Commit the session's canaries (an authorized operator that is not the session's provider;
     /// once; count fixed by the rate; an empty list is how a session with 0 required canaries commits
-    /// nothing).
+    /// nothing). Only while the draw's randomness is still Pending, which a session owing canaries keeps
+    /// for at least the core's `canaryCommitBlocks` blocks after its opening (`CommitTooLate` after).
     function commitCanaries(uint256 sessionId, bytes32[] calldata commitments) external;
+
+    /// @notice Canaries session `sessionId` of `segmentCount` segments owes (0 for sessions opened before
+    /// this module was wired). The core asks at opening: only a session owing canaries gets a commit window.
+    function canariesOwed(uint256 sessionId, uint256 segmentCount) external view returns (uint256);
 
     /// @notice Reveal one canary (the committing operator, still authorized; reverts with the named error).
     function revealCanary(uint256 sessionId, CanaryReveal calldata item) external;

@@ -25,6 +25,13 @@ interface IRandomness {
     /// @notice Open a request; returns its id (never 0).
     function request() external returns (uint256 requestId);
 
+    /// @notice Open a request whose value nobody can know before block `block.number + minBlocks` (nor
+    /// before the source's own delay): a consumer that must fix something before the value exists (the
+    /// canary truths of a session) has at least `minBlocks` blocks to do it. `request()` is
+    /// `requestAfter(0)`. A request made in block b stays Pending at least through block b + minBlocks.
+    /// Sources may refuse a `minBlocks` they cannot honour (VRF v2.5: 200 or more).
+    function requestAfter(uint256 minBlocks) external returns (uint256 requestId);
+
     /// @notice Fix and return the value of a Ready (or return that of an already Fulfilled) request;
     /// reverts in any other status.
     function fulfil(uint256 requestId) external returns (bytes32 value);

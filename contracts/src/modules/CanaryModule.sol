@@ -202,6 +202,11 @@ contract CanaryModule is ICanaryModule {
         }
     }
 
+    /// @inheritdoc ICanaryModule
+    function canariesOwed(uint256 sessionId, uint256 segmentCount) external view returns (uint256) {
+        return _required(sessionId, segmentCount);
+    }
+
     function _required(uint256 sessionId, uint256 n) private view returns (uint256) {
         if (sessionId < _firstSession) return 0;
         return canaryCount(n, IAppealModule(core.appealModule()).paramsOf(sessionId).canaryRateBps);

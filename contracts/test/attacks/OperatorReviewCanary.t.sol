@@ -6,11 +6,6 @@ import {AppealsFixture} from "../utils/AppealsFixture.sol";
 import {ICanaryModule} from "../../src/interfaces/ICanaryModule.sol";
 import {Strings} from "@openzeppelin/contracts/utils/Strings.sol";
 
-/// @dev The cheatcode TestBase's `Vm` does not declare.
-interface VmSkipCanary {
-    function skip(bool) external;
-}
-
 /// @notice Outside review of the canary operator role (CanaryModule). Each test is one attack by an
 /// adversary who reads the contract; all of them fail against the contract, and the tests pin down what the
 /// contract guarantees and, as important, what it does NOT (it only compares addresses: governance's choice
@@ -223,49 +218,51 @@ contract OperatorReviewCanaryTest is AppealsFixture {
         assertEq(idx.length, 0, "no index before the reveal");
     }
 
-    /// @dev KNOWN (a design weakness the operator role made real; not fixed, found in this review): the
-    /// commit window is only the draw's randomness delay. `commitCanaries` requires the draw request to be
-    /// `Pending`, and LookaheadRandomness turns a request `Ready` by itself once `block.number` passes its
-    /// target, `openSession + RANDOMNESS_DELAY` (2 blocks on the devnet, 1 s blocks: about 2-3 s); nobody has
-    /// to call `draw` (VRFRandomness: until the oracle fulfils). With provider-written canaries the provider
-    /// committed in the next block; now the commit needs a round trip after `openSession` (the provider sends
-    /// the placement, the operator fetches the CIDs from IPFS, decrypts, checks every proof, sends its
-    /// transaction). Whoever can delay that by 3 blocks - a slow IPFS fetch, a busy operator, or an attacker
-    /// flooding the operator's API or the provider's link to it - strips the session of its canaries.
-    /// Sequence measured here: open (10 segments, 1 canary owed, a FAIL canary placed at leaf 7), 3 blocks
-    /// pass, the operator's commit reverts `CommitTooLate`; the lazy panel votes PASS everywhere and is never
-    /// caught (the planted FAIL canary is scored as a real segment against their own consensus), and the
-    /// provider's trace loses the largest weight per canary owed (passW 9 of 10). Fix: a commit window that
-    /// is a protocol parameter, not the randomness delay - request the draw's randomness for
-    /// `openSession + max(randomnessDelay, canaryCommitBlocks)` (or let `openSession` take the operator's
-    /// commitments, signed by it over (sessionId, commitments) before the session opens) - and have the
-    /// operator service report a missed window loudly.
-    function test_CommitWindowIsOnlyTheRandomnessDelay_KNOWN() public {
-        VmSkipCanary(address(vm)).skip(true);
-        uint256 sid = _open(_uniform(10, 1), FEE);
-        vm.roll(block.number + RANDOMNESS_DELAY + 1); // the placement round trip took 3 blocks; nobody drew
+    /// @dev Attack (second review; fixed): the commit window was only the draw's randomness delay.
+    /// `commitCanaries` requires the draw request to be `Pending`, and LookaheadRandomness turns a request
+    /// `Ready` by itself once `block.number` passes its target; with the target at `openSession +
+    /// RANDOMNESS_DELAY` (2 blocks on the devnet) a placement round trip of 3 blocks (the provider sends the
+    /// placement, the operator fetches the CIDs from IPFS, decrypts, checks every proof, sends its
+    /// transaction; or an attacker flooding the operator) stripped the session of its canaries: the lazy panel
+    /// voting PASS everywhere was never caught and the provider's trace lost the largest weight per canary
+    /// owed (passW 9 of 10 before the fix). Now the core requests the draw's randomness for `openSession +
+    /// max(delay, canaryCommitBlocks)` (8 here, as on the devnet): the operator commits in the LAST block of
+    /// the window, the randomness is still unknown then, the planted FAIL canary catches the lazy panel, and
+    /// the provider's trace keeps its full weight.
+    function test_OperatorHasCanaryCommitBlocksToCommit() public {
+        uint256 sid = _open(_uniform(10, 1), FEE); // 1 canary owed
+        uint256 opened = block.number;
+        uint256 target = randomness.targetBlockOf(sessions.sessionOf(sid).drawRequest);
+        assertEq(target, opened + CANARY_COMMIT_BLOCKS, "draw randomness targets open + canaryCommitBlocks");
+        vm.roll(opened + RANDOMNESS_DELAY + 1); // the 3-block round trip that used to close the window
+        vm.roll(opened + CANARY_COMMIT_BLOCKS); // and a round trip of the whole window
         vm.prank(canaryOperator);
-        (bool ok,) =
+        (bool ok, bytes memory err) =
             address(canaries).call(abi.encodeCall(ICanaryModule.commitCanaries, (sid, _one(sid, 7, FAIL))));
         if (!ok) {
-            _drawAll(sid);
-            _publish(sid);
-            _voteRound0(sid, 0, 0, 0); // lazy: PASS everywhere, the planted FAIL canary included
-            _toAppealWindow(sid);
-            (,, uint256 passW, uint256 totalW,) = escrow.verdictOf(sid);
-            (,, uint256 unrevealed) = canaries.canaryMasks(sid);
             _fail(
                 string.concat(
-                    "the canary window closed by itself before a 3-block placement round trip: canaries owed",
-                    " but uncommitted ",
-                    Strings.toString(unrevealed),
-                    ", lazy PASS on the FAIL canary scored as consensus, provider's passW ",
-                    Strings.toString(passW),
-                    " of ",
-                    Strings.toString(totalW)
+                    "the operator's commit ",
+                    Strings.toString(block.number - opened),
+                    " blocks after the opening reverted (selector ",
+                    Strings.toHexString(uint256(uint32(bytes4(err))), 4),
+                    "): the canary window closed before canaryCommitBlocks"
                 )
             );
         }
+        _drawAll(sid);
+        assertTrue(block.number > target, "the draw came after the commit");
+        _publish(sid);
+        _voteRound0(sid, 0, 0, 0); // lazy: PASS everywhere, the planted FAIL canary included
+        vm.roll(block.number + 1); // the canary reveal window opens after the finalization block
+        vm.prank(canaryOperator);
+        canaries.revealCanary(sid, _item(sid, 7, FAIL));
+        _toAppealWindow(sid);
+        (,, uint256 passW, uint256 totalW,) = escrow.verdictOf(sid);
+        (,, uint256 unrevealed) = canaries.canaryMasks(sid);
+        assertEq(unrevealed, 0, "the canary was committed and revealed");
+        assertEq(passW, totalW, "the provider keeps its full weight (the canary leaves the trace)");
+        assertEq(totalW, 9, "nine real segments");
     }
 
     function _masks(uint256 sid)

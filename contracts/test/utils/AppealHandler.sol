@@ -5,6 +5,7 @@ import {AppealsFixture} from "./AppealsFixture.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {ICanaryModule} from "../../src/interfaces/ICanaryModule.sol";
+import {IRandomness} from "../../src/interfaces/IRandomness.sol";
 import {IVotingModule} from "../../src/interfaces/IVotingModule.sol";
 import {Staking} from "../../src/Staking.sol";
 import {PanelKey} from "../../src/libraries/PanelKey.sol";
@@ -46,6 +47,13 @@ contract AppealHandler is AppealsFixture {
     uint256 public ghostCanaryCommits;
     /// @dev The opening of each session's first canary (index << 8 | verdict), known to its operator.
     mapping(uint256 sid => uint256) internal _truth;
+    /// @dev The canary commit window (second review): commits that succeeded although the draw's randomness
+    /// could already be fixed, and commits of an authorized operator refused within `canaryCommitBlocks`
+    /// of the opening (both must stay 0); late commits tried (coverage).
+    uint256 public ghostCommitWhileKnown;
+    uint256 public ghostRefusedInWindow;
+    uint256 public ghostLateCommits;
+    mapping(uint256 sid => uint256) internal _openedAt;
 
     constructor() {
         _deployAppeals();
@@ -138,6 +146,7 @@ contract AppealHandler is AppealsFixture {
         uint256 n = nSeed % 2 == 0 ? bound(nSeed >> 1, 10, 20) : bound(nSeed >> 1, 1, 9);
         uint256 sid = _open(_uniform(n, uint8((nSeed >> 8) % 2)), FEE);
         sessionIds.push(sid);
+        _openedAt[sid] = block.number;
         uint256 owed = n / 10; // canaryRateBps 1000
         if (mode % 4 == 0) return; // sometimes the canaries are never committed
         bytes32[] memory c = new bytes32[](owed);
@@ -171,6 +180,34 @@ contract AppealHandler is AppealsFixture {
             ++ghostCanaryCommits;
             if (!allowed) ++ghostForbiddenCanaryCalls;
         } catch {}
+    }
+
+    /// @dev An operator commits some blocks after the opening (a placement round trip, or a flooded
+    /// operator): accepted in every block through `open + canaryCommitBlocks`, never once the draw's
+    /// randomness can be fixed.
+    function commitLate(uint256 which, uint256 wait, uint256 mode) external {
+        uint256 sid = _pick(which);
+        if (sid == 0 || canaries.canariesOf(sid).operator != address(0)) return;
+        vm.roll(block.number + wait % (CANARY_COMMIT_BLOCKS + 4));
+        IAuditSessions.Session memory s = sessions.sessionOf(sid);
+        bool known = s.status != IAuditSessions.Status.Created
+            || sessions.sourceOf(sid).status(s.drawRequest) != IRandomness.RequestStatus.Pending;
+        bytes32[] memory c = new bytes32[](canaries.canariesOwed(sid, s.segmentCount));
+        for (uint256 i = 0; i < c.length; ++i) {
+            c[i] = _canaryCommitment(sid, i, uint8(1 + (mode >> 8) % 2));
+        }
+        address who = operators[mode % 2];
+        bool inWindow = c.length != 0 && s.status == IAuditSessions.Status.Created
+            && block.number <= _openedAt[sid] + CANARY_COMMIT_BLOCKS && canaries.isCanaryOperator(who);
+        ++ghostLateCommits;
+        vm.prank(who);
+        try canaries.commitCanaries(sid, c) {
+            ++ghostCanaryCommits;
+            if (known) ++ghostCommitWhileKnown;
+            if (c.length != 0) _truth[sid] = 1 + (mode >> 8) % 2; // index 0
+        } catch {
+            if (inWindow) ++ghostRefusedInWindow;
+        }
     }
 
     /// @dev A reveal by `who`; a success is forbidden unless `who` committed the session's canaries and is
@@ -214,7 +251,7 @@ contract AppealHandler is AppealsFixture {
     function _step(uint256 sid, uint256 mask) internal {
         IAuditSessions.Status st = sessions.statusOf(sid);
         if (st == IAuditSessions.Status.Created || _drawing(sid)) {
-            vm.roll(block.number + RANDOMNESS_DELAY + 1);
+            _rollPastDrawTarget(sid);
             try sessions.draw(sid, 40) {} catch {}
         } else if (st == IAuditSessions.Status.Drawing) {
             if (mask % 8 != 0) {

@@ -12,10 +12,17 @@ contract ScriptedRandomness is IRandomness {
 
     mapping(uint256 => Req) internal _reqs;
     uint256 public requestCount;
+    uint256 public lastMinBlocks;
 
     error NotReady(uint256 requestId, RequestStatus status);
 
     function request() external returns (uint256 requestId) {
+        return requestAfter(0);
+    }
+
+    /// @dev The test decides when a request is answered, so `minBlocks` is only recorded.
+    function requestAfter(uint256 minBlocks) public returns (uint256 requestId) {
+        lastMinBlocks = minBlocks;
         requestId = ++requestCount;
         _reqs[requestId].status = RequestStatus.Pending;
     }

@@ -28,6 +28,8 @@ abstract contract SessionsFixture is TestBase {
     uint256 internal constant RANDOMNESS_DELAY = 2;
     uint256 internal constant EPOCH_BLOCKS = 50;
     uint256 internal constant STAKE = 1000e18;
+    /// @dev The canary commit window of sessions owing canaries (longer than RANDOMNESS_DELAY, as on the devnet).
+    uint256 internal constant CANARY_COMMIT_BLOCKS = 8;
 
     TrustToken internal token;
     Treasury internal treasury;
@@ -61,6 +63,7 @@ abstract contract SessionsFixture is TestBase {
         p.keyBlocks = 20;
         p.commitBlocks = 20;
         p.revealBlocks = 20;
+        p.canaryCommitBlocks = uint32(CANARY_COMMIT_BLOCKS);
     }
 
     function _deploy() internal {
@@ -178,10 +181,25 @@ abstract contract SessionsFixture is TestBase {
     }
 
     function _drawAll(uint256 sid) internal {
-        vm.roll(block.number + RANDOMNESS_DELAY + 1);
+        _rollPastDrawTarget(sid);
         while (sessions.statusOf(sid) == IAuditSessions.Status.Created || _drawing(sid)) {
             sessions.draw(sid, 16);
         }
+    }
+
+    /// @dev Move past the block whose hash serves the session's draw (at least RANDOMNESS_DELAY + 1 blocks:
+    /// a session owing canaries waits `canaryCommitBlocks`).
+    function _rollPastDrawTarget(uint256 sid) internal {
+        uint256 to = block.number + RANDOMNESS_DELAY + 1;
+        uint256 target = _drawTarget(sid);
+        if (target + 1 > to) to = target + 1;
+        vm.roll(to);
+    }
+
+    /// @dev The target block of the session's draw request (0 if another source or already fixed).
+    function _drawTarget(uint256 sid) internal view returns (uint256) {
+        if (address(sessions.sourceOf(sid)) != address(randomness)) return 0;
+        return randomness.targetBlockOf(sessions.sessionOf(sid).drawRequest);
     }
 
     function _drawing(uint256 sid) internal view returns (bool) {

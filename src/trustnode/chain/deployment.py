@@ -89,6 +89,7 @@ _PARAM_FIELDS: dict[str, str] = {
     "key_blocks": "key_blocks",
     "commit_blocks": "commit_blocks",
     "reveal_blocks": "reveal_blocks",
+    "canary_commit_blocks": "canary_commit_blocks",
 }
 
 

@@ -38,6 +38,7 @@ from trustnode.cli.protocol_opts import (
     AppealRewardOpt,
     BetaOpt,
     BondMultOpt,
+    CanaryCommitOpt,
     CanaryGammaOpt,
     CanaryRateOpt,
     CanaryRefundOpt,
@@ -98,6 +99,7 @@ def deploy(
     canary_reveal_blocks: CanaryRevealOpt = None,
     canary_gamma: CanaryGammaOpt = None,
     canary_refund_bps: CanaryRefundOpt = None,
+    canary_commit_blocks: CanaryCommitOpt = None,
     epoch_blocks: int = typer.Option(
         DEVNET_EPOCH_BLOCKS,
         "--epoch-blocks",

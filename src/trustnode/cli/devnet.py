@@ -20,6 +20,7 @@ from trustnode.cli.protocol_opts import (
     AppealRewardOpt,
     BetaOpt,
     BondMultOpt,
+    CanaryCommitOpt,
     CanaryGammaOpt,
     CanaryRateOpt,
     CanaryRefundOpt,
@@ -58,8 +59,8 @@ def _print_params(params: Any) -> None:
         else "appeals off"
     )
     console.print(
-        f"  {appeals}; canaries {params.canary_rate_bps / 100:g}% of segments, revealed within "
-        f"{params.canary_reveal_blocks} blocks"
+        f"  {appeals}; canaries {params.canary_rate_bps / 100:g}% of segments, committed within "
+        f"{params.canary_commit_blocks} blocks of the opening, revealed within {params.canary_reveal_blocks} blocks"
     )
 
 
@@ -91,6 +92,7 @@ def up_cmd(
     canary_reveal_blocks: CanaryRevealOpt = None,
     canary_gamma: CanaryGammaOpt = None,
     canary_refund_bps: CanaryRefundOpt = None,
+    canary_commit_blocks: CanaryCommitOpt = None,
     epoch_blocks: int = typer.Option(
         None,
         "--epoch-blocks",

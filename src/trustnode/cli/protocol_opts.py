@@ -57,6 +57,14 @@ DrawOpt = Annotated[
 KeyOpt = Annotated[int | None, typer.Option("--key-blocks", metavar="BLOCKS", help="Blocks to publish keys.")]
 CommitOpt = Annotated[int | None, typer.Option("--commit-blocks", metavar="BLOCKS", help="Commit phase.")]
 RevealOpt = Annotated[int | None, typer.Option("--reveal-blocks", metavar="BLOCKS", help="Reveal phase.")]
+CanaryCommitOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--canary-commit-blocks",
+        metavar="BLOCKS",
+        help="Blocks the canary operator has to commit after a session opens (0..199).",
+    ),
+]
 
 
 def parse_seats(text: str) -> tuple[int, int, int]:
@@ -82,6 +90,7 @@ def asked_protocol(
     key_blocks: int | None = None,
     commit_blocks: int | None = None,
     reveal_blocks: int | None = None,
+    canary_commit_blocks: int | None = None,
 ) -> tuple[ProtocolSettings, set[str]]:
     """(the parameters to run, the fields the operator asked for: options and configured values)."""
     flags: dict[str, object] = {
@@ -94,6 +103,7 @@ def asked_protocol(
         "key_blocks": key_blocks,
         "commit_blocks": commit_blocks,
         "reveal_blocks": reveal_blocks,
+        "canary_commit_blocks": canary_commit_blocks,
     }
     if seats_per_tier is not None:
         flags["seats_per_tier"] = parse_seats(seats_per_tier)
@@ -208,7 +218,7 @@ def asked_appeals(
 
 PROTOCOL_OPTIONS = (
     "seats_per_tier", "seat_cap", "tau_bps", "beta_bps", "reward", "slash",
-    "draw_blocks", "key_blocks", "commit_blocks", "reveal_blocks",
+    "draw_blocks", "key_blocks", "commit_blocks", "reveal_blocks", "canary_commit_blocks",
 )  # fmt: skip
 APPEAL_OPTIONS = (
     "appeal_blocks", "max_rounds", "appeal_bond_multiplier_bps", "appeal_reward_bps", "appeal_budget",

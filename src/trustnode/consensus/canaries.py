@@ -1,9 +1,9 @@
 """Reference rules of gold canaries (issue 15), in the contracts' integer arithmetic.
 
-The session's provider node operates the canaries of its own sessions.  Right after opening
-(before the draw's randomness target block) it commits one hash per canary; the number of
-canaries is a public function of the segment count; after the reveal phase, within
-canaryRevealBlocks, it reveals (index, verdict, salt).  A revealed canary's votes are scored
+A canary operator commits one hash per canary after the opening, within the session's commit
+window (`canary_commit_window`: the draw's randomness target is open + max(delay,
+canaryCommitBlocks)); the number of canaries is a public function of the segment count; after
+the reveal phase, within canaryRevealBlocks, it reveals (index, verdict, salt).  A revealed canary's votes are scored
 against the committed truth and move reputation by `canaryGamma`; its segment never counts in
 the trace verdict.  A canary never revealed is a normal segment for its voters, but the trace
 loses the session's largest segment weight from W for each one, so withholding a reveal never
@@ -24,6 +24,9 @@ from trustnode.consensus.rules import BPS, WAD, EconomicRules, TraceVerdict
 from trustnode.models.enums import SegmentOutcome
 
 MAX_CANARY_RATE_BPS = 3000
+#: Most blocks of a canary commit window (`canaryCommitBlocks`): VRF v2.5 waits at most 200
+#: confirmations, and a VRF source asks for one more than the window.
+MAX_CANARY_COMMIT_BLOCKS = 199
 
 
 class CanaryParams(BaseModel):
@@ -79,6 +82,19 @@ def canary_commitment(session_id: int, index: int, verdict: SegmentOutcome, salt
     if session_id < 0 or index < 0:
         raise ValueError("session id and index are unsigned")
     return keccak(encode(["uint256", "uint256", "uint8", "bytes32"], [session_id, index, int(verdict), salt]))
+
+
+def canary_commit_window(randomness_delay: int, commit_blocks: int, owed: int) -> int:
+    """Blocks after `openSession` until the draw's randomness target: `max(delay, canaryCommitBlocks)`
+    for a session owing canaries, the randomness delay alone otherwise.
+
+    The operator's commit is accepted through block `open + window` (the request is still Pending
+    there), so it always has `canaryCommitBlocks` blocks for its round trip (IPFS fetch, decryption,
+    proofs, transaction), and nobody can know the draw while a commit is still accepted.
+    """
+    if randomness_delay < 1 or not 0 <= commit_blocks <= MAX_CANARY_COMMIT_BLOCKS or owed < 0:
+        raise ValueError("need delay >= 1, 0 <= canaryCommitBlocks <= 199 and owed >= 0")
+    return max(randomness_delay, commit_blocks) if owed else randomness_delay
 
 
 def canary_reveal_open(block: int, reveal_end: int, reveal_blocks: int) -> bool:
@@ -236,11 +252,13 @@ def canary_effects(settlement: CanarySettlement, auditor: str) -> list[tuple[Eff
 
 
 __all__ = [
+    "MAX_CANARY_COMMIT_BLOCKS",
     "MAX_CANARY_RATE_BPS",
     "CanaryParams",
     "CanaryReveal",
     "CanarySettlement",
     "canaries_for_real",
+    "canary_commit_window",
     "canary_commitment",
     "canary_count",
     "canary_effects",

@@ -145,7 +145,8 @@ def check_placement(ctx: NodeContext, port: ChainPort, ticket: Ticket, p: Canary
     block = port.block_number()
     if block + 1 > state.commit_until:
         raise PlacementRefused(
-            f"the canary commit window of session {sid} closed at block {state.commit_until} (now {block})"
+            f"the canary commit window of session {sid} closed at block {state.commit_until} (now {block}): "
+            "the draw's randomness target, canaryCommitBlocks after the opening at the least"
         )
     if state.required != n:
         raise PlacementRefused(f"session {sid} owes {state.required} canaries, the ticket holds {n}")

@@ -29,6 +29,7 @@ from trustnode.chain.port.types_appeals import (
     RoundState,
 )
 from trustnode.chain.protocol import Protocol, SessionStatus
+from trustnode.chain.protocol.models import SessionInfo
 from trustnode.chain.protocol.models_appeals import RoundView
 from trustnode.consensus.appeal_resolution import appeal_result, outcome_after_withheld
 from trustnode.consensus.appeals import min_bond, panel_seats
@@ -139,12 +140,12 @@ class AppealOps:
                            verdict=SegmentOutcome(int(ev["args"]["verdict"])))
             for ev in self._logs(m, "CanaryRevealed", sessionId=session_id)
         ]  # fmt: skip
-        target = p.draw_randomness(session_id).target_block
+        target = p.draw_randomness(session_id).target_block or self._vrf_commit_until(session_id, info)
         return CanaryState(
             session_id=session_id,
             required=canary_count(info.segment_count, rate),
             commitments=["0x" + h.hex() for h in p.canary_commitments(session_id)],
-            commit_until=target or info.draw_deadline,
+            commit_until=target,
             reveal_from=state.reveal_opens_after + 1 if state.reveal_opens_after else None,
             reveal_until=state.reveal_closes or None,
             revealed=revealed,
@@ -316,6 +317,18 @@ class AppealOps:
                 )
             )  # fmt: skip
         return out
+
+    def _vrf_commit_until(self, session_id: int, info: SessionInfo) -> int:
+        """A source without a target block (VRF): it delivers after `canaryCommitBlocks` + 1
+        confirmations at the earliest, so commits are accepted through open + canaryCommitBlocks; the
+        draw deadline once the draw started (the window is long closed then)."""
+        if info.draw_deadline:
+            return int(info.draw_deadline)
+        logs = self._logs(self.protocol.sessions, "SessionOpened", sessionId=session_id)
+        if not logs:
+            return 0
+        window = self.protocol.params(info.params_version).canary_commit_blocks
+        return int(logs[0]["blockNumber"]) + window
 
     def _opened_block(self, session_id: int, rnd: int) -> int:
         logs = self._logs(self.protocol.appeal_module, "AppealOpened", sessionId=session_id, round=rnd)

@@ -43,6 +43,7 @@ from trustnode.chain.port.types import (
 )
 from trustnode.chain.protocol import SessionParams
 from trustnode.consensus import rules
+from trustnode.consensus.canaries import canary_commit_window, canary_count
 from trustnode.models.enums import SegmentOutcome
 from trustnode.models.verdict import SessionState
 
@@ -124,7 +125,10 @@ class MemoryPort(staking.StakingOps, VotingOps, AppealOps, CanaryOps, DrawOps):
                 weights=list(weights),
                 fee=fee,
                 pool=pool,
-                target=tx.block + self.c.randomness_delay,
+                target=tx.block
+                + canary_commit_window(
+                    self.c.randomness_delay, p.canary_commit_blocks, canary_count(n, p.canary_rate_bps)
+                ),
                 total_seats=seats,
                 segment_auditors=[set() for _ in tiers],
                 tally=[[0, 0] for _ in tiers],

@@ -112,6 +112,7 @@ MEANINGS: dict[str, str] = {
     "AlreadyFulfilled": "the VRF request was fulfilled already",
     "NoRandomWords": "the VRF coordinator delivered no random word",
     "RequestFailed": "the VRF coordinator did not deliver within its timeout",
+    "TooManyConfirmations": "the canary commit window needs more confirmations than VRF v2.5 waits (200)",
     # appeals (AppealModule, AppealSettlement; issue 15), in the order the contract checks them
     "AppealsDisabled": "this session's parameters disable appeals (appealBlocks or maxRounds is 0)",
     "AppealWindowNotOpen": "appeals open only after round 0 finalized and the canary reveal window closed",
@@ -140,7 +141,8 @@ MEANINGS: dict[str, str] = {
     "NotCommittingOperator": "only the canary operator that committed a session's canaries reveals them",
     "CanariesAlreadyCommitted": "the session's canaries are committed already",
     "WrongCanaryCount": "the number of canary commitments must be canary_count(segments, canaryRateBps)",
-    "CommitTooLate": "canaries are committed only while the draw's randomness is still pending",
+    "CommitTooLate": "canaries are committed only while the draw's randomness is still pending "
+    "(through open + max(delay, canaryCommitBlocks))",
     "CanaryRevealNotOpen": "canaries are revealed only after round 0 finalized",
     "CanaryRevealClosed": "the canary reveal window has closed: the canary stays unrevealed",
     "UnknownCanarySlot": "no canary commitment at this position",

@@ -42,7 +42,8 @@ class CanaryState(BaseModel):
     )
     commitments: list[str] = Field(description="committed hashes, hex, in slot order (empty: none yet)")
     commit_until: int = Field(
-        description="last block a commitment is accepted (before the draw's randomness target)"
+        description="last block a commitment is accepted: the draw's randomness target, open + "
+        "max(delay, canaryCommitBlocks) for a session owing canaries (canaries.canary_commit_window)"
     )
     reveal_from: int | None = Field(
         default=None, description="first block of the reveal window (round-0 reveal end + 1), once known"

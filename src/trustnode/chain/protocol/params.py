@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trustnode.consensus.appeals import MAX_CANARY_REFUND_BPS, AppealParams
-from trustnode.consensus.canaries import CanaryParams
+from trustnode.consensus.canaries import MAX_CANARY_COMMIT_BLOCKS, CanaryParams
 from trustnode.consensus.rules import EconomicRules
 
 WAD = 10**18
@@ -84,6 +84,13 @@ class SessionParams(BaseModel):
     key_blocks: int = Field(ge=1)
     commit_blocks: int = Field(ge=1)
     reveal_blocks: int = Field(ge=1)
+    canary_commit_blocks: int = Field(
+        default=0,
+        ge=0,
+        le=MAX_CANARY_COMMIT_BLOCKS,
+        description="canaryCommitBlocks: a session owing canaries has its draw randomness target at "
+        "open + max(delay, this), the canary operator's commit window",
+    )
     # issue 15 (the names of consensus.appeals.AppealParams / canaries.CanaryParams); the
     # defaults disable both, as a contract version without them behaves
     appeal_blocks: int = Field(default=0, ge=0, description="appeal window (blocks); 0 disables appeals")
@@ -160,6 +167,7 @@ class SessionParams(BaseModel):
             self.key_blocks,
             self.commit_blocks,
             self.reveal_blocks,
+            self.canary_commit_blocks,
         )
 
     @classmethod
@@ -225,6 +233,9 @@ DEVNET_SESSION_PARAMS = SessionParams(
     key_blocks=40,
     commit_blocks=40,
     reveal_blocks=40,
+    # 1 s blocks: the operator's round trip (IPFS fetch, decryption, proofs, one transaction) takes
+    # a few seconds; 8 blocks leave room for a slow fetch while the draw still ends in its epochs
+    canary_commit_blocks=8,
 )
 DEVNET_STAKING_PARAMS = StakingParams(
     min_stake=(10 * TOKEN, 10 * TOKEN, 10 * TOKEN),
