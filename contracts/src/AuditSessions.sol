@@ -173,8 +173,10 @@ contract AuditSessions is SessionStore {
         emit RandomnessSourceChanged(_sources.length - 1, address(source));
     }
 
+    /// @dev A canary window longer than an epoch would leave no block to start the draw in before the
+    /// opening epoch's snapshot stops being readable (outside review 4: such sessions ended forfeited).
     function _pushParams(SessionParams memory p) private {
-        if (!_validParams(p)) revert InvalidParams();
+        if (!_validParams(p) || p.canaryCommitBlocks > sortition.epochBlocks()) revert InvalidParams();
         _params.push(p);
         emit ParamsChanged(_params.length - 1, p);
     }

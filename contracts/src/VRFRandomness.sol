@@ -17,6 +17,9 @@ import {IVRFCoordinatorV2Plus, VRFV2PlusClient} from "./interfaces/IVRFCoordinat
 /// its deadline while pending, then the first word with its top bit set (255 random bits).
 contract VRFRandomness is IRandomness, Ownable2Step {
     uint256 private constant FIXED = 1 << 255;
+    /// @dev A pending request's word: its deadline (bits 0-63) and the first block a delivery counts in
+    /// (bits 64-127: the request's block plus its confirmations).
+    uint256 private constant EARLIEST_SHIFT = 64;
     /// @notice Bounds on the settings (the coordinator enforces its own as well).
     uint256 public constant MAX_TIMEOUT_BLOCKS = 1e6;
     uint256 public constant MIN_CALLBACK_GAS = 50_000;
@@ -69,6 +72,9 @@ contract VRFRandomness is IRandomness, Ownable2Step {
     event RandomnessFulfilled(uint256 indexed requestId, bytes32 value);
     /// @notice The coordinator delivered after the deadline: ignored, the request stays Failed.
     event LateFulfilmentIgnored(uint256 indexed requestId, uint256 deadline);
+    /// @notice The coordinator delivered before the confirmations asked: ignored, the request stays Pending
+    /// and fails at its deadline unless a delivery comes in time.
+    event EarlyFulfilmentIgnored(uint256 indexed requestId, uint256 earliest);
 
     /// @param coordinator_ The VRF v2.5 coordinator.
     /// @param owner_ Who sets the requesters and the request settings.
@@ -141,14 +147,15 @@ contract VRFRandomness is IRandomness, Ownable2Step {
         _localOf[coordinatorId] = requestId;
         _coordinatorOf[requestId] = coordinatorId;
         uint256 deadline = block.number + c.timeoutBlocks + (confirmations - c.requestConfirmations);
-        _requests[requestId] = deadline;
+        _requests[requestId] = deadline | ((block.number + confirmations) << EARLIEST_SHIFT);
         emit RandomnessRequested(requestId, msg.sender, deadline);
         emit CoordinatorRequest(requestId, coordinatorId);
     }
 
     /// @notice The coordinator delivers the words of its request `coordinatorRequestId` (upstream entry point).
     /// @dev Reverts for a caller other than the coordinator, an unknown or already fulfilled request,
-    /// or no words. A delivery after the deadline is ignored (event) so the request stays Failed.
+    /// or no words. A delivery after the deadline is ignored (event) so the request stays Failed; one before
+    /// the confirmations asked is ignored too (event), so the request stays Pending.
     function rawFulfillRandomWords(uint256 coordinatorRequestId, uint256[] calldata randomWords) external {
         if (msg.sender != address(coordinator)) {
             revert OnlyCoordinatorCanFulfill(msg.sender, address(coordinator));
@@ -158,8 +165,14 @@ contract VRFRandomness is IRandomness, Ownable2Step {
         uint256 word = _requests[requestId];
         if (word & FIXED != 0) revert AlreadyFulfilled(requestId);
         if (randomWords.length == 0) revert NoRandomWords(requestId);
-        if (block.number > word) {
-            emit LateFulfilmentIgnored(requestId, word);
+        if (block.number > uint64(word)) {
+            emit LateFulfilmentIgnored(requestId, uint64(word));
+            return;
+        }
+        // The coordinator does not enforce the confirmations on chain: a value delivered before them could
+        // be known while a consumer still relies on Pending (the canary commit window; outside review 4).
+        if (block.number < word >> EARLIEST_SHIFT) {
+            emit EarlyFulfilmentIgnored(requestId, word >> EARLIEST_SHIFT);
             return;
         }
         bytes32 value = bytes32(randomWords[0] | FIXED);
@@ -172,7 +185,7 @@ contract VRFRandomness is IRandomness, Ownable2Step {
         uint256 word = _requests[requestId];
         if (word == 0) revert UnknownRequest(requestId);
         if (word & FIXED != 0) return bytes32(word);
-        if (block.number > word) revert RequestFailed(requestId, word);
+        if (block.number > uint64(word)) revert RequestFailed(requestId, uint64(word));
         revert NotFulfilled(requestId);
     }
 
@@ -181,7 +194,7 @@ contract VRFRandomness is IRandomness, Ownable2Step {
         uint256 word = _requests[requestId];
         if (word == 0) return RequestStatus.Unknown;
         if (word & FIXED != 0) return RequestStatus.Fulfilled;
-        if (block.number > word) return RequestStatus.Failed;
+        if (block.number > uint64(word)) return RequestStatus.Failed;
         return RequestStatus.Pending;
     }
 
@@ -195,7 +208,7 @@ contract VRFRandomness is IRandomness, Ownable2Step {
     /// @notice The last block in which a delivery of `requestId` counts (0 once fulfilled, or if unknown).
     function deadlineOf(uint256 requestId) external view returns (uint256) {
         uint256 word = _requests[requestId];
-        return word & FIXED != 0 ? 0 : word;
+        return word & FIXED != 0 ? 0 : uint64(word);
     }
 
     /// @notice The coordinator's id of local request `requestId` (0 if unknown).

@@ -337,13 +337,16 @@ contract AuditSessionsTest is StakingFixture {
         p.canaryCommitBlocks = 200; // a VRF source would need 201 confirmations (v2.5 caps at 200)
         vm.expectRevert(AuditSessions.InvalidParams.selector);
         sessions.setParams(p);
-        p.canaryCommitBlocks = 199;
+        p.canaryCommitBlocks = uint32(EPOCH_BLOCKS + 1); // longer than an epoch: the draw could strand
+        vm.expectRevert(AuditSessions.InvalidParams.selector);
+        sessions.setParams(p);
+        p.canaryCommitBlocks = uint32(EPOCH_BLOCKS);
         sessions.setParams(p);
         p = _sessionParams();
         p.tauBps = 7500;
         sessions.setParams(p);
         assertEq(sessions.paramsVersion(), 2, "new version");
-        assertEq(sessions.paramsAt(1).canaryCommitBlocks, 199, "stored window");
+        assertEq(sessions.paramsAt(1).canaryCommitBlocks, EPOCH_BLOCKS, "stored window");
         assertEq(sessions.paramsAt(2).tauBps, 7500, "stored");
         vm.expectRevert(AuditSessions.ZeroAddress.selector);
         sessions.setTreasury(address(0));

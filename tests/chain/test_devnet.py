@@ -243,6 +243,10 @@ def test_devnet_runs_the_asked_appeal_and_canary_parameters(tmp_path: Path) -> N
         assert owner.params().canary_commit_blocks == 12
         beyond_vrf = run_cli(["devnet", "up", "--canary-commit-blocks", "200"], tmp_path, **env)
         assert beyond_vrf.returncode == 1 and "canary_commit_blocks" in beyond_vrf.stderr
+        beyond_epoch = run_cli(["devnet", "up", "--canary-commit-blocks", "13"], tmp_path, **env)
+        assert beyond_epoch.returncode == 1, beyond_epoch.stdout
+        assert "longer than an epoch (12 blocks)" in beyond_epoch.stderr, beyond_epoch.stderr
+        assert owner.params().canary_commit_blocks == 12, "nothing changed"
         assert owner.appeal_params_of(owner.session_count() + 1).appeal_blocks == 40
         again = run_cli(["devnet", "up", "--appeal-blocks", "20"], tmp_path, **env)
         assert again.returncode == 0, again.stderr

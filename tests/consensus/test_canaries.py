@@ -31,6 +31,7 @@ from trustnode.consensus.canaries import (
     canary_effects,
     canary_refund,
     canary_reveal_open,
+    check_canary_window,
     check_reveal,
     settle_canary,
     trace_verdict_with_canaries,
@@ -238,3 +239,10 @@ def test_withholding_a_reveal_never_raises_the_score(
         <= revealed_all.weight_passed * one_withheld.total_weight
     )
     assert revealed_all.passed or not one_withheld.passed
+
+
+def test_a_canary_window_longer_than_an_epoch_is_refused() -> None:
+    """The core refuses it (InvalidParams); deploy and setParams refuse it first, saying why."""
+    check_canary_window(12, 12)
+    with pytest.raises(ValueError, match="longer than an epoch"):
+        check_canary_window(13, 12)

@@ -16,7 +16,8 @@ import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 /// once the draw's randomness is known - over any window within bounds, any lookahead delay, and VRF.
 contract CanaryCommitWindowTest is AppealsFixture {
     uint8 internal constant FAIL = 2;
-    uint256 internal constant MAX_WINDOW = 199;
+    /// @dev The longest window the core accepts with these 50-block epochs (at most an epoch).
+    uint256 internal constant MAX_WINDOW = EPOCH_BLOCKS;
 
     function setUp() public {
         _deployAppeals();

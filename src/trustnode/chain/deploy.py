@@ -28,6 +28,7 @@ from trustnode.chain.protocol import (
     SessionParams,
     StakingParams,
 )
+from trustnode.consensus.canaries import check_canary_window
 
 INITIAL_SUPPLY = 1_000_000_000 * 10**18
 
@@ -88,6 +89,7 @@ def deploy_protocol(
     """
     owner = owner or client.address
     me = client.address
+    check_canary_window(session_params.canary_commit_blocks, epoch_blocks)
     operators = checked_operators(canary_operators)
     token = client.deploy("TrustToken", owner, supply)
     treasury = client.deploy("Treasury", token.address, me)

@@ -21,6 +21,7 @@ from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol, SessionPar
 from trustnode.chain.units import format_trust, parse_trust
 from trustnode.config import ProtocolSettings
 from trustnode.consensus.appeals import check_appeal_params
+from trustnode.consensus.canaries import check_canary_window
 
 
 class DeploymentError(ChainError):
@@ -152,6 +153,7 @@ def apply_params(proto: Protocol, p: ProtocolSettings, fields: set[str]) -> dict
     updated = SessionParams.model_validate(
         {**current.model_dump(), **{_PARAM_FIELDS[f]: want[_PARAM_FIELDS[f]] for f in diff}}
     )
+    check_canary_window(updated.canary_commit_blocks, proto.epoch_blocks)
     proto.client.transact(proto.sessions.functions.setParams(updated.as_abi()))
     return diff
 

@@ -29,6 +29,17 @@ MAX_CANARY_RATE_BPS = 3000
 MAX_CANARY_COMMIT_BLOCKS = 199
 
 
+def check_canary_window(commit_blocks: int, epoch_blocks: int) -> None:
+    """Refuse a canary commit window longer than a staking epoch (`AuditSessions._pushParams`): the
+    draw could then never start before the opening epoch's snapshot stops being readable."""
+    if commit_blocks > epoch_blocks:
+        raise ValueError(
+            f"canary_commit_blocks {commit_blocks} is longer than an epoch ({epoch_blocks} blocks): "
+            "a session owing canaries could never be drawn before its snapshot expires; "
+            f"use at most {epoch_blocks}"
+        )
+
+
 class CanaryParams(BaseModel):
     """Canary parameters of a session (pinned with its params version)."""
 
@@ -253,6 +264,7 @@ def canary_effects(settlement: CanarySettlement, auditor: str) -> list[tuple[Eff
 
 __all__ = [
     "MAX_CANARY_COMMIT_BLOCKS",
+    "check_canary_window",
     "MAX_CANARY_RATE_BPS",
     "CanaryParams",
     "CanaryReveal",
