@@ -148,6 +148,9 @@ def test_every_token_is_accounted_for(case: tuple, seed: bytes) -> None:  # type
             assert 0 <= p.refund <= p.bond and 0 <= p.reward_paid <= p.reward_due
             if p.result is AppealResult.UPHELD:
                 assert p.refund == 0
+            elif p.result is AppealResult.KEYS_WITHHELD:
+                # withheld over a decided FAIL: the FAIL stands and the bond pays the seats
+                assert p.refund == (0 if seg.final is O.FAIL else p.bond)
             elif p.result is not AppealResult.UNFILLABLE:
                 assert p.refund == p.bond
             if p.result is not AppealResult.OVERTURNED:
