@@ -39,6 +39,8 @@ contract AuditSessions is SessionStore {
     IStaking public immutable staking;
     /// @notice The snapshot sum trees (epochs, readability).
     ISortition public immutable sortition;
+    /// @dev The staking epoch length (fixed at Staking's deployment): bounds the canary commit window.
+    uint256 private immutable _epochBlocks;
 
     error ZeroAddress();
     error ModulesAlreadySet();
@@ -120,6 +122,7 @@ contract AuditSessions is SessionStore {
         token = token_;
         staking = staking_;
         sortition = staking_.sortition();
+        _epochBlocks = sortition.epochBlocks();
         treasury = treasury_;
         _addSource(randomness_);
         _pushParams(params_);
@@ -176,7 +179,7 @@ contract AuditSessions is SessionStore {
     /// @dev A canary window longer than an epoch would leave no block to start the draw in before the
     /// opening epoch's snapshot stops being readable (outside review 4: such sessions ended forfeited).
     function _pushParams(SessionParams memory p) private {
-        if (!_validParams(p) || p.canaryCommitBlocks > sortition.epochBlocks()) revert InvalidParams();
+        if (!_validParams(p) || p.canaryCommitBlocks > _epochBlocks) revert InvalidParams();
         _params.push(p);
         emit ParamsChanged(_params.length - 1, p);
     }
