@@ -49,21 +49,26 @@ CHECKS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def live_api(devnet: Deployment, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    data_dir: Path = tmp_path_factory.mktemp("fuzz")
+def _serve_node(devnet: Deployment, data_dir: Path, account: int, **sections: object) -> Iterator[str]:
+    """A node on the shared devnet, signing with dev `account`, serving the API until closed."""
     dep_file = data_dir / "deployment.json"
     devnet.save(dep_file)
     s = Settings(
         data_dir=data_dir,
-        chain={"deployment_file": dep_file, "account_index": 9},  # type: ignore[arg-type]
+        chain={"deployment_file": dep_file, "account_index": account},  # type: ignore[arg-type]
         api={"api_keys": [API_KEY], "worker": False},  # type: ignore[arg-type]
+        **sections,  # type: ignore[arg-type]
     )
     server, thread, url = start_server(create_app(NodeContext(s)))
     try:
         yield url
     finally:
         stop_server(server, thread)
+
+
+@pytest.fixture(scope="module")
+def live_api(devnet: Deployment, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from _serve_node(devnet, tmp_path_factory.mktemp("fuzz"), 9)
 
 
 def _fuzz(operation: APIOperation, mode: GenerationMode, headers: dict[str, str]) -> None:
@@ -105,20 +110,12 @@ def test_api_has_no_server_errors_and_keeps_its_schema(live_api: str) -> None:
 @pytest.fixture(scope="module")
 def live_operator(devnet: Deployment, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A canary operator node (the devnet's authorized operator account) with its three routes."""
-    data_dir: Path = tmp_path_factory.mktemp("fuzz-operator")
-    dep_file = data_dir / "deployment.json"
-    devnet.save(dep_file)
-    s = Settings(
-        data_dir=data_dir,
-        chain={"deployment_file": dep_file, "account_index": CANARY_OPERATOR_ACCOUNT},  # type: ignore[arg-type]
-        api={"api_keys": [API_KEY], "worker": False},  # type: ignore[arg-type]
-        canary_operator={"enabled": True},  # type: ignore[arg-type]
+    yield from _serve_node(
+        devnet,
+        tmp_path_factory.mktemp("fuzz-operator"),
+        CANARY_OPERATOR_ACCOUNT,
+        canary_operator={"enabled": True},
     )
-    server, thread, url = start_server(create_app(NodeContext(s)))
-    try:
-        yield url
-    finally:
-        stop_server(server, thread)
 
 
 @pytest.mark.timeout(120)
