@@ -81,3 +81,25 @@ def test_bad_input_is_refused_before_sending(devnet: Deployment) -> None:
         p.open_session(b"\x01" * 32, [1, 1], [1, 1], 10 * TOKEN)
     assert low.value.name == "FeeTooLow"
     assert p.status(10**9) == SessionStatus.NONE
+
+
+def test_a_randomness_delay_longer_than_the_snapshot_span_is_refused_before_any_transaction(
+    devnet: Deployment,
+) -> None:
+    """Outside review 5: with 1-block epochs a 2-block lookahead delay delivers the seed after the
+    snapshot of a session opened in an epoch's last block stops being readable (that block + 2),
+    so every such session would end undrawn. Deployment refuses it, naming the bound, and sends
+    nothing; the largest delay that fits (2 * epoch - 1) passes the check."""
+    from trustnode.chain.deploy import check_randomness_delay, deploy_protocol
+
+    client = client_for(devnet, 7)
+    nonce = client.w3.eth.get_transaction_count(client.address)
+    no_window = DEVNET_SESSION_PARAMS.model_copy(update={"canary_commit_blocks": 0})
+    with pytest.raises(ValueError, match=r"randomness delay 2 .* use a delay of 1\.\.1 or epochs of at least 2"):
+        deploy_protocol(client, session_params=no_window, randomness_delay=2, epoch_blocks=1)
+    assert client.w3.eth.get_transaction_count(client.address) == nonce, "nothing was sent"
+    check_randomness_delay(2 * DEVNET_EPOCH_BLOCKS - 1, DEVNET_EPOCH_BLOCKS)
+    with pytest.raises(ValueError, match="does not fit"):
+        check_randomness_delay(2 * DEVNET_EPOCH_BLOCKS, DEVNET_EPOCH_BLOCKS)
+    with pytest.raises(ValueError, match="does not fit"):
+        check_randomness_delay(0, DEVNET_EPOCH_BLOCKS)

@@ -47,6 +47,9 @@ CONTRACT_NAMES = (
     "AppealSettlement",
     "CanaryModule",
 )
+#: Epochs a snapshot stays readable after the one it starts (`SnapshotSumTree.RING` - 1): a session
+#: opened in an epoch's last block must be drawn within this many epochs.
+SNAPSHOT_SPAN_EPOCHS = 2
 #: What the Treasury lets each issue-15 module spend (each session's grant is capped by appealBudget).
 SPENDER_ALLOWANCE = 2**256 - 1
 
@@ -57,6 +60,21 @@ def appeal_params_abi(p: SessionParams) -> tuple[int, ...]:
         p.appeal_blocks, p.max_rounds, p.appeal_bond_multiplier_bps, p.appeal_reward_bps, p.appeal_budget,
         p.canary_rate_bps, p.canary_reveal_blocks, p.canary_gamma, p.canary_refund_bps,
     )  # fmt: skip
+
+
+def check_randomness_delay(randomness_delay: int, epoch_blocks: int) -> None:
+    """Refuse a lookahead delay whose value would arrive after the draw's snapshot stops being
+    readable (outside review 5): a session opened in an epoch's last block can be drawn until
+    `SNAPSHOT_SPAN_EPOCHS` epochs later, and the lookahead value exists one block after its target,
+    so with a longer delay every such session would end undrawn."""
+    longest = SNAPSHOT_SPAN_EPOCHS * epoch_blocks - 1
+    if not 1 <= randomness_delay <= longest:
+        raise ValueError(
+            f"randomness delay {randomness_delay} does not fit a snapshot of {epoch_blocks}-block epochs: "
+            f"a session opened in an epoch's last block would get its draw randomness after the snapshot "
+            f"stops being readable; use a delay of 1..{longest} or epochs of at least "
+            f"{(randomness_delay + 1 + SNAPSHOT_SPAN_EPOCHS - 1) // SNAPSHOT_SPAN_EPOCHS} blocks"
+        )
 
 
 def checked_operators(addresses: Sequence[str]) -> list[str]:
@@ -90,6 +108,7 @@ def deploy_protocol(
     owner = owner or client.address
     me = client.address
     check_canary_window(session_params.canary_commit_blocks, epoch_blocks)
+    check_randomness_delay(randomness_delay, epoch_blocks)
     operators = checked_operators(canary_operators)
     token = client.deploy("TrustToken", owner, supply)
     treasury = client.deploy("Treasury", token.address, me)
