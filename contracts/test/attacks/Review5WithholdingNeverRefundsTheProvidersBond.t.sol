@@ -45,6 +45,8 @@ contract Review5WithholdingNeverRefundsTheProvidersBond is AppealsFixture {
     /// @dev Settlement figures of one session, from its AuditorSettled events.
     struct Scores {
         uint256 round0Rewards;
+        uint256 round0Incorrect;
+        uint256 round0Slashes;
         uint256 round1Incorrect;
         uint256 round1Slashes;
     }
@@ -76,7 +78,11 @@ contract Review5WithholdingNeverRefundsTheProvidersBond is AppealsFixture {
             (uint256 r,, uint256 incorrect,, uint256 slashes, uint256 reward,,) = abi.decode(
                 logs[i].data, (uint256, uint256, uint256, uint256, uint256, uint256, uint256, uint256)
             );
-            if (r == 0) s.round0Rewards += reward;
+            if (r == 0) {
+                s.round0Rewards += reward;
+                s.round0Incorrect += incorrect;
+                s.round0Slashes += slashes;
+            }
             if (r == 1) {
                 s.round1Incorrect += incorrect;
                 s.round1Slashes += slashes;
@@ -166,5 +172,70 @@ contract Review5WithholdingNeverRefundsTheProvidersBond is AppealsFixture {
         assertEq(before - token.balanceOf(provider), 7 * R, "bond forfeited");
         assertEq(s.round0Rewards, 2 * R, "round 0's two FAIL votes paid R each");
         assertEq(token.balanceOf(address(escrow)), 0, "escrow empty");
+    }
+
+    /// @dev Round 0 decides a wrong PASS (2 to 1), a third party appeals it at depth 1; the provider withholds
+    /// the keys (`withhold`) or the 7-seat panel overturns it to FAIL.
+    function _passScenario(bool withhold) internal returns (Outcome memory o, uint256 thirdGain) {
+        uint256 sid = _openReady(1, 1, new bytes32[](0));
+        _voteRound0(sid, 0, 1, 0);
+        assertEq(_round0Outcome(sid, 0), PASS, "round 0: PASS");
+        _toAppealWindow(sid);
+        uint256 before = token.balanceOf(provider);
+        uint256 thirdBefore = token.balanceOf(third);
+        vm.prank(third);
+        uint256 r1 = appeals.appeal(sid, _segs(0), type(uint256).max);
+        _drawRound(sid, r1);
+        if (withhold) {
+            vm.roll(appeals.roundOf(sid, r1).keyDeadline + 1);
+            appeals.advance(sid);
+        } else {
+            _publishRound(sid, r1);
+            _voteRound(sid, r1, 1, 0, 0);
+        }
+        o.segment = _outcomeOf(sid, 0);
+        vm.recordLogs();
+        _closeAndSettle(sid);
+        o.scores = _scores(sid, vm.getRecordedLogs());
+        o.providerCost = before - token.balanceOf(provider);
+        thirdGain = token.balanceOf(third) > thirdBefore ? token.balanceOf(third) - thirdBefore : 0;
+        assertTrue(token.balanceOf(third) >= thirdBefore, "the appellant loses nothing in either case");
+        assertEq(token.balanceOf(address(escrow)), 0, "escrow empty");
+    }
+
+    /// @notice Property: withholding the keys of an appeal of round 0's PASS saves no round-0 vote from being
+    /// scored wrong. On main the contested PASS becomes INCONCLUSIVE (the documented rule: keeping the PASS
+    /// would be a free veto), so the two round-0 auditors who voted the wrong PASS (the provider's friends)
+    /// are not scored at all: their slash exposure disappears, and it costs the provider nothing (the trace
+    /// verdict is non-PASS either way). Measured (skip removed), control (depth 1 votes FAIL) vs withheld:
+    /// round-0 votes scored wrong 2 vs 0, round-0 slashes 1 vs 0 (this seed), round-0 rewards (the honest
+    /// FAIL vote) 6 vs 0 TRUST, provider's cost 0 vs 0, the appellant's net gain 8.4 TRUST (20% reward on its
+    /// 42 TRUST bond) vs 0 (bond back only).
+    /// Fix (a design choice for the lead): withholding is the provider's own act; a withheld round over a
+    /// contested PASS could leave the segment INCONCLUSIVE for the verdict but score every earlier round
+    /// against FAIL (adverse inference), and pay the appellant as if OVERTURNED, so that withholding never
+    /// spares a vote for the contested PASS. Python mirror (`appeal_resolution`, `appeal_settlement`) alike.
+    function test_WithholdingNeverUnscoresAWrongPass_KNOWN() public {
+        VmSkipReview5Withheld(address(vm)).skip(true);
+        uint256 snap = vm.snapshotState();
+        (Outcome memory control, uint256 controlThird) = _passScenario(false);
+        vm.revertToState(snap);
+        (Outcome memory attack, uint256 attackThird) = _passScenario(true);
+        emit log_named_uint("segment outcome, depth 1 voted (2 FAIL)", control.segment);
+        emit log_named_uint("segment outcome, depth 1 withheld (3 INCONCLUSIVE)", attack.segment);
+        emit log_named_uint("round-0 votes scored wrong, voted", control.scores.round0Incorrect);
+        emit log_named_uint("round-0 votes scored wrong, withheld", attack.scores.round0Incorrect);
+        emit log_named_uint("round-0 slashes, voted", control.scores.round0Slashes);
+        emit log_named_uint("round-0 slashes, withheld", attack.scores.round0Slashes);
+        emit log_named_decimal_uint("round-0 rewards, voted (TRUST)", control.scores.round0Rewards, 18);
+        emit log_named_decimal_uint("round-0 rewards, withheld (TRUST)", attack.scores.round0Rewards, 18);
+        emit log_named_decimal_uint("provider's cost, voted (TRUST)", control.providerCost, 18);
+        emit log_named_decimal_uint("provider's cost, withheld (TRUST)", attack.providerCost, 18);
+        emit log_named_decimal_uint("appellant's net gain, voted (TRUST)", controlThird, 18);
+        emit log_named_decimal_uint("appellant's net gain, withheld (TRUST)", attackThird, 18);
+        assertTrue(
+            attack.scores.round0Incorrect >= control.scores.round0Incorrect,
+            "Review5: withholding unscored the wrong PASS votes of round 0"
+        );
     }
 }
