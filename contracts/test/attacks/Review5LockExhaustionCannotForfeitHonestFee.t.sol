@@ -29,13 +29,18 @@ interface VmSkipReview5Locks {
 /// the competitor's second session, opened last, is the one that fails. The same happens without
 /// any malice when two honest providers share a thin tier (the docs' "pays too" case): the loser is
 /// whoever's draw runs second, which any caller chooses.
-/// Fix (a design choice for the lead): the free stake a draw may use should not depend on draw order among
-/// sessions of the same snapshot. E.g. (a) Staking `seatQuote(auditor, sessionId)` ignores locks held by
-/// sessions opened after `sessionId` (later sessions then fail, not earlier ones: an opener can price in
-/// what is already open, `node/seating.py` counting open-but-undrawn demand), or (b) `AuditSessions.draw`
-/// refuses to start a session's draw while a session opened earlier in the same epoch and tier is still
-/// Created or Drawing (anyone may draw that one first). A refusal caused only by (a)'s later locks then
-/// cannot occur, so DrawRefused keeps its meaning: a refusal the snapshot's own stake chose.
+/// Other instances of the same root (not tested here): an honest auditor's free stake can also fall after the
+/// seed through a slash of another session applied by anyone's `settleBatch`/`drain` (locked > backing
+/// refuses every lock), and an appeal panel fails (UNFILLABLE: the contested outcome stands, the segment
+/// closes) the same way, which the Staking fix for withdrawals does not close either.
+/// Fix (a design choice for the lead): the outcome of a draw should not depend on the order in which
+/// sessions of the same snapshot are drawn. Simplest: (b) `AuditSessions.draw` (and `drawPanel`) refuse to
+/// start a session's draw while a session opened earlier in the same epoch is still Created or Drawing
+/// (anyone may draw that one first; the opening order is then the draw order, and `node/seating.py` can
+/// count opened-but-undrawn demand before opening). Or (a) Staking reserves free stake for draws in opening
+/// order (a later session's lock cannot take stake an earlier undrawn session of the snapshot needs), which
+/// needs preemption and is harder. Either way a refusal from another session's lock no longer depends on who
+/// calls `draw` first, so DrawRefused keeps its meaning: a refusal the snapshot's own stake chose.
 contract Review5LockExhaustionCannotForfeitHonestFee is AttackBase {
     address internal competitor;
 
