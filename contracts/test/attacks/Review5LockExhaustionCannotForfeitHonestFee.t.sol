@@ -35,8 +35,9 @@ interface VmSkipReview5Locks {
 /// closes) the same way, which the Staking fix for withdrawals does not close either.
 /// Fix (a design choice for the lead): the outcome of a draw should not depend on the order in which
 /// sessions of the same snapshot are drawn. Simplest: (b) `AuditSessions.draw` (and `drawPanel`) refuse to
-/// start a session's draw while a session opened earlier in the same epoch is still Created or Drawing
-/// (anyone may draw that one first; the opening order is then the draw order, and `node/seating.py` can
+/// start a session's draw while a session opened earlier in the same epoch has obtainable randomness and
+/// is still Created or Drawing (anyone may draw that one first; one still waiting for its randomness must
+/// not block, or a long canary window would stall every later draw; the opening order is then the draw order, and `node/seating.py` can
 /// count opened-but-undrawn demand before opening). Or (a) Staking reserves free stake for draws in opening
 /// order (a later session's lock cannot take stake an earlier undrawn session of the snapshot needs), which
 /// needs preemption and is harder. Either way a refusal from another session's lock no longer depends on who
