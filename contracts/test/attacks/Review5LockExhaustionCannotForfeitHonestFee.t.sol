@@ -33,15 +33,14 @@ interface VmSkipReview5Locks {
 /// seed through a slash of another session applied by anyone's `settleBatch`/`drain` (locked > backing
 /// refuses every lock), and an appeal panel fails (UNFILLABLE: the contested outcome stands, the segment
 /// closes) the same way, which the Staking fix for withdrawals does not close either.
-/// Fix (a design choice for the lead): the outcome of a draw should not depend on the order in which
-/// sessions of the same snapshot are drawn. Simplest: (b) `AuditSessions.draw` (and `drawPanel`) refuse to
-/// start a session's draw while a session opened earlier in the same epoch has obtainable randomness and
-/// is still Created or Drawing (anyone may draw that one first; one still waiting for its randomness must
-/// not block, or a long canary window would stall every later draw; the opening order is then the draw order, and `node/seating.py` can
-/// count opened-but-undrawn demand before opening). Or (a) Staking reserves free stake for draws in opening
-/// order (a later session's lock cannot take stake an earlier undrawn session of the snapshot needs), which
-/// needs preemption and is harder. Either way a refusal from another session's lock no longer depends on who
-/// calls `draw` first, so DrawRefused keeps its meaning: a refusal the snapshot's own stake chose.
+/// Fix (a design choice for the lead): a draw's outcome should not depend on who draws other sessions first.
+/// (a) Staking reserves stake in opening order: a lock may not use stake that an earlier-opened, not yet
+///     drawn session of the same tier and snapshot may need (complete; needs per-tier bookkeeping);
+/// (b) draw order = opening order among sessions whose randomness is obtainable (cheap; a session still
+///     waiting out its canary window can still be overtaken, and a waiting session must never block);
+/// (c) at least document it, and have `node/seating.py` open only when free seats cover the
+///     opened-but-undrawn demand of the tier plus its own.
+/// Until then DrawRefused does not mean "a refusal the provider's side chose".
 contract Review5LockExhaustionCannotForfeitHonestFee is AttackBase {
     address internal competitor;
 
