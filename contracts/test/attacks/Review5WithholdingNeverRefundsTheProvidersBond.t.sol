@@ -238,4 +238,41 @@ contract Review5WithholdingNeverRefundsTheProvidersBond is AppealsFixture {
             "Review5: withholding unscored the wrong PASS votes of round 0"
         );
     }
+
+    /// @notice The same without any challenger: right after round 0's wrong PASS the provider appeals it
+    /// itself (which also blocks every other appeal of the segment: AppealPending) and withholds the keys of
+    /// the panel the auditor daemons draw. Measured (skip removed): its 42 TRUST bond comes back whole, its
+    /// net cost 0; the segment ends INCONCLUSIVE and the 2 wrong PASS votes are not scored (0 scored wrong).
+    /// Same fix as above.
+    function test_SelfAppealThenWithholdUnscoresNothing_KNOWN() public {
+        VmSkipReview5Withheld(address(vm)).skip(true);
+        uint256 sid = _openReady(1, 1, new bytes32[](0));
+        _voteRound0(sid, 0, 1, 0);
+        _toAppealWindow(sid);
+        uint256 before = token.balanceOf(provider);
+        vm.prank(provider);
+        uint256 r1 = appeals.appeal(sid, _segs(0), type(uint256).max);
+        vm.prank(third);
+        (bool challenged,) = address(appeals)
+            .call(
+                abi.encodeWithSignature("appeal(uint256,uint256[],uint256)", sid, _segs(0), type(uint256).max)
+            );
+        _drawRound(sid, r1);
+        vm.roll(appeals.roundOf(sid, r1).keyDeadline + 1);
+        appeals.advance(sid);
+        uint256 outcome = _outcomeOf(sid, 0);
+        vm.recordLogs();
+        _closeAndSettle(sid);
+        Scores memory sc = _scores(sid, vm.getRecordedLogs());
+        uint256 cost = before - token.balanceOf(provider);
+        emit log_named_uint("a challenger could appeal meanwhile (1 yes)", challenged ? 1 : 0);
+        emit log_named_uint("segment outcome (3 INCONCLUSIVE)", outcome);
+        emit log_named_decimal_uint("provider's net cost (TRUST)", cost, 18);
+        emit log_named_uint("round-0 votes scored wrong", sc.round0Incorrect);
+        assertTrue(!challenged, "the provider's pending appeal blocks others");
+        assertTrue(
+            sc.round0Incorrect >= 2,
+            "Review5: the provider's self-appeal and withholding unscored its wrong PASS"
+        );
+    }
 }
