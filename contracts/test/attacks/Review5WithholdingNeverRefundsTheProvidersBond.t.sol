@@ -55,6 +55,7 @@ contract Review5WithholdingNeverRefundsTheProvidersBond is AppealsFixture {
     struct Outcome {
         uint256 segment;
         uint256 providerCost;
+        uint256 depth2PerSeat;
         Scores scores;
     }
 
@@ -122,6 +123,7 @@ contract Review5WithholdingNeverRefundsTheProvidersBond is AppealsFixture {
         _closeAndSettle(sid);
         o.scores = _scores(sid, vm.getRecordedLogs());
         o.providerCost = before - token.balanceOf(provider);
+        o.depth2PerSeat = escrow.perVoteOf(sid, r2, 0);
         assertEq(token.balanceOf(address(escrow)), 0, "escrow empty");
     }
 
@@ -141,6 +143,7 @@ contract Review5WithholdingNeverRefundsTheProvidersBond is AppealsFixture {
         emit log_named_decimal_uint("round-0 rewards, withheld (TRUST)", attack.scores.round0Rewards, 18);
         emit log_named_uint("depth-1 votes scored wrong, voted", control.scores.round1Incorrect);
         emit log_named_uint("depth-1 votes scored wrong, withheld", attack.scores.round1Incorrect);
+        emit log_named_decimal_uint("withheld depth-2 pay per seat (TRUST)", attack.depth2PerSeat, 18);
         assertTrue(control.segment != PASS && attack.segment != PASS, "same trace verdict either way");
         assertTrue(
             attack.providerCost >= control.providerCost,
