@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity 0.8.28;
+
+import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
+import {IRandomness} from "../../src/interfaces/IRandomness.sol";
+import {VRFRandomness} from "../../src/VRFRandomness.sol";
+import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
+import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
+
+/// @dev The cheatcode TestBase's `Vm` does not declare.
+interface VmSkipReview5SlashRequest {
+    function skip(bool) external;
+}
+
+/// @title Review5SlashRequestFailureStrandsNoSession (outside review 5 of main edc6491, VRF requests)
+/// @notice Property: sessions always terminate (docs/protocol-v2.md, "Liveness: every SESSION entry must
+/// eventually receive its result"), whatever the randomness source does. A VRF source that stops taking
+/// requests - the adapter's requester permission revoked while migrating to a new adapter, or, at the real
+/// coordinator, the subscription cancelled or the consumer removed (`requestRandomWords` reverts
+/// InvalidSubscription / InvalidConsumer), or its minimum confirmations raised above ours - makes the
+/// session's SECOND request (the slash seed, `AuditSessions._onOutcomeFinal`, reached through
+/// `AppealModule.advance` -> `onOutcomeFinal`, or `finalize` without extensions) revert. Every session
+/// of that source that has not reached that point yet is stuck: it can never be settled, its auditors'
+/// stake stays locked and their ledgers hold back their later deposits and withdrawals, until someone
+/// outside the protocol repairs the old source. `IRandomness.Failed` (every wrong vote slashed, refund
+/// paths) exists exactly so that a source that does not deliver ends sessions; a source that refuses to
+/// take the request has no such exit.
+/// @dev Measured (`forge test --match-path 'contracts/test/attacks/Review5*' -vv`, skip removed): session
+/// voted and finalized (PASS); requester revoked; `advance` after every window reverts;
+/// 100,000 blocks later still Finalized with no slash request, `settleBatch` reverts, the 3 auditors' 24
+/// TRUST of locks still held.
+/// Fix: `_onOutcomeFinal` calls `request()` in try/catch; on failure it records a sentinel slash request
+/// that `_fixSlashSeed` reads as "no seed" (every incorrect vote slashed, as for Expired/Failed), or
+/// requests from the newest source instead; `AppealModule.appeal` can keep reverting (no round opens).
+contract Review5SlashRequestFailureStrandsNoSession is AppealsFixture {
+    MockVRFCoordinator internal coord;
+    VRFRandomness internal vrf;
+
+    event log_named_uint(string key, uint256 val);
+    event log_named_decimal_uint(string key, uint256 val, uint256 decimals);
+
+    function setUp() public {
+        _deployAppeals();
+        _addAuditors(1, 12, STAKE);
+        _nextEpoch();
+        coord = new MockVRFCoordinator();
+        VRFRandomness.Config memory c;
+        c.keyHash = keccak256("lane");
+        c.subscriptionId = 1;
+        c.requestConfirmations = 3;
+        c.callbackGasLimit = 60_000;
+        c.timeoutBlocks = 400;
+        vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
+        vm.startPrank(owner);
+        vrf.setRequester(address(sessions), true);
+        sessions.setRandomness(IRandomness(address(vrf)));
+        vm.stopPrank();
+    }
+
+    function _lockedOf(uint256 sid) internal view returns (uint256 locked) {
+        address[] memory list = _roundAuditors(sid, 0);
+        for (uint256 i = 0; i < list.length; ++i) {
+            locked += staking.poolOf(list[i]).locked;
+        }
+    }
+
+    function test_SlashRequestFailureStrandsNoSession_KNOWN() public {
+        VmSkipReview5SlashRequest(address(vm)).skip(true);
+        uint256 sid = _open(_uniform(1, 1), FEE);
+        uint256 local = sessions.sessionOf(sid).drawRequest;
+        vm.roll(block.number + 3);
+        coord.fulfill(vrf.coordinatorRequestOf(local), 7);
+        _drawAll(sid);
+        _publish(sid);
+        _voteRound0(sid, 0, 0, 0);
+        assertEq(uint256(sessions.statusOf(sid)), uint256(IAuditSessions.Status.Finalized), "finalized");
+        // The source stops taking requests (adapter migration; at the real coordinator: subscription
+        // cancelled or consumer removed).
+        vm.prank(owner);
+        vrf.setRequester(address(sessions), false);
+        uint256 end = appeals.sessionAppeals(sid).lastWindowEnd;
+        if (block.number <= end) vm.roll(end + 1);
+        (bool ok,) = address(appeals).call(abi.encodeWithSignature("advance(uint256)", sid));
+        emit log_named_uint("advance after every window succeeded (1 yes)", ok ? 1 : 0);
+        vm.roll(block.number + 100_000);
+        (ok,) = address(appeals).call(abi.encodeWithSignature("advance(uint256)", sid));
+        address[] memory list = _roundAuditors(sid, 0);
+        (bool settled,) = address(settlement)
+            .call(abi.encodeWithSignature("settleBatch(uint256,uint256,address[])", sid, 0, list));
+        emit log_named_uint("slash request id 100,000 blocks later", sessions.sessionOf(sid).slashRequest);
+        emit log_named_uint("settleBatch succeeded (1 yes)", settled ? 1 : 0);
+        emit log_named_decimal_uint("auditors' stake still locked (TRUST)", _lockedOf(sid), 18);
+        assertTrue(settled, "Review5: a source refusing requests strands a finalized session forever");
+    }
+
+    /// @dev Control (holds): with the source taking requests, the same session settles and every lock is
+    /// released.
+    function test_WithAWorkingSourceTheSessionSettles() public {
+        uint256 sid = _open(_uniform(1, 1), FEE);
+        uint256 local = sessions.sessionOf(sid).drawRequest;
+        vm.roll(block.number + 3);
+        coord.fulfill(vrf.coordinatorRequestOf(local), 7);
+        _drawAll(sid);
+        _publish(sid);
+        _voteRound0(sid, 0, 0, 0);
+        uint256 end = appeals.sessionAppeals(sid).lastWindowEnd;
+        if (block.number <= end) vm.roll(end + 1);
+        assertTrue(appeals.advance(sid), "outcome final");
+        uint256 slash = sessions.sessionOf(sid).slashRequest;
+        vm.roll(block.number + 3);
+        coord.fulfill(vrf.coordinatorRequestOf(slash), 9);
+        settlement.settleBatch(sid, 0, _roundAuditors(sid, 0));
+        address[] memory list = _roundAuditors(sid, 0);
+        for (uint256 i = 0; i < list.length; ++i) {
+            staking.drain(list[i], 16);
+        }
+        assertEq(_lockedOf(sid), 0, "every lock released");
+    }
+}

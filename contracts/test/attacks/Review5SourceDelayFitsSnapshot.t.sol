@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity 0.8.28;
+
+import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
+import {IRandomness} from "../../src/interfaces/IRandomness.sol";
+import {LookaheadRandomness} from "../../src/LookaheadRandomness.sol";
+import {VRFRandomness} from "../../src/VRFRandomness.sol";
+import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
+import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
+
+/// @dev The cheatcode TestBase's `Vm` does not declare.
+interface VmSkipReview5Source {
+    function skip(bool) external;
+}
+
+/// @title Review5SourceDelayFitsSnapshot (outside review 5 of main edc6491, canary window bounded by the epoch)
+/// @notice Property: every session AuditSessions accepts to open can be drawn: its draw randomness becomes
+/// obtainable while the opening epoch's snapshot is still readable. Review 4's fix bounds the canary window
+/// (`canaryCommitBlocks <= epochBlocks`, `_pushParams`), but the delay a session really waits is
+/// `max(window, source delay)`: LookaheadRandomness's `delay` (1..128) or VRF's `requestConfirmations`
+/// (up to 200, changeable later by the adapter's owner with `setConfig`). `setRandomness` and `_requestDraw`
+/// check neither against the epoch, so with a legal source slower than the shortest readability
+/// (`2 * epochBlocks` after an opening in an epoch's last block; 100 blocks here, 24 on the 12-block devnet)
+/// sessions are opened, paid for, and can never be drawn.
+/// @dev Measured (`forge test --match-path 'contracts/test/attacks/Review5*' -vv`, skips removed), 50-block
+/// epochs, FEE 1,000 TRUST:
+/// - lookahead delay 120 (legal), opened in an epoch's last block: target = open + 120 > readable = open +
+///   100; the keeper's draw at target + 1 ends the session SnapshotUnavailable, the provider loses its
+///   1,000 TRUST (the known accounting flaw being fixed elsewhere turns this into RandomnessFailed: 800
+///   refunded, 200 kept, still no audit);
+/// - VRF `requestConfirmations` 200 (legal): every session, opened at any block, is undrawable (earliest
+///   delivery open + 200 > readable <= open + 149); the same 1,000 TRUST lost (800 after that fix).
+/// Fix: refuse the configuration, not the session. `IRandomness` gains `minDelay()` (lookahead: `delay`;
+/// VRF: `requestConfirmations`), `AuditSessions.setRandomness` refuses a source with
+/// `max(minDelay, canaryCommitBlocks + 1) > epochBlocks`, `_pushParams` checks the window against the current
+/// source the same way, and `_requestDraw` (VRF config can change after `setRandomness`) reverts the opening
+/// (nothing paid) when the source's earliest block is past `snapshotReadableUntil(epoch)`.
+contract Review5SourceDelayFitsSnapshot is AppealsFixture {
+    event log_named_uint(string key, uint256 val);
+
+    function setUp() public {
+        _deployAppeals();
+        _addAuditors(1, 12, STAKE);
+        _nextEpoch();
+    }
+
+    function _lastBlockOfEpoch() internal view returns (uint256) {
+        return (block.number / EPOCH_BLOCKS + 1) * EPOCH_BLOCKS - 1;
+    }
+
+    function _readable(uint256 sid) internal view returns (uint256) {
+        return _sortition().snapshotReadableUntil(sessions.sessionOf(sid).epoch);
+    }
+
+    function _report(uint256 sid, uint256 providerBefore) internal {
+        IAuditSessions.Session memory s = sessions.sessionOf(sid);
+        emit log_named_uint("provider's loss (wei of TRUST)", providerBefore - token.balanceOf(provider));
+        emit log_named_uint("status (2 Drawing, 8 Expired)", uint256(s.status));
+        emit log_named_uint("termination (2 RandomnessFailed, 3 SnapshotUnavailable)", uint256(s.termination));
+    }
+
+    function test_SlowLookaheadSourceStrandsNoSession_KNOWN() public {
+        VmSkipReview5Source(address(vm)).skip(true);
+        LookaheadRandomness slow = new LookaheadRandomness(120);
+        vm.prank(owner);
+        sessions.setRandomness(IRandomness(address(slow))); // accepted: delay 120 > 2 epochs of 50
+        vm.roll(_lastBlockOfEpoch());
+        uint256 before = token.balanceOf(provider);
+        uint256 sid = _open(_uniform(4, 1), FEE);
+        uint256 target = slow.targetBlockOf(sessions.sessionOf(sid).drawRequest);
+        emit log_named_uint(
+            "blocks from opening to the snapshot's last readable block", _readable(sid) - block.number
+        );
+        emit log_named_uint("blocks from opening to the target block", target - block.number);
+        vm.roll(target + 1);
+        try sessions.draw(sid, 64) {} catch {}
+        _report(sid, before);
+        assertEq(
+            uint256(sessions.statusOf(sid)),
+            uint256(IAuditSessions.Status.Drawing),
+            "an accepted session draws"
+        );
+    }
+
+    function test_SlowVrfSourceStrandsNoSession_KNOWN() public {
+        VmSkipReview5Source(address(vm)).skip(true);
+        MockVRFCoordinator coord = new MockVRFCoordinator();
+        VRFRandomness.Config memory c;
+        c.keyHash = keccak256("lane");
+        c.subscriptionId = 1;
+        c.requestConfirmations = 200; // VRF v2.5's maximum, accepted by setConfig
+        c.callbackGasLimit = 60_000;
+        c.timeoutBlocks = 400;
+        VRFRandomness vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
+        vm.startPrank(owner);
+        vrf.setRequester(address(sessions), true);
+        sessions.setRandomness(IRandomness(address(vrf)));
+        vm.stopPrank();
+        uint256 before = token.balanceOf(provider);
+        uint256 sid = _open(_uniform(4, 1), FEE); // first block of an epoch: the longest readability
+        uint256 local = sessions.sessionOf(sid).drawRequest;
+        emit log_named_uint(
+            "blocks from opening to the snapshot's last readable block", _readable(sid) - block.number
+        );
+        vm.roll(block.number + 200);
+        coord.fulfill(vrf.coordinatorRequestOf(local), 7); // the oracle's first legal block
+        try sessions.draw(sid, 64) {} catch {}
+        _report(sid, before);
+        assertEq(
+            uint256(sessions.statusOf(sid)),
+            uint256(IAuditSessions.Status.Drawing),
+            "an accepted session draws"
+        );
+    }
+
+    /// @dev Regression (holds): at the boundary the window allows (canaryCommitBlocks == epochBlocks) with a
+    /// fast source, a session owing a canary opened in an epoch's last block is drawn.
+    function test_WindowOfOneEpochOpenedLastBlockDraws() public {
+        IAuditSessions.SessionParams memory p = _sessionParams();
+        p.canaryCommitBlocks = uint32(EPOCH_BLOCKS);
+        vm.prank(owner);
+        sessions.setParams(p);
+        vm.roll(_lastBlockOfEpoch());
+        uint256 sid = _open(_uniform(10, 1), FEE); // one canary owed
+        uint256 target = randomness.targetBlockOf(sessions.sessionOf(sid).drawRequest);
+        assertEq(target, block.number + EPOCH_BLOCKS, "the window is the delay");
+        vm.roll(target + 1);
+        sessions.draw(sid, 64);
+        assertEq(uint256(sessions.statusOf(sid)), uint256(IAuditSessions.Status.Drawing), "drawn");
+        p.canaryCommitBlocks = uint32(EPOCH_BLOCKS + 1);
+        vm.prank(owner);
+        vm.expectRevert();
+        sessions.setParams(p);
+    }
+}
