@@ -112,3 +112,34 @@ def test_forge_and_py_solc_x_give_identical_bytecode(repo_root: Path, tmp_path: 
         ours: Artifact = artifacts[name]
         assert forge_art["bytecode"]["object"] == ours.bytecode
         assert forge_art["deployedBytecode"]["object"] == ours.deployed_bytecode
+
+
+def test_the_solc_wrapper_compiles_an_input_larger_than_the_compilers_stack(repo_root: Path) -> None:
+    """solc-js copies its standard-JSON input onto the compiler's fixed WebAssembly stack; a cold
+    forge build of the whole tree (164 files, stop 23) overflowed it with "RuntimeError: memory
+    access out of bounds". The wrapper passes source texts through the import callback instead;
+    a 3 MB source (which crashed the old wrapper) must compile and name its error-free output."""
+    filler = ("// " + "x" * 97 + "\n") * 30_000
+    source = (
+        "// SPDX-License-Identifier: Apache-2.0\npragma solidity 0.8.28;\n"
+        + filler
+        + "contract Big { function one() external pure returns (uint256) { return 1; } }\n"
+    )
+    request = {
+        "language": "Solidity",
+        "sources": {"big.sol": {"content": source}},
+        "settings": {"outputSelection": {"*": {"*": ["abi", "evm.bytecode.object"]}}},
+    }
+    done = subprocess.run(
+        [str(repo_root / "scripts" / "solc"), "--standard-json"],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout)
+    errors = [e for e in out.get("errors", []) if e["severity"] == "error"]
+    assert errors == [], errors
+    assert out["contracts"]["big.sol"]["Big"]["evm"]["bytecode"]["object"], "no bytecode"
