@@ -4,6 +4,12 @@ pragma solidity 0.8.28;
 import {AppealsFixture} from "../utils/AppealsFixture.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
+import {IStaking} from "../../src/interfaces/IStaking.sol";
+
+/// @dev The cheatcode TestBase's `Vm` does not declare.
+interface VmMockReview3 {
+    function mockCall(address callee, bytes calldata data, bytes calldata returnData) external;
+}
 
 /// @title Review3AppealPanelRefusalsVetoNothing (outside review 3 of commit 5f0a62e: appeal panels)
 /// @notice Property: refused stake locks on an appeal panel cannot defeat the appeal. 5f0a62e stops a
@@ -70,6 +76,14 @@ contract Review3AppealPanelRefusalsVetoNothing is AppealsFixture {
         for (uint256 i = 0; i < refusers; ++i) {
             vm.prank(eligible[i]);
             registry.deregister();
+            // ... and its stake is locked elsewhere: the refusal that stays once snapshot stake can no
+            // longer leave by deregistration or withdrawal (the Staking fix of section 5).
+            IStaking.SeatQuote memory q = stakingContract.seatQuote(eligible[i]);
+            q.free = 0;
+            VmMockReview3(address(vm))
+                .mockCall(
+                    address(stakingContract), abi.encodeCall(IStaking.seatQuote, (eligible[i])), abi.encode(q)
+                );
         }
         emit log_named_uint("provider accounts that refuse", refusers);
         _drawRound(sid, round);
