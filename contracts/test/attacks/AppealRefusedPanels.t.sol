@@ -185,4 +185,31 @@ contract AppealRefusedPanels is AppealsFixture {
         assertEq(token.balanceOf(appellant), before, "the appellant pays nothing");
         assertEq(token.balanceOf(address(escrow)), 0, "nothing stays in the escrow");
     }
+
+    /// @notice A round naming two segments: refusals fail the first one's draw, so the second is never
+    /// drawn. Both contested PASSes end INCONCLUSIVE (every named segment, whichever one failed: a defender
+    /// could otherwise refuse on a later segment to keep an earlier one), both bonds come back whole, and
+    /// the undrawn segment owes no seat.
+    function test_ARefusedRoundEndsEveryNamedSegment() public {
+        uint256 sid = _openReady(N, 1, new bytes32[](0));
+        _voteRound0(sid, 0, 0, 0);
+        vm.roll(block.number + 1);
+        _toAppealWindow(sid);
+        uint256 before = token.balanceOf(appellant);
+        uint256 round = _appeal(sid, _segs(0, 1));
+        (address[] memory eligible, uint256 n) = _notOnSegment(sid, 0);
+        for (uint256 i = 0; i < n - 7 + 1; ++i) {
+            _refuse(eligible[i], 2);
+        }
+        _drawRound(sid, round);
+        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
+        assertTrue(rd.refused, "REFUSED");
+        assertTrue(rd.drawnSeats < 7, "failed inside the first segment");
+        assertEq(_outcomeOf(sid, 0), INCONCLUSIVE, "segment 0");
+        assertEq(_outcomeOf(sid, 1), INCONCLUSIVE, "segment 1, never drawn");
+        _closeAndSettle(sid);
+        assertEq(token.balanceOf(appellant), before, "both bonds back whole");
+        assertEq(escrow.perVoteOf(sid, round, 1), 0, "no seat drawn on segment 1");
+        assertEq(token.balanceOf(address(escrow)), 0, "nothing stays in the escrow");
+    }
 }
