@@ -134,6 +134,48 @@ contract AppealInvariantsTest is TestBase {
         }
     }
 
+    /// @dev No contested PASS survives a panel draw failed by refusals: a segment whose last panel's draw
+    /// ended REFUSED (`Round.refused`, after auditors deregistered, withdrew or had their stake locked
+    /// elsewhere at any moment: `AppealHandler.refuse`) is final, INCONCLUSIVE if it contested a PASS and
+    /// at its contested FAIL or INCONCLUSIVE otherwise; a refused round is never followed by another panel
+    /// of the segment; once resolved, its drawn seats got at most R each (from the pot) and its appellant's
+    /// bond came back whole (the escrow's books in `invariant_tokenConservationWithAppeals`).
+    /// forge-config: default.invariant.runs = 100
+    /// forge-config: default.invariant.depth = 100
+    function invariant_noContestedPassSurvivesARefusedDraw() public view {
+        address[] memory c = handler.contracts();
+        IAppealModule appeals = IAppealModule(c[7]);
+        IAppealSettlement escrow = IAppealSettlement(c[8]);
+        uint256[] memory sids = handler.sessionList();
+        for (uint256 i = 0; i < sids.length; ++i) {
+            uint256 n = IAuditSessions(c[2]).sessionOf(sids[i]).segmentCount;
+            for (uint256 seg = 0; seg < n; ++seg) {
+                uint256 w = appeals.appealWordOf(sids[i], seg);
+                uint256 d = AppealWord.depth(w);
+                for (uint256 j = 1; j <= d; ++j) {
+                    IAppealModule.Round memory rd = appeals.roundOf(sids[i], AppealWord.roundAt(w, j));
+                    if (!rd.refused) continue;
+                    assertEq(
+                        uint256(rd.status), uint256(IAuditSessions.Status.Cancelled), "refused: Cancelled"
+                    );
+                    assertEq(j, d, "no panel after a refused one");
+                    assertTrue(AppealWord.closed(w) && !AppealWord.pending(w), "refused: final");
+                    uint256 contested = AppealWord.appealedAt(w, j);
+                    uint256 o = AppealWord.outcome(w);
+                    assertTrue(o != SegmentWord.OUTCOME_PASS, "a contested PASS survived refusals");
+                    assertEq(
+                        o,
+                        contested == SegmentWord.OUTCOME_PASS ? SegmentWord.OUTCOME_INCONCLUSIVE : contested,
+                        "refused: as if withheld"
+                    );
+                    if (escrow.sessionMoney(sids[i]).resolveCursor <= seg) continue;
+                    uint256 pv = escrow.perVoteOf(sids[i], AppealWord.roundAt(w, j), seg);
+                    assertTrue(pv <= handler.reward(), "refused: at most R per drawn seat");
+                }
+            }
+        }
+    }
+
     /// @dev A finalized session's votes are scored only once its outcome is final (canary and appeal
     /// windows closed, no round running), and no vote is scored twice across rounds: every applied
     /// result is one distinct (session, round, auditor) newly marked settled.

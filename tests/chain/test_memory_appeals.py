@@ -111,3 +111,35 @@ def test_canaries_are_committed_before_the_randomness_and_revealed_only_after_ro
     unknown = reveal.model_copy(update={"slot": 3})
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
     assert revert_name(lambda: operator.reveal_canaries(sid, [unknown])) == "UnknownCanarySlot"
+
+
+def test_a_draw_refused_by_locked_stake_ends_a_contested_pass_inconclusive_and_refunds_the_bond() -> None:
+    """REFUSED (outside review 3): the round's candidates whose stake is locked elsewhere cannot take a
+    seat, the draw fails, and the contested PASS does not survive: INCONCLUSIVE, final, bond back whole."""
+    chain, provider, appellant, auditors = _staked(5)
+    sid = provider.open_session(b"\x05" * 32, [0, 0], [1, 1], 100 * TOKEN).session_id
+    vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
+    before = appellant.token_balance(appellant.address)
+    appellant.appeal(sid, [0], 10**30)  # k_1 = 3 seats, 4 candidates (one sat on round 0)
+    seg0_r0 = {a for a, s in provider.seats(sid, 0).items() if 0 in s}
+    candidates = [a for a in auditors if a not in seg0_r0]
+    for a in candidates[:2]:  # their stake locked elsewhere: 2 candidates left for 3 seats
+        st_ = chain.auditors[a]
+        st_.locked = st_.assets
+    when_ready(lambda: provider.draw(sid, 16, 1), chain.mine)
+    (info,) = provider.rounds(sid)
+    assert info.state == RoundState.REFUSED and info.segments[0].outcome == SegmentOutcome.INCONCLUSIVE
+    assert provider.appeal_status(sid).window_ends[0] == 0  # final: no second panel
+    assert revert_name(lambda: appellant.appeal(sid, [0], 10**30)) == "SegmentFinal"
+    for a in candidates[:2]:
+        chain.auditors[a].locked = 0
+    status = provider.appeal_status(sid)
+    chain.mine(max(status.window_ends) - chain.block + 1)
+    provider.advance(sid)
+    assert provider.appeal_status(sid).final
+    (info,) = provider.rounds(sid)
+    assert info.segments[0].result == AppealResult.REFUSED
+    for r in (0, 1):
+        for a in provider.seats(sid, r):
+            when_ready(lambda a=a, r=r: auditors[a].settle(sid, a, r), chain.mine)  # type: ignore[misc]
+    assert appellant.token_balance(appellant.address) == before  # the whole bond back

@@ -22,7 +22,8 @@ from trustnode.consensus.final_settlement import RevealedCanary, SessionRecord
 from trustnode.consensus.rules import pack_tiers_weights, verdicts_word
 from trustnode.models.enums import SegmentOutcome
 
-#: IAuditSessions.Status of a round that ended: Finalized (decided), Expired (keys withheld), Cancelled.
+#: IAuditSessions.Status of a round that ended: Finalized (decided), Expired (keys withheld), Cancelled
+#: (unfillable; refused when the round's `refused` is set).
 ENDED = {6: PanelStatus.DECIDED, 8: PanelStatus.KEYS_WITHHELD, 7: PanelStatus.UNFILLABLE}
 
 
@@ -182,8 +183,8 @@ class AppealRun:
             rec.votes = {a: [Vote.UNREVEALED] * len(s) for a, s in rec.seats.items()}
         ch.owner.transact(ap.functions.advance(self.sid))
         view = as_dict(ap, "roundOf", ch.call(ap.functions.roundOf(self.sid, rnd)))
-        rec.status = ENDED[int(view["status"])]
-        if rec.status is PanelStatus.UNFILLABLE:
+        rec.status = PanelStatus.REFUSED if view["refused"] else ENDED[int(view["status"])]
+        if rec.status in (PanelStatus.UNFILLABLE, PanelStatus.REFUSED):
             rec.votes = {a: [Vote.UNREVEALED] * len(s) for a, s in rec.seats.items()}
 
     def close(self) -> int:

@@ -48,7 +48,7 @@ APPEAL = {
     "canaryRefundBps": 2500,
 }  # fmt: skip
 RESULTS = {1: AppealResult.UPHELD, 2: AppealResult.OVERTURNED, 3: AppealResult.VOIDED,
-           4: AppealResult.KEYS_WITHHELD, 5: AppealResult.UNFILLABLE}  # fmt: skip
+           4: AppealResult.KEYS_WITHHELD, 5: AppealResult.UNFILLABLE, 6: AppealResult.REFUSED}  # fmt: skip
 
 
 def _setup(ch: V2Chain, rng: np.random.Generator) -> list[Auditor]:

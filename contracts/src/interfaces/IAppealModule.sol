@@ -20,7 +20,8 @@ import {IPanelHost} from "./IPanelHost.sol";
 /// round settles through the settlement module. Reference rules: `src/trustnode/consensus/appeals.py`, `final_settlement.py`.
 /// @dev Round statuses reuse `IAuditSessions.Status`: Created (draw randomness pending), Drawing,
 /// KeysPublished, Commit, Reveal, Finalized (the panel decided), Cancelled (UNFILLABLE: the draw could not
-/// fill the panel, its randomness lapsed, or nobody drew in time), Expired (KEYS_WITHHELD).
+/// fill the panel, its randomness lapsed, or nobody drew in time; REFUSED if `Round.refused`: the draw
+/// failed after sampled auditors refused their locks), Expired (KEYS_WITHHELD).
 interface IAppealModule is IPanelHost {
     /// @notice Appeal and canary parameters; a version applies to sessions opened after
     /// `IAppealSettlement.setParams`.
@@ -53,7 +54,11 @@ interface IAppealModule is IPanelHost {
         Overturned,
         Voided,
         KeysWithheld,
-        Unfillable
+        Unfillable,
+        /// The panel's draw failed after sampled auditors refused their stake locks (`Round.refused`):
+        /// the segment ends as if its keys were withheld (a contested PASS becomes INCONCLUSIVE), the
+        /// bond is refunded whole and the drawn seats are owed by the pot only.
+        Refused
     }
 
     /// @notice One appeal round (a panel over one or more segments at the same depth).
@@ -78,6 +83,9 @@ interface IAppealModule is IPanelHost {
         uint16 auditorCount;
         uint16 committedCount;
         uint16 revealedCount;
+        /// The draw failed after sampled auditors refused their stake locks (status Cancelled): see
+        /// `AppealResult.Refused`.
+        bool refused;
     }
 
     /// @notice One segment's appeal history (an unappealed segment reads depth 0, lastRound 0).
@@ -190,8 +198,8 @@ interface IAppealModule is IPanelHost {
         uint256 revealDeadline
     );
     /// @notice A round ended: `outcomes` one byte per named segment in the order of `AppealOpened`
-    /// (the panel's quorum outcome if it decided; for keys withheld INCONCLUSIVE, or the contested FAIL
-    /// at depth > 1 (`AppealMath.withheldKeeps`); the standing outcome for unfillable), `windowEnd` the
+    /// (the panel's quorum outcome if it decided; for keys withheld or a refused draw INCONCLUSIVE, or the
+    /// contested FAIL (`AppealMath.withheldKeeps`); the standing outcome for unfillable), `windowEnd` the
     /// last block its segments may be appealed again (0: none).
     event RoundFinalized(
         uint256 indexed sessionId,
@@ -212,6 +220,13 @@ interface IAppealModule is IPanelHost {
     /// @notice The parameters session `sessionId` runs under (kept by the appeal settlement: `setParams`
     /// is IAppealSettlement's, owner only).
     function paramsOf(uint256 sessionId) external view returns (AppealParams memory);
+
+    /// @notice The canary terms of session `sessionId` (its pinned version's `canaryRateBps` and
+    /// `canaryRefundBps`), without `paramsOf`'s recomputation of `maxRounds` (cheap, for the canary module).
+    function canaryTermsOf(uint256 sessionId) external view returns (uint256 rateBps, uint256 refundBps);
+
+    /// @notice `paramsOf(sessionId).canaryRateBps`, cheaply (see `canaryTermsOf`).
+    function canaryRateOf(uint256 sessionId) external view returns (uint256);
 
     // ------------------------------------------------------------------------------------------ appeal
 

@@ -85,6 +85,13 @@ interface IAppealSettlement {
     /// @notice The parameters session `sessionId` runs under (the version in force when it opened).
     function paramsOf(uint256 sessionId) external view returns (IAppealModule.AppealParams memory);
 
+    /// @notice The pinned version's `canaryRateBps` and `canaryRefundBps` of session `sessionId`: equal to
+    /// `paramsOf`'s, without recomputing `maxRounds` against the core parameters (one version lookup).
+    function canaryTermsOf(uint256 sessionId) external view returns (uint256 rateBps, uint256 refundBps);
+
+    /// @notice `paramsOf(sessionId).canaryRateBps`, cheaply (see `canaryTermsOf`).
+    function canaryRateOf(uint256 sessionId) external view returns (uint256);
+
     /// @notice After the outcome is final: resolve the money of up to `maxSegments` appealed segments in
     /// index order (anyone; repeat until `sessionMoney(sessionId).resolvedCount` equals the appealed count).
     /// @return resolved Segments resolved by this call.

@@ -97,16 +97,19 @@ library AppealMath {
         return contested == SegmentWord.OUTCOME_FAIL;
     }
 
-    /// @notice How an appeal ended (`appeals.appeal_result`): keys withheld and unfillable by the panel's
-    /// status; else UPHELD if the final outcome is the one appealed, VOIDED if a decided outcome became
-    /// INCONCLUSIVE, OVERTURNED otherwise.
-    function result(uint256 appealed, uint256 finalOutcome, IAuditSessions.Status status)
+    /// @notice How an appeal ended (`appeals.appeal_result`): keys withheld, refused (a Cancelled panel
+    /// whose draw failed after lock refusals) and unfillable by the panel's status; else UPHELD if the
+    /// final outcome is the one appealed, VOIDED if a decided outcome became INCONCLUSIVE, OVERTURNED
+    /// otherwise.
+    function result(uint256 appealed, uint256 finalOutcome, IAuditSessions.Status status, bool refused)
         internal
         pure
         returns (IAppealModule.AppealResult)
     {
         if (status == IAuditSessions.Status.Expired) return IAppealModule.AppealResult.KeysWithheld;
-        if (status == IAuditSessions.Status.Cancelled) return IAppealModule.AppealResult.Unfillable;
+        if (status == IAuditSessions.Status.Cancelled) {
+            return refused ? IAppealModule.AppealResult.Refused : IAppealModule.AppealResult.Unfillable;
+        }
         if (finalOutcome == appealed) return IAppealModule.AppealResult.Upheld;
         if (appealed != SegmentWord.OUTCOME_INCONCLUSIVE && finalOutcome == SegmentWord.OUTCOME_INCONCLUSIVE)
         {

@@ -194,6 +194,10 @@ contract AppealModule is AppealStore {
         rd.drawCursor = uint16(r.cursor);
         drawn = r.drawnSeats - before;
         if (r.failed) {
+            // Refused (outside review 3): a draw that sampled auditors' lock refusals failed is nobody's
+            // provable fault - the contested outcome's defender may hold the refusing accounts - so it
+            // ends like a withheld round (a contested PASS never survives it), the bond refunded whole.
+            if (r.lockRefusals != 0) rd.refused = true;
             _end(sessionId, round, key, rd, IAuditSessions.Status.Cancelled);
         } else if (r.drawnSeats == rd.totalSeats) {
             uint256 keyDeadline = block.number + _coreParams(sessionId).keyBlocks;
@@ -335,7 +339,8 @@ contract AppealModule is AppealStore {
         _end(sessionId, round, key, rd, IAuditSessions.Status.Finalized);
     }
 
-    /// @dev A round ended: Finalized (decided), Cancelled (UNFILLABLE) or Expired (KEYS_WITHHELD). Its
+    /// @dev A round ended: Finalized (decided), Cancelled (UNFILLABLE, or REFUSED if `rd.refused`) or
+    /// Expired (KEYS_WITHHELD). Its
     /// segments take their new outcome and, if they decided with rounds left, a new appeal window.
     function _end(uint256 sessionId, uint256 round, uint256 key, Round storage rd, IAuditSessions.Status to)
         private
@@ -347,8 +352,14 @@ contract AppealModule is AppealStore {
         bool decided = to == IAuditSessions.Status.Finalized;
         uint256 window = decided && rd.depth < p.maxRounds ? block.number + p.appealBlocks : 0;
         if (window > sa.lastWindowEnd) sa.lastWindowEnd = uint40(window);
-        bytes memory outcomes = _endSegments(sessionId, key, to, window, rd.segmentCount);
+        bool asWithheld = to == IAuditSessions.Status.Expired || rd.refused;
+        bytes memory outcomes = _endSegments(sessionId, key, decided, asWithheld, window, rd.segmentCount);
         emit RoundFinalized(sessionId, round, to, outcomes, window);
+        _updateVerdict(sessionId, sa);
+    }
+
+    /// @dev The trace verdict with the outcomes after a round ended.
+    function _updateVerdict(uint256 sessionId, SessionAppeals storage sa) private {
         (bool passed, uint256 score, uint256 passW, uint256 totalW,) =
             AppealSettlement(settlement).verdictOf(sessionId);
         sa.passed = passed;
@@ -357,12 +368,13 @@ contract AppealModule is AppealStore {
     }
 
     /// @dev Each named segment of the ended round takes its new outcome (decided: the panel's; keys
-    /// withheld: INCONCLUSIVE, or unchanged if `AppealMath.withheldKeeps`; unfillable: unchanged) and its
-    /// next window.
+    /// withheld or draw refused (`asWithheld`): INCONCLUSIVE, or unchanged if `AppealMath.withheldKeeps`;
+    /// unfillable: unchanged) and its next window.
     function _endSegments(
         uint256 sessionId,
         uint256 key,
-        IAuditSessions.Status to,
+        bool decided,
+        bool asWithheld,
         uint256 window,
         uint256 count
     ) private returns (bytes memory outcomes) {
@@ -375,7 +387,8 @@ contract AppealModule is AppealStore {
             for (uint256 i = w << 3; i < (w + 1) << 3; ++i) {
                 uint256 laneValue = SegmentWord.lane(word, i);
                 if (SegmentWord.weight(laneValue) == 0) continue;
-                outcomes[j++] = bytes1(uint8(_endSegment(sessionId, i, laneValue, to, window)));
+                outcomes[j++] =
+                    bytes1(uint8(_endSegment(sessionId, i, laneValue, decided, asWithheld, window)));
             }
         }
     }
@@ -384,16 +397,15 @@ contract AppealModule is AppealStore {
         uint256 sessionId,
         uint256 seg,
         uint256 laneValue,
-        IAuditSessions.Status to,
+        bool decided,
+        bool asWithheld,
         uint256 window
     ) private returns (uint256 o) {
         uint256 sw = _seg[sessionId][seg];
-        bool decided = to == IAuditSessions.Status.Finalized;
         o = AppealWord.outcome(sw); // the outcome the round contested
         if (decided) {
             o = SegmentWord.outcome(laneValue);
-        } else if (to == IAuditSessions.Status.Expired && !AppealMath.withheldKeeps(AppealWord.depth(sw), o))
-        {
+        } else if (asWithheld && !AppealMath.withheldKeeps(AppealWord.depth(sw), o)) {
             o = SegmentWord.OUTCOME_INCONCLUSIVE;
         }
         _seg[sessionId][seg] = AppealWord.end(sw, o, !decided, window);

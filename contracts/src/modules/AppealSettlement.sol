@@ -119,6 +119,17 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
     }
 
     /// @inheritdoc IAppealSettlement
+    function canaryTermsOf(uint256 sessionId) public view returns (uint256 rateBps, uint256 refundBps) {
+        IAppealModule.AppealParams storage p = _params[_versions.upperLookup(uint48(sessionId))];
+        return (p.canaryRateBps, p.canaryRefundBps);
+    }
+
+    /// @inheritdoc IAppealSettlement
+    function canaryRateOf(uint256 sessionId) external view returns (uint256 rateBps) {
+        (rateBps,) = canaryTermsOf(sessionId);
+    }
+
+    /// @inheritdoc IAppealSettlement
     function settleAppeals(uint256 sessionId, uint256 maxSegments) external returns (uint256 resolved) {
         if (!appeals.isOutcomeFinal(sessionId)) revert OutcomeNotFinal(sessionId);
         SessionMoney storage sm = _sessions[sessionId];
@@ -189,7 +200,8 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
     }
 
     /// @dev Panels owed by the pot: the agreeing seats of an OVERTURNED round get min(R, (pot + budget) /
-    /// count) each; every seat of a KEYS_WITHHELD round min(R, pot / count), from the pot only, never the
+    /// count) each; every seat of a KEYS_WITHHELD round and every drawn seat of a REFUSED one
+    /// min(R, pot / count), from the pot only, never the
     /// budget (review finding 2: withholding is the provider's doing, and paying those seats from the
     /// Treasury let a coalition holding more than ~54% of a panel net Treasury money by appealing its own
     /// segment and withholding the keys; what the pot does not cover is a reported shortfall). Then each
@@ -199,7 +211,8 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
             Pay memory py = pays[j];
             if (py.owed == 0) continue;
             uint256 key = PanelKey.keyOf(e.sessionId, py.round);
-            bool potOnly = py.result == IAppealModule.AppealResult.KeysWithheld;
+            bool potOnly = py.result == IAppealModule.AppealResult.KeysWithheld
+                || py.result == IAppealModule.AppealResult.Refused;
             uint256 pv = (pot + (potOnly ? 0 : e.budgetLeft)) / py.owed;
             if (pv > e.reward) pv = e.reward;
             _perVote[key][seg] = pv;
@@ -233,8 +246,9 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
     /// @dev The appeal of depth `j`: its result against the final outcome, what its bond pays and where
     /// the rest goes (UPHELD: the bond pays the agreeing seats R each, the rest joins the pot; KEYS_WITHHELD
     /// over a FAIL that stood (`AppealMath.withheldKeeps`): the bond pays every locked seat R, the rest
-    /// joins the pot; UNFILLABLE: R per drawn seat from the bond, the rest refunded; otherwise the bond is
-    /// refunded whole).
+    /// joins the pot; UNFILLABLE: R per drawn seat from the bond, the rest refunded; REFUSED: refunded
+    /// whole, its drawn seats owed by the pot only (an honest appellant never pays for refusals it cannot
+    /// tell from the defender's); otherwise the bond is refunded whole).
     function _scoreRound(
         Env memory e,
         uint256 seg,
@@ -250,7 +264,8 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
         RoundMoney storage rm = _rounds[key];
         py.appellant = rd.appellant;
         py.refund = AppealMath.minBond(k0, j, e.reward, e.mult); // the bond, refunded unless said below
-        py.result = AppealMath.result(AppealWord.appealedAt(w, j), AppealWord.outcome(w), rd.status);
+        py.result =
+            AppealMath.result(AppealWord.appealedAt(w, j), AppealWord.outcome(w), rd.status, rd.refused);
         ++rm.resolvedSegments;
         if (rd.status == IAuditSessions.Status.Expired) {
             uint256 k = AppealMath.panelSeats(k0, j); // every locked seat of the panel
@@ -263,6 +278,9 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
             } else {
                 py.owed = k;
             }
+        } else if (rd.refused) {
+            // Refused: the bond is refunded whole, the drawn (locked) seats are owed by the pot only.
+            py.owed = _drawnOn(e, py.round, rd, seg);
         } else if (rd.status == IAuditSessions.Status.Cancelled) {
             uint256 drawn = _drawnOn(e, py.round, rd, seg);
             _perVote[key][seg] = e.reward;

@@ -57,6 +57,16 @@ abstract contract AppealStore is IAppealModule {
         return AppealSettlement(settlement).paramsOf(sessionId);
     }
 
+    /// @inheritdoc IAppealModule
+    function canaryTermsOf(uint256 sessionId) external view returns (uint256, uint256) {
+        return AppealSettlement(settlement).canaryTermsOf(sessionId);
+    }
+
+    /// @inheritdoc IAppealModule
+    function canaryRateOf(uint256 sessionId) external view returns (uint256) {
+        return AppealSettlement(settlement).canaryRateOf(sessionId);
+    }
+
     // ------------------------------------------------------------------------------ views
 
     /// @inheritdoc IAppealModule

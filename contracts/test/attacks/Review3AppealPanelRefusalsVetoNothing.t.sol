@@ -4,10 +4,11 @@ pragma solidity 0.8.28;
 import {AppealsFixture} from "../utils/AppealsFixture.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
+import {IStaking} from "../../src/interfaces/IStaking.sol";
 
 /// @dev The cheatcode TestBase's `Vm` does not declare.
-interface VmSkipReview3Appeal {
-    function skip(bool) external;
+interface VmMockReview3 {
+    function mockCall(address callee, bytes calldata data, bytes calldata returnData) external;
 }
 
 /// @title Review3AppealPanelRefusalsVetoNothing (outside review 3 of commit 5f0a62e: appeal panels)
@@ -29,6 +30,11 @@ interface VmSkipReview3Appeal {
 /// the round like a withheld one over a contested PASS (INCONCLUSIVE) and refund the appellant's bond
 /// whole (the drawn seats' R from the pot / the refusers' stake), or reopen the segment's window so the
 /// appeal can be posted again; a PASS may never survive an appeal through its defender's refusals.
+/// Closed by the REFUSED round (`IAppealModule.AppealResult.Refused`, docs/protocol-v2.md "Refused appeal
+/// panels"): the round ends like a withheld one (the contested PASS becomes INCONCLUSIVE, the segment is
+/// final), the bond is refunded whole and the drawn seats are owed by the segment's pot only. On 5f0a62e's
+/// successor edc6491 this test printed: 7 seats, 9 eligible, 3 refusers, 6 seats drawn, appellant paid 36
+/// TRUST, outcome 1 (PASS), and failed.
 contract Review3AppealPanelRefusalsVetoNothing is AppealsFixture {
     uint256 internal constant N = 4;
 
@@ -54,8 +60,7 @@ contract Review3AppealPanelRefusalsVetoNothing is AppealsFixture {
         }
     }
 
-    function test_RefusalsOnAnAppealPanelDoNotCloseTheSegment_KNOWN() public {
-        VmSkipReview3Appeal(address(vm)).skip(true);
+    function test_RefusalsOnAnAppealPanelDoNotCloseTheSegment() public {
         uint256 sid = _openReady(N, 1, new bytes32[](0));
         _voteRound0(sid, 0, 0, 0); // every segment PASS; segment 0 was wrong
         vm.roll(block.number + 1);
@@ -71,11 +76,20 @@ contract Review3AppealPanelRefusalsVetoNothing is AppealsFixture {
         for (uint256 i = 0; i < refusers; ++i) {
             vm.prank(eligible[i]);
             registry.deregister();
+            // ... and its stake is locked elsewhere: the refusal that stays once snapshot stake can no
+            // longer leave by deregistration or withdrawal (the Staking fix of section 5).
+            IStaking.SeatQuote memory q = stakingContract.seatQuote(eligible[i]);
+            q.free = 0;
+            VmMockReview3(address(vm))
+                .mockCall(
+                    address(stakingContract), abi.encodeCall(IStaking.seatQuote, (eligible[i])), abi.encode(q)
+                );
         }
         emit log_named_uint("provider accounts that refuse", refusers);
         _drawRound(sid, round);
         IAppealModule.Round memory rd = appeals.roundOf(sid, round);
-        assertEq(uint256(rd.status), uint256(IAuditSessions.Status.Cancelled), "UNFILLABLE");
+        assertEq(uint256(rd.status), uint256(IAuditSessions.Status.Cancelled), "the draw failed");
+        assertTrue(rd.refused, "after lock refusals: REFUSED, not UNFILLABLE");
         emit log_named_uint("seats drawn", rd.drawnSeats);
         bool closed = appeals.segmentAppeals(sid, 0).closed;
         uint256 outcome = _outcomeOf(sid, 0);
@@ -86,6 +100,8 @@ contract Review3AppealPanelRefusalsVetoNothing is AppealsFixture {
             !(closed && outcome == 1),
             "Review3: the provider's refusals closed the appealed segment at its contested PASS"
         );
+        assertEq(outcome, 3, "the contested PASS ends INCONCLUSIVE, as if the keys were withheld");
+        assertEq(before, token.balanceOf(appellant), "the honest appellant pays nothing for the refusals");
     }
 
     /// @dev The control: with nobody refusing, the same appeal is drawn in full.

@@ -7,6 +7,7 @@ import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {ICanaryModule} from "../../src/interfaces/ICanaryModule.sol";
 import {IRandomness} from "../../src/interfaces/IRandomness.sol";
 import {IVotingModule} from "../../src/interfaces/IVotingModule.sol";
+import {AppealRefusals} from "./AppealRefusals.sol";
 import {Staking} from "../../src/Staking.sol";
 import {PanelKey} from "../../src/libraries/PanelKey.sol";
 import {AppealWord} from "../../src/libraries/AppealWord.sol";
@@ -19,8 +20,9 @@ import {SegmentWord} from "../../src/libraries/SegmentWord.sol";
 /// other operator, appeals of any segment at any time by two
 /// appellants, rounds whose keys are published or withheld and whose panels vote, abstain or stay
 /// silent, stake changes and withdrawals at any moment, appeal money resolved in random pages, and
-/// settlement of every round in any order and in random subsets.
-contract AppealHandler is AppealsFixture {
+/// settlement of every round in any order and in random subsets; panel accounts that refuse their
+/// stake locks at any moment (deregistration, a withdrawal of the whole stake, or stake locked elsewhere).
+contract AppealHandler is AppealRefusals {
     uint256 internal constant MAX_SESSIONS = 4;
 
     uint256[] public sessionIds;
@@ -388,6 +390,7 @@ contract AppealHandler is AppealsFixture {
         ) {
             vm.roll(block.number + RANDOMNESS_DELAY + 1);
             try appeals.drawPanel(sid, round, 32) {} catch {}
+            if (appeals.roundOf(sid, round).refused) _countRefused(sid, round);
         } else if (rd.status == IAuditSessions.Status.Drawing) {
             // Deeper, the provider decides once per round (half the rounds: never), so that a withheld
             // panel over a decided outcome is common, not the rare round nobody stepped in time.
@@ -554,5 +557,13 @@ contract AppealHandler is AppealsFixture {
 
     function drainAny(uint256 who) external {
         staking.drain(auditorAddrs[who % auditorAddrs.length], 8);
+    }
+
+    function _recordWithdrawal(uint256 id) internal override {
+        _withdrawals.push(id);
+    }
+
+    function _pickSession(uint256 seed) internal view override returns (uint256) {
+        return _pick(seed);
     }
 }

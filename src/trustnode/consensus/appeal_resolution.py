@@ -2,8 +2,8 @@
 how each appeal ended, after checking the history is one the contract would have allowed.
 
 Panels are in depth order (`appeals` explains depth versus round); the outcome after a DECIDED
-panel is its quorum outcome, after KEYS_WITHHELD `outcome_after_withheld` (INCONCLUSIVE, except
-that a decided FAIL contested at depth > 1 stands), after UNFILLABLE the previous outcome stands.
+panel is its quorum outcome, after KEYS_WITHHELD or REFUSED `outcome_after_withheld` (INCONCLUSIVE,
+except that a contested FAIL stands), after UNFILLABLE the previous outcome stands.
 Appeal results are judged against the FINAL outcome.
 """
 
@@ -64,12 +64,27 @@ def outcome_after_withheld(depth: int, contested: SegmentOutcome) -> SegmentOutc
     return contested if withheld_keeps(depth, contested) else SegmentOutcome.INCONCLUSIVE
 
 
+def refused_ends_as_withheld(depth: int, contested: SegmentOutcome) -> SegmentOutcome:
+    """The segment's outcome (final) after its depth-`depth` panel's draw failed after lock refusals
+    (REFUSED, `AppealModule.drawPanel`; outside review 3: UNFILLABLE kept a contested PASS, so the
+    PASS's defender could veto any appeal by having its accounts refuse their locks).
+
+    Refusals are nobody's provable fault: the defender of the contested outcome or the appellant may
+    hold the refusing accounts.  So the segment ends as if the keys were withheld: a contested PASS
+    never survives (INCONCLUSIVE), a contested FAIL stands (INCONCLUSIVE would unscore a provider's
+    wrong round-0 PASS votes), and the segment is final (no re-roll of the panel).  The bond comes
+    back whole; the drawn seats are owed by the segment's pot only (`appeal_settlement`)."""
+    return outcome_after_withheld(depth, contested)
+
+
 def appeal_result(appealed: SegmentOutcome, final: SegmentOutcome, status: PanelStatus) -> AppealResult:
     """How an appeal ended, judged against the FINAL outcome of its segment."""
     if status is PanelStatus.KEYS_WITHHELD:
         return AppealResult.KEYS_WITHHELD
     if status is PanelStatus.UNFILLABLE:
         return AppealResult.UNFILLABLE
+    if status is PanelStatus.REFUSED:
+        return AppealResult.REFUSED
     if final == appealed:
         return AppealResult.UPHELD
     if appealed in DECIDED and final == SegmentOutcome.INCONCLUSIVE:
@@ -102,12 +117,13 @@ def resolve(seg: SegmentRecord, k0: int, tau_bps: int, appeal: AppealParams, rew
                 raise ValueError(f"segment {seg.index} depth {d}: the appeal must contest {prev.name}")
             if panel.appeal.bond != min_bond(k0, d, reward, appeal.bond_multiplier_bps):
                 raise ValueError(f"segment {seg.index} depth {d}: the bond is exactly the minimum bond")
-        if panel.status is PanelStatus.UNFILLABLE:
+        if panel.status in (PanelStatus.UNFILLABLE, PanelStatus.REFUSED):
             if len(panel.seats) > k:
-                raise ValueError("an unfillable panel has at most k_d seats (those drawn before it failed)")
+                raise ValueError("a failed draw has at most k_d seats (those drawn before it failed)")
             if any(s.vote is not Vote.UNREVEALED for s in panel.seats):
-                raise ValueError("an unfillable panel never votes")
-            outcomes.append(outcomes[-1])
+                raise ValueError("a panel whose draw failed never votes")
+            refused = panel.status is PanelStatus.REFUSED
+            outcomes.append(refused_ends_as_withheld(d, outcomes[-1]) if refused else outcomes[-1])
             continue
         if len(panel.seats) != k:
             raise ValueError(f"segment {seg.index} depth {d}: {len(panel.seats)} seats, k_d = {k}")
@@ -126,4 +142,12 @@ def resolve(seg: SegmentRecord, k0: int, tau_bps: int, appeal: AppealParams, rew
     return Resolution(outcomes=outcomes, final=final, results=results)
 
 
-__all__ = ["Resolution", "appeal_result", "outcome_after_withheld", "resolve", "tally", "withheld_keeps"]
+__all__ = [
+    "Resolution",
+    "appeal_result",
+    "outcome_after_withheld",
+    "refused_ends_as_withheld",
+    "resolve",
+    "tally",
+    "withheld_keeps",
+]

@@ -155,11 +155,12 @@ def settle_segment(
     KEYS_WITHHELD over a decided FAIL that stood (`withheld_keeps`: depth > 1) - the bond is
     forfeited, R per locked seat, its surplus joins the pot; OVERTURNED / VOIDED / other
     KEYS_WITHHELD - the bond is refunded whole; UNFILLABLE - the bond pays R per drawn seat and the
-    rest is refunded.  Then, round by round, the panels owed by the pot
-    are paid: the agreeing votes of an OVERTURNED round per_vote = min(R, (pot + budget) // count)
-    each, from the pot first and the budget second; every seat of a KEYS_WITHHELD round
-    min(R, pot // count) from the pot only, never the budget (review finding 2: withholding is the
-    provider's doing, and a coalition holding most of a panel would otherwise net Treasury money by
+    rest is refunded; REFUSED - the bond is refunded whole.  Then, round by round, the panels owed
+    by the pot are paid: the agreeing votes of an OVERTURNED round per_vote = min(R, (pot + budget)
+    // count) each, from the pot first and the budget second; every seat of a KEYS_WITHHELD round
+    (and every drawn seat of a REFUSED one) min(R, pot // count) from the pot only, never the
+    budget (review finding 2: withholding is the provider's doing, and a coalition holding most of
+    a panel would otherwise net Treasury money by
     appealing its own segment and withholding the keys; the rest is a reported shortfall).  Then
     each OVERTURNED appellant's reward, pot first, budget second, as far as they reach.  The pot's
     remainder goes to the treasury.  `budget` is what the treasury still grants.
@@ -190,8 +191,13 @@ def settle_segment(
                     VoteScore(round=rnd, segment=seg.index, auditor=s.auditor, vote=s.vote, agreed=None,
                               rewarded=0, slashed=0, effect=Effect.NONE, gamma=econ.gamma)
                 )  # fmt: skip
-            if panel.status is PanelStatus.KEYS_WITHHELD and not forfeit:
-                owed.append((d, list(range(start, len(votes))), True))
+            # KEYS_WITHHELD (not forfeited) and REFUSED: every locked seat owed by the pot only
+            pot_owed = panel.status is PanelStatus.REFUSED or (
+                panel.status is PanelStatus.KEYS_WITHHELD and not forfeit
+            )
+            if pot_owed:
+                if len(votes) > start:  # a refused draw may have drawn none of this segment's seats
+                    owed.append((d, list(range(start, len(votes))), True))
             else:  # UNFILLABLE or forfeited: the bond pays R per drawn (locked) seat
                 per_vote[d] = R
                 votes[start:] = [v.model_copy(update={"rewarded": R}) for v in votes[start:]]

@@ -56,6 +56,7 @@ class PanelStatus(StrEnum):
     DECIDED = "decided"  # keys published, commit-reveal ran, the quorum rule applied
     KEYS_WITHHELD = "keys_withheld"  # the provider published no keys by the key deadline
     UNFILLABLE = "unfillable"  # eligible weight ran out before the panel was full
+    REFUSED = "refused"  # the draw failed after sampled auditors refused their stake locks
 
 
 class AppealResult(StrEnum):
@@ -66,6 +67,7 @@ class AppealResult(StrEnum):
     VOIDED = "voided"  # appealed PASS/FAIL, final INCONCLUSIVE: bond back, no reward
     KEYS_WITHHELD = "keys_withheld"  # INCONCLUSIVE + bond back, or FAIL + bond lost: withheld_keeps
     UNFILLABLE = "unfillable"  # bond back minus R per drawn seat, outcome stands and is final
+    REFUSED = "refused"  # as withheld (outcome_after_withheld), bond back whole, seats from the pot
 
 
 class Effect(StrEnum):

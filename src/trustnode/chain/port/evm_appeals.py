@@ -51,6 +51,7 @@ _PANEL_STATUS = {
     RoundState.FINALIZED: PanelStatus.DECIDED,
     RoundState.KEYS_WITHHELD: PanelStatus.KEYS_WITHHELD,
     RoundState.UNFILLABLE: PanelStatus.UNFILLABLE,
+    RoundState.REFUSED: PanelStatus.REFUSED,
 }
 
 
@@ -277,7 +278,7 @@ class AppealOps:
         out = []
         for r, segs in named.items():
             rv = views[r]
-            state = _ROUND_STATE[rv.status]
+            state = RoundState.REFUSED if rv.refused else _ROUND_STATE[rv.status]
             status = _PANEL_STATUS.get(state)
             seats = self.seats(session_id, r)
             rows = []
@@ -289,7 +290,7 @@ class AppealOps:
                 outcome = lane.outcome
                 if state == RoundState.UNFILLABLE:
                     outcome = appealed
-                elif state == RoundState.KEYS_WITHHELD:
+                elif state in (RoundState.KEYS_WITHHELD, RoundState.REFUSED):
                     outcome = outcome_after_withheld(rv.depth, appealed)
                 outcome_after[(r, i)] = outcome
                 final = SegmentOutcome(history[i].outcome)

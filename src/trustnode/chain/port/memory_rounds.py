@@ -4,9 +4,10 @@ A round runs like round 0 (`memory.py`): its own randomness (`randomness_delay` 
 appeal), a draw without replacement that excludes the provider and every earlier auditor of each
 named segment, keys by the provider, commit-reveal (`memory_voting`), then the round ends:
 FINALIZED (its quorum outcomes replace the segments' outcomes and a new appeal window opens on
-them while rounds remain), KEYS_WITHHELD (the segments become INCONCLUSIVE, or keep a decided FAIL
-at depth > 1: `outcome_after_withheld`; final) or UNFILLABLE
-(the draw ran out or nobody drew in time: the outcomes stand, final).
+them while rounds remain), KEYS_WITHHELD (the segments become INCONCLUSIVE, or keep a contested
+FAIL: `outcome_after_withheld`; final), REFUSED (the draw failed after a candidate could not lock
+its stake: as KEYS_WITHHELD, bond back whole) or UNFILLABLE (the draw ran out or nobody drew in
+time: the outcomes stand, final).
 """
 
 from __future__ import annotations
@@ -65,6 +66,24 @@ class RoundOps:
             and a.assets - a.locked >= p.slash_amount
         ]
 
+    def _round_refused(self, s: Session, rnd: Round, upto: int, p: SessionParams) -> bool:
+        """Whether a candidate of the round's first `upto` segments cannot back a seat now (its free
+        stake is below the lock): the contract's `DrawResult.lockRefusals != 0`, counted as
+        `memory_draw` does for round 0 (every such candidate rather than only those sampling met)."""
+        for seg in rnd.segments[:upto]:
+            excluded = self.earlier_auditors(s, seg, rnd.number)
+            for addr, a in self.c.auditors.items():
+                if (
+                    addr != s.provider
+                    and a.tier == s.tiers[seg]
+                    and addr not in excluded
+                    and self.c.weight(a) > 0
+                    and len(rnd.seats.get(addr, [])) < p.seat_cap
+                    and a.assets - a.locked < p.slash_amount
+                ):
+                    return True
+        return False
+
     def _draw_round(self, s: Session, number: int, max_seats: int) -> DrawStep:
         rnd = self._round(s, number)
         self._sync_round(s, rnd)
@@ -90,7 +109,8 @@ class RoundOps:
             seg = rnd.segments[pos]
             picked = self._pick_round(s, rnd, seg, p)
             if picked is None:
-                self._end_round(s, rnd, RoundState.UNFILLABLE, tx)
+                refused = self._round_refused(s, rnd, pos + 1, p)
+                self._end_round(s, rnd, RoundState.REFUSED if refused else RoundState.UNFILLABLE, tx)
                 break
             a = self.c.auditors[picked]
             a.locked += p.slash_amount
@@ -176,8 +196,9 @@ class RoundOps:
                 outcome = rules.segment_outcome(rnd.tally[seg][0], rnd.tally[seg][1], k, p.tau_bps)
                 s.window_ends[seg] = window_after_round(tx.block, p.appeal_blocks,
                                                         rounds_left=rnd.depth < p.max_rounds)  # fmt: skip
-            elif state == RoundState.KEYS_WITHHELD:
-                rnd.status = PanelStatus.KEYS_WITHHELD
+            elif state in (RoundState.KEYS_WITHHELD, RoundState.REFUSED):
+                refused = state == RoundState.REFUSED
+                rnd.status = PanelStatus.REFUSED if refused else PanelStatus.KEYS_WITHHELD
                 outcome = outcome_after_withheld(rnd.depth, appealed)
                 s.window_ends[seg] = 0
             else:

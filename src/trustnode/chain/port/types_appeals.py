@@ -139,10 +139,16 @@ class RoundState(StrEnum):
     FINALIZED = "finalized"  # the panel decided: its outcomes replaced the segments' outcomes
     KEYS_WITHHELD = "keys_withheld"  # no keys by the key deadline: outcome_after_withheld, final
     UNFILLABLE = "unfillable"  # the draw ran out of eligible weight: the outcomes stand, final
+    REFUSED = "refused"  # the draw failed after lock refusals: outcome_after_withheld, final
 
     @property
     def ended(self) -> bool:
-        return self in (RoundState.FINALIZED, RoundState.KEYS_WITHHELD, RoundState.UNFILLABLE)
+        return self in (
+            RoundState.FINALIZED,
+            RoundState.KEYS_WITHHELD,
+            RoundState.UNFILLABLE,
+            RoundState.REFUSED,
+        )
 
 
 class RoundSegment(BaseModel):

@@ -40,7 +40,8 @@ class AppealModuleParams(_Struct):
 
 
 class RoundView(_Struct):
-    """IAppealModule.Round (status: IAuditSessions.Status; Cancelled = unfillable, Expired = keys withheld)."""
+    """IAppealModule.Round (status: IAuditSessions.Status; Cancelled = unfillable, or refused when
+    `refused`; Expired = keys withheld)."""
 
     appellant: str
     status: SessionStatus
@@ -59,6 +60,7 @@ class RoundView(_Struct):
     auditor_count: int
     committed_count: int
     revealed_count: int
+    refused: bool
 
 
 class SegmentAppealsView(_Struct):
