@@ -41,6 +41,9 @@ contract AuditSessions is SessionStore {
     ISortition public immutable sortition;
     /// @dev The staking epoch length (fixed at Staking's deployment): bounds the canary commit window.
     uint256 private immutable _epochBlocks;
+    /// @dev `sortition.snapshotReadableUntil(e) - e * epochBlocks` (the ring's span less one block), read once:
+    /// readability is affine in the epoch, so the core computes it without a call.
+    uint256 private immutable _readableSpan;
 
     error ZeroAddress();
     error ModulesAlreadySet();
@@ -123,6 +126,7 @@ contract AuditSessions is SessionStore {
         staking = staking_;
         sortition = staking_.sortition();
         _epochBlocks = sortition.epochBlocks();
+        _readableSpan = sortition.snapshotReadableUntil(1) - _epochBlocks;
         treasury = treasury_;
         _addSource(randomness_);
         _pushParams(params_);
@@ -224,6 +228,7 @@ contract AuditSessions is SessionStore {
         uint256 version = _params.length - 1;
         SessionParams storage p = _params[version];
         sessionId = ++_sessionCount;
+        uint256 window = _commitWindow(sessionId, n, p.canaryCommitBlocks);
         uint256 totalSeats = _storeSegments(PanelKey.keyOf(sessionId, 0), tw, n, p);
         uint256 pool = fee * AUDIT_POOL_BPS / BPS;
         uint256 required = totalSeats * p.reward;
@@ -236,7 +241,7 @@ contract AuditSessions is SessionStore {
         s.merkleRoot = merkleRoot;
         s.pool = uint96(pool);
         s.totalSeats = uint16(totalSeats);
-        _requestDraw(s, _commitWindow(sessionId, n, p.canaryCommitBlocks));
+        _requestDraw(s, window);
         _emitOpened(sessionId, s, fee, tw);
         token.safeTransferFrom(msg.sender, address(this), fee);
         if (fee > pool) token.safeTransfer(treasury, fee - pool);
@@ -246,7 +251,7 @@ contract AuditSessions is SessionStore {
     function _requestDraw(Session storage s, uint256 minBlocks) private {
         uint256 sourceIndex = _sources.length - 1;
         s.source = uint8(sourceIndex);
-        s.epoch = sortition.epochOf(block.number).toUint32();
+        s.epoch = uint32(block.number / _epochBlocks + 1); // ISortition.epochOf
         s.drawRequest = _sources[sourceIndex].requestAfter(minBlocks).toUint56();
     }
 
@@ -325,14 +330,14 @@ contract AuditSessions is SessionStore {
         }
     }
 
-    /// @dev Fix the seed; the snapshot must still be readable, and the draw must end while it is. A seed
-    /// fixed too late is the provider's abandonment, not a refund: anyone could have fixed it in time,
-    /// and a refund would let the provider look at the (public) seed first and re-roll.
+    /// @dev Fix the seed; the snapshot must still be readable, and the draw must end while it is. Past it,
+    /// a seed that was obtainable in time is the provider's abandonment, not a refund: anyone could have
+    /// drawn, and a refund would let the provider look at the (public) seed first and re-roll.
     function _startDraw(uint256 sessionId, Session storage s) private returns (bool) {
         bytes32 seed = _sources[s.source].fulfil(s.drawRequest);
-        uint256 readable = sortition.snapshotReadableUntil(s.epoch);
+        uint256 readable = _readableUntil(s.epoch);
         if (block.number > readable) {
-            _terminate(sessionId, s, Status.Expired, Termination.SnapshotUnavailable);
+            _endUndrawn(sessionId, s, Termination.SnapshotUnavailable);
             return false;
         }
         uint256 deadline = block.number + _params[s.paramsVersion].drawBlocks;
@@ -559,17 +564,11 @@ contract AuditSessions is SessionStore {
         Status st = s.status;
         if (st == Status.Created) {
             IRandomness.RequestStatus r = _sources[s.source].status(s.drawRequest);
-            if (r == IRandomness.RequestStatus.Expired) {
-                _terminate(sessionId, s, Status.Expired, Termination.RandomnessMissed);
-            } else if (
-                r == IRandomness.RequestStatus.Failed
-                    || (r == IRandomness.RequestStatus.Pending
-                        && block.number > sortition.snapshotReadableUntil(s.epoch))
-            ) {
-                // Not delivered while the snapshot was readable (e.g. a VRF timeout longer than the
-                // window): nobody could have drawn, and no seed was seen, so a refund re-rolls nothing.
-                _terminate(sessionId, s, Status.Expired, Termination.RandomnessFailed);
-            }
+            // Expired or Failed (the last two statuses), or not delivered while the snapshot was readable.
+            if (
+                r >= IRandomness.RequestStatus.Expired
+                    || (r == IRandomness.RequestStatus.Pending && block.number > _readableUntil(s.epoch))
+            ) _endUndrawn(sessionId, s, Termination.RandomnessMissed);
         } else if (st == Status.Drawing) {
             if (s.drawnSeats != s.totalSeats) {
                 if (block.number > s.drawDeadline) {
@@ -581,6 +580,21 @@ contract AuditSessions is SessionStore {
         } else if (st == Status.KeysPublished || st == Status.Commit) {
             if (block.number > s.commitDeadline) _setStatus(sessionId, s, Status.Reveal);
         }
+    }
+
+    /// @dev End a session whose draw never started. RandomnessFailed (refund) when its randomness became
+    /// obtainable only after the snapshot's last readable block, or never (a VRF timeout, a delivery after
+    /// `readable`): nobody could have drawn, and whether it is refunded was fixed before any seed existed
+    /// (lookahead: target + 1, fixed at opening) or by the oracle alone (VRF), so it re-rolls nothing.
+    /// `inTime` (forfeit) when the value was obtainable while the snapshot was readable and nobody drew.
+    function _endUndrawn(uint256 sessionId, Session storage s, Termination inTime) private {
+        bool late = _sources[s.source].obtainableAt(s.drawRequest) > _readableUntil(s.epoch);
+        _terminate(sessionId, s, Status.Expired, late ? Termination.RandomnessFailed : inTime);
+    }
+
+    /// @dev The last block in which the snapshot of `epoch` is readable (`ISortition.snapshotReadableUntil`).
+    function _readableUntil(uint256 epoch) private view returns (uint256) {
+        return epoch * _epochBlocks + _readableSpan;
     }
 
     /// @dev End without a verdict: keep R per drawn seat for its auditor, refund or forfeit the rest.

@@ -10,12 +10,15 @@ import {IRandomness} from "./interfaces/IRandomness.sol";
 /// is `Expired` (it was available and nobody fixed it). It never reports `Failed`: the chain always
 /// produces the block. Suitable for local chains and tests; a block producer can bias it, which
 /// `VRFRandomness` avoids.
-/// Each request is one slot: the target block while pending, then the value with its top bit set
-/// (255 random bits), so fixing a value rewrites a warm slot instead of filling a new one.
+/// Each request is one slot: the target block while pending, then the value with its top bit set, the
+/// target in bits 191-254 (`obtainableAt` = target + 1 after the value is fixed too) and 191 random bits,
+/// so fixing a value rewrites a warm slot instead of filling a new one.
 contract LookaheadRandomness is IRandomness {
     /// @notice The EVM serves hashes of the 256 most recent blocks only.
     uint256 public constant HASH_WINDOW = 256;
     uint256 private constant FIXED = 1 << 255;
+    uint256 private constant TARGET_SHIFT = 191;
+    uint256 private constant RANDOM_MASK = (1 << TARGET_SHIFT) - 1;
     /// @notice Blocks between a request and its target block.
     uint256 public immutable delay;
 
@@ -70,7 +73,8 @@ contract LookaheadRandomness is IRandomness {
         if (word & FIXED != 0) return bytes32(word);
         if (block.number <= word) revert TooEarly(requestId, word);
         if (block.number - word > HASH_WINDOW) revert TooLate(requestId, word);
-        value = keccak256(abi.encode(blockhash(word), requestId, address(this))) | bytes32(FIXED);
+        uint256 random = uint256(keccak256(abi.encode(blockhash(word), requestId, address(this))));
+        value = bytes32(FIXED | (word << TARGET_SHIFT) | (random & RANDOM_MASK));
         _requests[requestId] = uint256(value);
         emit RandomnessFulfilled(requestId, value);
     }
@@ -90,6 +94,14 @@ contract LookaheadRandomness is IRandomness {
         uint256 word = _requests[requestId];
         if (word & FIXED == 0) revert NotFulfilled(requestId);
         return bytes32(word);
+    }
+
+    /// @inheritdoc IRandomness
+    /// @dev Target + 1: the first block in which `fulfil` succeeds (the target's hash exists once it is sealed).
+    function obtainableAt(uint256 requestId) external view returns (uint256) {
+        uint256 word = _requests[requestId];
+        if (word == 0) return type(uint256).max;
+        return (word & FIXED != 0 ? uint64(word >> TARGET_SHIFT) : word) + 1;
     }
 
     /// @notice The block whose hash a request uses (0 once its value is fixed, or if unknown).

@@ -44,6 +44,9 @@ abstract contract SessionStore is IAuditSessions, Ownable2Step, Pausable {
     address public appealModule;
     /// @notice Canaries (issue 15; set once by `setExtensions`).
     address public canaryModule;
+    /// @notice The first session opened with the canary module wired (0: not wired). Only these sessions
+    /// were asked what they owe at opening and got the canary commit window; earlier ones owe none.
+    uint256 public canariesFromSession;
 
     IRandomness[] internal _sources;
     SessionParams[] internal _params;
@@ -59,6 +62,7 @@ abstract contract SessionStore is IAuditSessions, Ownable2Step, Pausable {
         if (appeals_ == address(0) || canaries_ == address(0)) revert ZeroExtension();
         appealModule = appeals_;
         canaryModule = canaries_;
+        canariesFromSession = _sessionCount + 1;
         emit ExtensionsSet(appeals_, canaries_);
     }
 
@@ -87,7 +91,8 @@ abstract contract SessionStore is IAuditSessions, Ownable2Step, Pausable {
     /// @dev Blocks the draw's randomness of a new session must stay unknown: `commitBlocks` (its params'
     /// `canaryCommitBlocks`) when it owes canaries, so the operator can commit them (`commitCanaries` needs
     /// the request Pending) before anyone can know the draw; 0 otherwise (no canary module, none owed).
-    /// Asking the canary module costs the opening ~64k gas today (`AppealSettlement.paramsOf`).
+    /// Asked before the session's record exists (`AppealSettlement.paramsOf` then skips capping
+    /// `maxRounds` for it, ~64k gas the canary rate does not need).
     function _commitWindow(uint256 sessionId, uint256 n, uint256 commitBlocks)
         internal
         view

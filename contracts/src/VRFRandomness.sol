@@ -14,9 +14,12 @@ import {IVRFCoordinatorV2Plus, VRFV2PlusClient} from "./interfaces/IVRFCoordinat
 /// source never delivered: the consumer refunds); a later delivery is ignored with an event, so a
 /// request never leaves `Failed`. There is no `Ready` or `Expired`: nobody has to fix a VRF value.
 /// Only allowed requesters (the session core) may spend the subscription. Each request is one slot:
-/// its deadline while pending, then the first word with its top bit set (255 random bits).
+/// its deadline while pending, then the value: top bit set, the delivery block in bits 191-254
+/// (`obtainableAt`) and the first word's low 191 bits.
 contract VRFRandomness is IRandomness, Ownable2Step {
     uint256 private constant FIXED = 1 << 255;
+    uint256 private constant DELIVERY_SHIFT = 191;
+    uint256 private constant RANDOM_MASK = (1 << DELIVERY_SHIFT) - 1;
     /// @dev A pending request's word: its deadline (bits 0-63) and the first block a delivery counts in
     /// (bits 64-127: the request's block plus its confirmations).
     uint256 private constant EARLIEST_SHIFT = 64;
@@ -175,7 +178,7 @@ contract VRFRandomness is IRandomness, Ownable2Step {
             emit EarlyFulfilmentIgnored(requestId, word >> EARLIEST_SHIFT);
             return;
         }
-        bytes32 value = bytes32(randomWords[0] | FIXED);
+        bytes32 value = bytes32(FIXED | (block.number << DELIVERY_SHIFT) | (randomWords[0] & RANDOM_MASK));
         _requests[requestId] = uint256(value);
         emit RandomnessFulfilled(requestId, value);
     }
@@ -203,6 +206,13 @@ contract VRFRandomness is IRandomness, Ownable2Step {
         uint256 word = _requests[requestId];
         if (word & FIXED == 0) revert NotFulfilled(requestId);
         return bytes32(word);
+    }
+
+    /// @inheritdoc IRandomness
+    /// @dev The block of the delivery that fixed the value; not known before (the oracle chooses it).
+    function obtainableAt(uint256 requestId) external view returns (uint256) {
+        uint256 word = _requests[requestId];
+        return word & FIXED != 0 ? uint64(word >> DELIVERY_SHIFT) : type(uint256).max;
     }
 
     /// @notice The last block in which a delivery of `requestId` counts (0 once fulfilled, or if unknown).

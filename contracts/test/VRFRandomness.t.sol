@@ -127,7 +127,13 @@ contract VRFRandomnessTest is TestBase {
         assertTrue(coord.fulfill(_cid(id), 42), "delivery accepted in the last block");
         assertEq(_status(id), uint256(IRandomness.RequestStatus.Fulfilled), "fulfilled");
         bytes32 v = vrf.valueOf(id);
-        assertEq(v, bytes32(uint256(keccak256(abi.encode(uint256(42), uint256(0)))) | (1 << 255)), "the word");
+        uint256 word = uint256(keccak256(abi.encode(uint256(42), uint256(0))));
+        assertEq(
+            v,
+            bytes32((1 << 255) | (block.number << 191) | (word & ((1 << 191) - 1))),
+            "the word, delivery block"
+        );
+        assertEq(vrf.obtainableAt(id), block.number, "obtainable from the delivery block");
         assertEq(vrf.fulfil(id), v, "fulfil returns it");
         vm.roll(block.number + 10 * TIMEOUT);
         assertEq(_status(id), uint256(IRandomness.RequestStatus.Fulfilled), "fulfilled is final");
@@ -137,7 +143,12 @@ contract VRFRandomnessTest is TestBase {
         uint256 other = _request();
         vm.roll(block.number + 3);
         coord.fulfill(_cid(other), 42);
-        assertTrue(vrf.valueOf(other) == v, "same word, same value (the word is the randomness)");
+        assertEq(
+            uint256(vrf.valueOf(other)) & ((1 << 191) - 1),
+            uint256(v) & ((1 << 191) - 1),
+            "same word, same random bits (the word is the randomness)"
+        );
+        assertEq(vrf.obtainableAt(other), block.number, "each value keeps its own delivery block");
     }
 
     function test_neverFulfilledFails() public {

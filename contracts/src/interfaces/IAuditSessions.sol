@@ -136,6 +136,10 @@ interface IAuditSessions is IPanelHost {
     /// @notice The canary module (issue 15; zero when none).
     function canaryModule() external view returns (address);
 
+    /// @notice The first session opened with the canary module wired (0 before `setExtensions`): a session
+    /// owes canaries, and got the canary commit window, only from this id on.
+    function canariesFromSession() external view returns (uint256);
+
     /// @notice The appeal module reports that the session's outcome is final (canary window and every
     /// appeal window closed, no round running): the core requests the slash seed. Only the appeal module.
     function onOutcomeFinal(uint256 sessionId) external;

@@ -41,4 +41,11 @@ interface IRandomness {
 
     /// @notice The fulfilled value (reverts unless Fulfilled).
     function valueOf(uint256 requestId) external view returns (bytes32);
+
+    /// @notice The first block in which anyone could obtain the value: a lookahead source's target + 1 (known
+    /// from the request on, kept after the value is fixed), a VRF source's delivery block (stored with the
+    /// value). `type(uint256).max` while not known (a VRF request undelivered or Failed) or for an unknown
+    /// request. A consumer that must act while other state is readable (the draw snapshot) tells "the value
+    /// came too late" (nobody could act: refund) from "nobody acted in time" (forfeit) with it.
+    function obtainableAt(uint256 requestId) external view returns (uint256 firstBlock);
 }

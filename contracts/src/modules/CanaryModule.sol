@@ -41,14 +41,8 @@ contract CanaryModule is ICanaryModule {
     /// @dev Reveal order: segment index << 8 | verdict.
     mapping(uint256 sessionId => uint256[]) private _order;
 
-    /// @dev Sessions opened before this module existed could never commit canaries: they owe none (else a
-    /// session opened before `setExtensions` and finalized after it would lose the largest weight per canary
-    /// "owed" from its passed weight).
-    uint256 private immutable _firstSession;
-
     constructor(AuditSessions core_) {
         core = core_;
-        _firstSession = core_.sessionCount() + 1;
     }
 
     // ------------------------------------------------------------------------------ operators
@@ -207,8 +201,12 @@ contract CanaryModule is ICanaryModule {
         return _required(sessionId, segmentCount);
     }
 
+    /// @dev Sessions opened before the core wired this module (`canariesFromSession`, fixed at wiring) got
+    /// no canary commit window and owe none (outside review 4: one opened between this module's deployment
+    /// and `setExtensions` owed a canary nobody could commit, and lost the largest weight from its trace).
     function _required(uint256 sessionId, uint256 n) private view returns (uint256) {
-        if (sessionId < _firstSession) return 0;
+        uint256 from = core.canariesFromSession();
+        if (from == 0 || sessionId < from) return 0;
         return canaryCount(n, IAppealModule(core.appealModule()).paramsOf(sessionId).canaryRateBps);
     }
 

@@ -8,11 +8,6 @@ import {VRFRandomness} from "../../src/VRFRandomness.sol";
 import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
 import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 
-/// @dev The cheatcode TestBase's `Vm` does not declare.
-interface VmSkipReview4Snapshot {
-    function skip(bool) external;
-}
-
 /// @title Review4CanaryWindowFitsSnapshot (outside review 4 of canarywin 1588bdc, canaryCommitBlocks)
 /// @notice Property: a canary commit window never strands a session's draw. The draw of a session owing
 /// canaries can start only after its target block `open + max(delay, canaryCommitBlocks)`, and only while
@@ -29,9 +24,10 @@ interface VmSkipReview4Snapshot {
 /// Fix: (1) `AuditSessions._pushParams` refuses (InvalidParams) `canaryCommitBlocks > sortition.epochBlocks()`:
 /// the shortest readability after an opening is `(RING - 1) * epochBlocks` (100 here, 24 on the 12-block
 /// devnet), so at least one epoch is left to draw for any opening block (testFuzz_WindowWithinAnEpochAlways
-/// Drawable); the Python side (`SessionParams` / devnet and deploy options) refuses the same. (2) Accounting:
-/// a session whose randomness became obtainable only after its snapshot's last readable block ends
-/// RandomnessFailed (refund), never SnapshotUnavailable (see test_LateVrfDeliveryAfterSnapshotIsRefunded).
+/// Drawable); the Python side (`SessionParams` / devnet and deploy options) refuses the same. (2) Accounting
+/// (fixed): a session whose randomness became obtainable only after its snapshot's last readable block ends
+/// RandomnessFailed (refund), never SnapshotUnavailable (test_LateVrfDeliveryAfterSnapshotIsRefunded; the
+/// rule fuzzed in LateRandomnessRefundedOnlyWhenLate and LateRandomnessInvariants).
 contract Review4CanaryWindowFitsSnapshot is AppealsFixture {
     event log_named_uint(string key, uint256 val);
 
@@ -152,14 +148,14 @@ contract Review4CanaryWindowFitsSnapshot is AppealsFixture {
     /// than before): an oracle that delivers within its timeout but after the snapshot's last readable block
     /// makes the next draw call end the session SnapshotUnavailable (forfeit), although the value did not
     /// exist while the draw could start. Poked before the delivery in the same block, the same session is
-    /// refunded (RandomnessFailed). Measured (skip removed): delivery at readable + 1 (deadline
-    /// open + 400 + 6), provider refunded 0, treasury +800 TRUST, termination SnapshotUnavailable.
-    /// Fix (covers both sources): `IRandomness` reports the first block its value was obtainable
-    /// (lookahead: target + 1; VRF: the delivery block, stored with the value), and `AuditSessions._startDraw`
-    /// (and `_sync`) end a session past `readable` as RandomnessFailed (refund) when that block is after
-    /// `readable`, SnapshotUnavailable only when the value was obtainable while the snapshot was readable.
-    function test_LateVrfDeliveryAfterSnapshotIsRefunded_KNOWN() public {
-        VmSkipReview4Snapshot(address(vm)).skip(true);
+    /// refunded (RandomnessFailed). Measured on edc6491 (before the fix): delivery at readable + 1, provider
+    /// refunded 0, treasury +800 TRUST, termination 3 (SnapshotUnavailable). Fixed (covers both sources):
+    /// `IRandomness.obtainableAt` reports the first block its value was obtainable (lookahead: target + 1;
+    /// VRF: the delivery block, stored with the value), and `AuditSessions._endUndrawn` (from `_startDraw` and
+    /// `_sync`) ends a session past `readable` as RandomnessFailed (refund) when that block is after
+    /// `readable`, SnapshotUnavailable / RandomnessMissed only when the value was obtainable while the
+    /// snapshot was readable. After the fix: 800 TRUST refunded, 0 forfeited, termination 2.
+    function test_LateVrfDeliveryAfterSnapshotIsRefunded() public {
         MockVRFCoordinator coord = new MockVRFCoordinator();
         VRFRandomness.Config memory c;
         c.keyHash = keccak256("lane");

@@ -8,6 +8,7 @@ contract ScriptedRandomness is IRandomness {
     struct Req {
         RequestStatus status;
         bytes32 value;
+        uint256 obtainable;
     }
 
     mapping(uint256 => Req) internal _reqs;
@@ -27,16 +28,26 @@ contract ScriptedRandomness is IRandomness {
         _reqs[requestId].status = RequestStatus.Pending;
     }
 
+    /// @dev The value becomes obtainable in this block.
     function answer(uint256 requestId, bytes32 value) external {
-        _reqs[requestId] = Req({status: RequestStatus.Ready, value: value});
+        _reqs[requestId] = Req({status: RequestStatus.Ready, value: value, obtainable: block.number});
     }
 
+    function obtainableAt(uint256 requestId) external view returns (uint256) {
+        Req storage r = _reqs[requestId];
+        return r.obtainable == 0 ? type(uint256).max : r.obtainable;
+    }
+
+    /// @dev Failed: the value was never obtainable.
     function fail(uint256 requestId) external {
         _reqs[requestId].status = RequestStatus.Failed;
+        _reqs[requestId].obtainable = 0;
     }
 
+    /// @dev Expired means the value was available: obtainable from now on unless answered before.
     function expire(uint256 requestId) external {
         _reqs[requestId].status = RequestStatus.Expired;
+        if (_reqs[requestId].obtainable == 0) _reqs[requestId].obtainable = block.number;
     }
 
     function fulfil(uint256 requestId) external returns (bytes32) {

@@ -30,7 +30,7 @@ from trustnode.chain.port.types import (
     TxRef,
 )
 from trustnode.chain.protocol import Protocol, RequestStatus, SessionParams, SessionStatus, Termination
-from trustnode.consensus.canaries import canary_count, trace_verdict_with_canaries
+from trustnode.consensus.canaries import trace_verdict_with_canaries
 from trustnode.models.enums import SegmentOutcome
 from trustnode.models.verdict import SessionState, TierName
 
@@ -291,10 +291,10 @@ class Web3Port(ProviderOps, AppealOps, AuditorOps):
         if s.status == SessionStatus.FINALIZED and p.appeal_module is not None:
             segs = self.segments(session_id)
             revealed = sorted(self._revealed_canaries(session_id))
-            rate = p.appeal_params_of(session_id).canary_rate_bps
+            owed = p.canaries_owed(session_id, len(segs))
             tv = trace_verdict_with_canaries(
                 [g.outcome for g in segs], [g.weight for g in segs], revealed,
-                max(0, canary_count(len(segs), rate) - len(revealed)), p.params(s.params_version).beta_bps,
+                max(0, owed - len(revealed)), p.params(s.params_version).beta_bps,
             )  # fmt: skip
             s = s.model_copy(update={"passed": tv.passed, "score_bps": tv.score_bps})
             pass_weight, total_weight = tv.weight_passed, tv.total_weight

@@ -33,7 +33,6 @@ from trustnode.chain.protocol.models import SessionInfo
 from trustnode.chain.protocol.models_appeals import RoundView
 from trustnode.consensus.appeal_resolution import appeal_result, outcome_after_withheld
 from trustnode.consensus.appeals import min_bond, panel_seats
-from trustnode.consensus.canaries import canary_count
 from trustnode.consensus.encoding import SegmentLane
 from trustnode.models.enums import SegmentOutcome
 
@@ -134,7 +133,6 @@ class AppealOps:
             return CanaryState(
                 session_id=session_id, required=0, commitments=[], commit_until=info.draw_deadline
             )
-        rate = p.appeal_params_of(session_id).canary_rate_bps
         state = p.canary_state(session_id)
         revealed = [
             RevealedCanary(slot=int(ev["args"]["slot"]), index=int(ev["args"]["index"]),
@@ -144,7 +142,7 @@ class AppealOps:
         target = p.draw_randomness(session_id).target_block or self._vrf_commit_until(session_id, info)
         return CanaryState(
             session_id=session_id,
-            required=canary_count(info.segment_count, rate),
+            required=p.canaries_owed(session_id, info.segment_count),
             commitments=["0x" + h.hex() for h in p.canary_commitments(session_id)],
             commit_until=target,
             reveal_from=state.reveal_opens_after + 1 if state.reveal_opens_after else None,

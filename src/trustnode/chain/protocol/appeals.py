@@ -176,6 +176,11 @@ class AppealBindings(ProtocolBase):
     def canary_state(self, session_id: int) -> CanaryStateView:
         return CanaryStateView.from_abi(self._call(self._canaries().functions.canariesOf(session_id)))
 
+    def canaries_owed(self, session_id: int, segment_count: int) -> int:
+        """Canaries the session owes, as the chain decides (0 for a session opened before the canary
+        module was wired: it got no commit window)."""
+        return int(self._call(self._canaries().functions.canariesOwed(session_id, segment_count)))
+
     def canary_commitments(self, session_id: int) -> list[bytes]:
         return [bytes(h) for h in self._call(self._canaries().functions.commitmentsOf(session_id))]
 

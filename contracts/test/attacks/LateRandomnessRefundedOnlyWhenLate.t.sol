@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity 0.8.28;
+
+import {StakingFixture} from "../utils/StakingFixture.sol";
+import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
+import {IRandomness} from "../../src/interfaces/IRandomness.sol";
+import {LookaheadRandomness} from "../../src/LookaheadRandomness.sol";
+import {VRFRandomness} from "../../src/VRFRandomness.sol";
+import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
+import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
+
+/// @title LateRandomnessRefundedOnlyWhenLate (outside review 4, finding 1)
+/// @notice Property: a session whose draw never started is refunded (RandomnessFailed) exactly when its
+/// randomness became obtainable after the last block its draw snapshot was readable (`IRandomness.obtainableAt`
+/// > `snapshotReadableUntil(epoch)`): then nobody could have drawn. When the value was obtainable while the
+/// snapshot was readable, the session is forfeited (SnapshotUnavailable or RandomnessMissed) whoever pokes it,
+/// whenever, and in whatever order: the provider cannot turn a seed it saw in time into a refund (a re-roll).
+/// Measured on edc6491 (main, before the fix): a VRF delivery at readable + 1 followed by a draw ended the
+/// session SnapshotUnavailable with 800 TRUST forfeited (`Review4CanaryWindowFitsSnapshot`), while a poke
+/// before the delivery in the same block refunded it: the ending depended on the poke order, not on when the
+/// value existed.
+contract LateRandomnessRefundedOnlyWhenLate is StakingFixture {
+    uint256 internal constant FEE = 100e18;
+    uint256 internal constant SEGMENTS = 4;
+    uint256 internal constant TIMEOUT = 400;
+    uint256 internal constant CONFIRMATIONS = 3;
+
+    MockVRFCoordinator internal coord;
+    VRFRandomness internal vrf;
+
+    function setUp() public {
+        _deploy();
+        _addAuditors(1, 12, STAKE);
+        _nextEpoch();
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    function _useVrf() internal {
+        coord = new MockVRFCoordinator();
+        VRFRandomness.Config memory c;
+        c.keyHash = keccak256("lane");
+        c.subscriptionId = 1;
+        c.requestConfirmations = uint16(CONFIRMATIONS);
+        c.callbackGasLimit = 60_000;
+        c.timeoutBlocks = uint32(TIMEOUT);
+        vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
+        vm.startPrank(owner);
+        vrf.setRequester(address(sessions), true);
+        sessions.setRandomness(IRandomness(address(vrf)));
+        vm.stopPrank();
+    }
+
+    function _useLookahead(uint256 delay) internal returns (LookaheadRandomness src) {
+        src = new LookaheadRandomness(delay);
+        vm.prank(owner);
+        sessions.setRandomness(IRandomness(address(src)));
+    }
+
+    /// @dev Open a session at block `offset` of the next epoch.
+    function _openAt(uint256 offset) internal returns (uint256 sid, uint256 readable) {
+        vm.roll((block.number / EPOCH_BLOCKS + 1) * EPOCH_BLOCKS + offset % EPOCH_BLOCKS);
+        sid = _open(_uniform(SEGMENTS, 1), FEE);
+        readable = _sortition().snapshotReadableUntil(sessions.sessionOf(sid).epoch);
+    }
+
+    function _request(uint256 sid) internal view returns (uint256) {
+        return sessions.sessionOf(sid).drawRequest;
+    }
+
+    function _termination(uint256 sid) internal view returns (IAuditSessions.Termination) {
+        return sessions.sessionOf(sid).termination;
+    }
+
+    function _pool() internal pure returns (uint256) {
+        return FEE * 8000 / 10_000;
+    }
+
+    /// @dev Tokens held by the provider, the treasury and the core (no session here reaches settlement).
+    function _held() internal view returns (uint256) {
+        return
+            token.balanceOf(provider) + token.balanceOf(address(treasury))
+                + token.balanceOf(address(sessions));
+    }
+
+    // ------------------------------------------------------------------ sources
+
+    /// @dev Lookahead: target + 1 from the request on, and still after the value is fixed by anyone.
+    function test_LookaheadObtainableAtSurvivesFulfil() public {
+        LookaheadRandomness src = _useLookahead(5);
+        vm.prank(address(sessions));
+        uint256 id = src.requestAfter(9);
+        uint256 target = block.number + 9;
+        assertEq(src.obtainableAt(id), target + 1, "pending: target + 1");
+        assertEq(src.obtainableAt(id + 1), type(uint256).max, "unknown: never");
+        vm.roll(target + 40);
+        bytes32 v = src.fulfil(id);
+        assertEq(src.obtainableAt(id), target + 1, "fixed: still target + 1");
+        assertEq(uint256(v) >> 255, 1, "fixed bit");
+        assertEq(src.valueOf(id), v, "value kept");
+    }
+
+    /// @dev VRF: unknown until a delivery counts; an ignored early or late delivery sets nothing.
+    function test_VrfObtainableAtIsTheAcceptedDeliveryBlock() public {
+        _useVrf();
+        vm.prank(address(sessions));
+        uint256 id = vrf.requestAfter(10);
+        assertEq(vrf.obtainableAt(id), type(uint256).max, "pending: not known");
+        vm.roll(block.number + 5);
+        coord.deliver(address(vrf), vrf.coordinatorRequestOf(id), _words(1), 60_000);
+        assertTrue(vrf.status(id) == IRandomness.RequestStatus.Pending, "early delivery ignored");
+        assertEq(vrf.obtainableAt(id), type(uint256).max, "an ignored delivery sets nothing");
+        vm.roll(block.number + 20);
+        coord.fulfill(vrf.coordinatorRequestOf(id), 7);
+        assertEq(vrf.obtainableAt(id), block.number, "the delivery block");
+        vm.prank(address(sessions));
+        uint256 late = vrf.request();
+        vm.roll(vrf.deadlineOf(late) + 1);
+        coord.fulfill(vrf.coordinatorRequestOf(late), 7);
+        assertTrue(vrf.status(late) == IRandomness.RequestStatus.Failed, "late delivery ignored");
+        assertEq(vrf.obtainableAt(late), type(uint256).max, "failed: never obtainable");
+    }
+
+    function _words(uint256 w) internal pure returns (uint256[] memory words) {
+        words = new uint256[](1);
+        words[0] = w;
+    }
+
+    // ------------------------------------------------------------------ the rule, fuzzed
+
+    /// @dev Any opening block, any delivery block within the VRF timeout, any poke block after the delivery:
+    /// the draw starts while readable; after it, refund iff the delivery came after `readable`. Tokens are
+    /// conserved either way.
+    function testFuzz_VrfDeliveryBlockDecidesTheEnding(uint256 openOffset, uint256 deliverAt, uint256 pokeAt)
+        public
+    {
+        _useVrf();
+        (uint256 sid, uint256 readable) = _openAt(openOffset);
+        uint256 id = _request(sid);
+        uint256 opened = block.number;
+        uint256 d = bound(deliverAt, opened + CONFIRMATIONS, vrf.deadlineOf(id));
+        vm.roll(d);
+        coord.fulfill(vrf.coordinatorRequestOf(id), deliverAt);
+        assertEq(vrf.obtainableAt(id), d, "obtainable at the delivery block");
+        uint256 p = bound(pokeAt, d, d + 300);
+        vm.roll(p);
+        uint256 held = _held();
+        uint256 providerBefore = token.balanceOf(provider);
+        uint256 treasuryBefore = token.balanceOf(address(treasury));
+        sessions.draw(sid, 64);
+        assertEq(_held(), held, "conservation");
+        if (p <= readable) {
+            assertTrue(sessions.statusOf(sid) == IAuditSessions.Status.Drawing, "drawn while readable");
+        } else if (d > readable) {
+            assertTrue(_termination(sid) == IAuditSessions.Termination.RandomnessFailed, "late value: refund");
+            assertEq(token.balanceOf(provider) - providerBefore, _pool(), "pool refunded");
+        } else {
+            assertTrue(
+                _termination(sid) == IAuditSessions.Termination.SnapshotUnavailable, "timely value: forfeit"
+            );
+            assertEq(token.balanceOf(provider), providerBefore, "nothing refunded");
+            assertEq(token.balanceOf(address(treasury)) - treasuryBefore, _pool(), "pool forfeited");
+        }
+    }
+
+    /// @dev The attack: the provider sees a seed delivered in time, dislikes it, waits until the snapshot
+    /// expired and tries every order of pokes (advance first, then draw; draw alone; advance alone and a
+    /// keeper's draw later). It never gets anything back.
+    function testFuzz_ProviderCannotBuyARefundForATimelyVrfValue(
+        uint256 openOffset,
+        uint256 deliverAt,
+        uint256 wait,
+        uint8 path
+    ) public {
+        _useVrf();
+        (uint256 sid, uint256 readable) = _openAt(openOffset);
+        uint256 d = bound(deliverAt, block.number + CONFIRMATIONS, readable);
+        vm.roll(d);
+        coord.fulfill(vrf.coordinatorRequestOf(_request(sid)), deliverAt);
+        vm.roll(readable + 1 + bound(wait, 0, 2000));
+        uint256 providerBefore = token.balanceOf(provider);
+        vm.startPrank(provider);
+        if (path % 3 != 1) sessions.advance(sid);
+        if (path % 3 != 2) sessions.draw(sid, 64);
+        vm.stopPrank();
+        if (path % 3 == 2) sessions.draw(sid, 64); // a keeper, later
+        assertEq(token.balanceOf(provider), providerBefore, "no refund for a value obtainable in time");
+        assertTrue(_termination(sid) == IAuditSessions.Termination.SnapshotUnavailable, "forfeited");
+    }
+
+    /// @dev Lookahead with the fixture's delay: target + 1 is always within the snapshot's readability, so a
+    /// session nobody drew in time is forfeited, even when the provider fixes the value on the source itself
+    /// after the snapshot expired (the source keeps the target), or lets the hash age out (RandomnessMissed).
+    function testFuzz_ProviderCannotBuyARefundForATimelyLookaheadValue(
+        uint256 openOffset,
+        uint256 wait,
+        bool fixFirst
+    ) public {
+        (uint256 sid, uint256 readable) = _openAt(openOffset);
+        uint256 id = _request(sid);
+        assertLe(randomness.obtainableAt(id), readable, "obtainable in time");
+        uint256 p = readable + 1 + bound(wait, 0, 600);
+        vm.roll(p);
+        uint256 providerBefore = token.balanceOf(provider);
+        bool fresh = p - randomness.targetBlockOf(id) <= randomness.HASH_WINDOW();
+        vm.startPrank(provider);
+        if (fixFirst && fresh) randomness.fulfil(id);
+        if (fresh) sessions.draw(sid, 64);
+        else sessions.advance(sid);
+        vm.stopPrank();
+        assertEq(token.balanceOf(provider), providerBefore, "no refund");
+        assertTrue(
+            _termination(sid)
+                == (fresh
+                        ? IAuditSessions.Termination.SnapshotUnavailable
+                        : IAuditSessions.Termination.RandomnessMissed),
+            "forfeited"
+        );
+    }
+
+    /// @dev Lookahead with a delay of 128 blocks (over two 50-block epochs): whether target + 1 falls after
+    /// `readable` depends only on the opening block, so it is known before any seed exists. Such a session is
+    /// refunded whoever pokes it and whenever (pending, ready or expired); the others are forfeited.
+    function testFuzz_LookaheadTargetPastTheSnapshotIsRefunded(uint256 openOffset, uint256 pokeAt) public {
+        LookaheadRandomness src = _useLookahead(128);
+        (uint256 sid, uint256 readable) = _openAt(openOffset);
+        uint256 target = src.targetBlockOf(_request(sid));
+        bool late = target + 1 > readable;
+        assertTrue(late == (openOffset % EPOCH_BLOCKS > 20), "fixed by the opening block alone");
+        uint256 p = bound(pokeAt, readable + 1, target + 400);
+        vm.roll(p);
+        uint256 providerBefore = token.balanceOf(provider);
+        IRandomness.RequestStatus st = src.status(_request(sid));
+        if (st == IRandomness.RequestStatus.Ready) sessions.draw(sid, 64);
+        else sessions.advance(sid);
+        if (late) {
+            assertTrue(_termination(sid) == IAuditSessions.Termination.RandomnessFailed, "refund");
+            assertEq(token.balanceOf(provider) - providerBefore, _pool(), "pool refunded");
+        } else {
+            assertTrue(_termination(sid) != IAuditSessions.Termination.RandomnessFailed, "no refund");
+            assertEq(token.balanceOf(provider), providerBefore, "nothing refunded");
+        }
+    }
+}
