@@ -142,7 +142,7 @@ contract CanaryModule is ICanaryModule {
         c.n = s.segmentCount;
         c.reward = p.reward;
         c.seats = p.seatsPerTier;
-        c.refundBps = appeals.paramsOf(sessionId).canaryRefundBps;
+        (, c.refundBps) = appeals.canaryTermsOf(sessionId);
         c.provider = s.provider;
     }
 
@@ -207,7 +207,7 @@ contract CanaryModule is ICanaryModule {
     function _required(uint256 sessionId, uint256 n) private view returns (uint256) {
         uint256 from = core.canariesFromSession();
         if (from == 0 || sessionId < from) return 0;
-        return canaryCount(n, IAppealModule(core.appealModule()).paramsOf(sessionId).canaryRateBps);
+        return canaryCount(n, IAppealModule(core.appealModule()).canaryRateOf(sessionId));
     }
 
     // ------------------------------------------------------------------------------ views
