@@ -59,6 +59,7 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
     error NotWithdrawalOwner(uint256 id);
     error WithdrawalPending(uint256 id, uint256 flow);
     error WithdrawalNotReady(uint256 id, uint256 readyAt);
+    error UnknownWithdrawal(uint256 id);
     error AlreadyClaimed(uint256 id);
     error EntryNotPending(address auditor, uint256 entry);
     error EntryMismatch(address auditor, uint256 entry);
@@ -546,5 +547,24 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
             LedgerPacking.kind(word) != LedgerPacking.KIND_SESSION || LedgerPacking.isResolved(word)
                 || entryTag != tag
         ) revert EntryMismatch(w.auditor, entry);
+    }
+
+    // ------------------------------------------------------------------ views
+
+    /// @notice A withdrawal record with what it pays and when (amount 0 and readyAt 0 while queued).
+    function withdrawalOf(uint256 id)
+        external
+        view
+        returns (Withdrawal memory record, uint256 amount, uint256 readyAt)
+    {
+        if (id >= _withdrawals.length) revert UnknownWithdrawal(id);
+        Withdrawal storage wd = _withdrawals[id];
+        (amount, readyAt) = _withdrawalTerms(wd);
+        record = wd;
+    }
+
+    /// @notice Number of withdrawal requests ever made.
+    function withdrawalCount() external view returns (uint256) {
+        return _withdrawals.length;
     }
 }

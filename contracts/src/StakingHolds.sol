@@ -13,8 +13,8 @@ import {LedgerPacking} from "./libraries/LedgerPacking.sol";
 /// `holdEpoch` = c): the weight drops at once (later snapshots do not count the stake), but
 /// - a deregistered pool stays eligible in its tier (and cannot change tier) while the hold lasts;
 /// - the requested shares are parked in the batch of epoch c (ring of 3, slot c % 3): they stay shares
-///   of the pool, are counted in `exitingShares` (no weight) and, at the current price, in the stake a
-///   lock may use. After the hold a batch joins the ledger's tail FLOW at the pool's next stake,
+///   of the pool, are counted in `exitingShares` (no weight) and, at the current price and until the
+///   end of epoch c + 2, in the stake a lock may use. After the hold a batch joins the ledger's tail FLOW at the pool's next stake,
 ///   withdrawal request, result, `drain` or `poke`; its records point at that FLOW (`_parkFlow`).
 /// Every lock that counted parked shares pushed its SESSION entry before that FLOW, so those shares
 /// bear its result: held stake stays slashable (SlashesReachExitingShares).
@@ -70,9 +70,11 @@ abstract contract StakingHolds is StakingLedger {
         registered = true;
         uint256 shares = 0;
         uint256 gen = info.generation;
+        uint256 cur = _epochNow();
         for (uint256 i = 0; i < 3; ++i) {
             Parked memory m = _parked[auditor][i];
-            if (m.generation == gen) shares += m.shares;
+            // Only batches still in their own hold: queuing an expired one then changes no quote.
+            if (m.generation == gen && cur <= m.epoch + HOLD_EPOCHS) shares += m.shares;
         }
         if (shares != 0) {
             PoolBook memory b = _books[auditor];

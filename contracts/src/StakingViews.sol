@@ -20,8 +20,6 @@ abstract contract StakingViews is StakingHolds {
         uint256 generation;
     }
 
-    error UnknownWithdrawal(uint256 id);
-
     /// @notice The current parameters.
     function params() external view returns (StakingParams memory) {
         return _params;
@@ -102,23 +100,6 @@ abstract contract StakingViews is StakingHolds {
     /// @notice Current sortition weight of `auditor` in its tier's tree.
     function weightOf(address auditor) external view returns (uint256) {
         return _sortition.weightOf(_info[auditor].tier, auditor);
-    }
-
-    /// @notice A withdrawal record with what it pays and when (amount 0 and readyAt 0 while queued).
-    function withdrawalOf(uint256 id)
-        external
-        view
-        returns (Withdrawal memory record, uint256 amount, uint256 readyAt)
-    {
-        if (id >= _withdrawals.length) revert UnknownWithdrawal(id);
-        Withdrawal storage wd = _withdrawals[id];
-        (amount, readyAt) = _withdrawalTerms(wd);
-        record = wd;
-    }
-
-    /// @notice Number of withdrawal requests ever made.
-    function withdrawalCount() external view returns (uint256) {
-        return _withdrawals.length;
     }
 
     function _commissionOf(PoolInfo storage info) internal view returns (uint256) {

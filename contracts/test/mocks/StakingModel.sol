@@ -145,6 +145,7 @@ abstract contract StakingModel is StakingTestBase {
         uint256 parked = 0;
         uint256[] storage epochs = mParkedEpochs[auditor];
         for (uint256 i = 0; i < epochs.length; ++i) {
+            if (_mEpoch() > epochs[i] + 2) continue; // its own hold is over
             uint256[] storage ids = mParked[auditor][epochs[i]];
             for (uint256 j = 0; j < ids.length; ++j) {
                 if (mWithdrawals[ids[j]].gen == p.gen) parked += mWithdrawals[ids[j]].shares;
