@@ -7,6 +7,7 @@ import {Ownable, Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step
 import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
 import {IStaking} from "./interfaces/IStaking.sol";
 import {StakingLedger} from "./StakingLedger.sol";
+import {StakingViews} from "./StakingViews.sol";
 import {SnapshotSumTree} from "./libraries/SnapshotSumTree.sol";
 import {LedgerPacking} from "./libraries/LedgerPacking.sol";
 
@@ -20,7 +21,7 @@ import {LedgerPacking} from "./libraries/LedgerPacking.sol";
 /// above its tier's minimum stake, written to the tree at every change. The constructor checks that the
 /// whole token supply at the highest weight fits a tree lane, so no stake can overflow a tree sum.
 /// Pausing stops new stake only: withdrawals, claims, draws and results always work.
-contract Staking is StakingLedger, Ownable2Step, Pausable {
+contract Staking is StakingViews, Ownable2Step, Pausable {
     using SafeERC20 for IERC20;
 
     /// @notice Hard bounds on owner parameters.
@@ -41,19 +42,6 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
     /// @notice Receives slashed stake.
     address public treasury;
 
-    /// @notice A pool's accounting: assets of its shares, pending deposits, shares (all / queued for
-    /// withdrawal), backing, locked stake, reputation (WAD) and share generation.
-    struct PoolView {
-        uint256 assets;
-        uint256 pendingDeposits;
-        uint256 totalShares;
-        uint256 exitingShares;
-        uint256 backing;
-        uint256 locked;
-        uint256 reputation;
-        uint256 generation;
-    }
-
     error ZeroAddress();
     error ZeroAmount();
     error AlreadyWired();
@@ -68,15 +56,17 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
     error InsufficientShares(uint256 requested, uint256 held);
     error DepositPending(address auditor, uint256 flow);
     error CommissionTooHigh(uint256 bps, uint256 maxBps);
-    error UnknownWithdrawal(uint256 id);
     error NotWithdrawalOwner(uint256 id);
     error WithdrawalPending(uint256 id, uint256 flow);
     error WithdrawalNotReady(uint256 id, uint256 readyAt);
+    error UnknownWithdrawal(uint256 id);
     error AlreadyClaimed(uint256 id);
     error EntryNotPending(address auditor, uint256 entry);
     error EntryMismatch(address auditor, uint256 entry);
     /// @notice `lockSeats` asked for more than `seatQuote` allowed.
     error LockRefused(address auditor);
+    /// @notice A re-registration in another tier while the old tier's snapshots may still draw it.
+    error TierHeld(address auditor, uint256 untilEpoch);
 
     event Wired(address registry, address drawModule, address settlementModule);
     event TreasuryChanged(address treasury);
@@ -206,6 +196,7 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
             info.tail = 1;
             _pools[auditor].reputation = _params.initialReputation;
         } else if (info.tier != tier) {
+            if (_holdActive(info)) revert TierHeld(auditor, info.holdEpoch + HOLD_EPOCHS);
             if (info.leafPlusOne != 0) _sortition.setWeight(info.tier, auditor, info.leafPlusOne, 0);
             (bool exists, uint256 leaf) = _sortition.leafOf(tier, auditor);
             info.leafPlusOne = exists ? uint32(leaf + 1) : 0;
@@ -218,7 +209,10 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
 
     /// @inheritdoc IStaking
     function onDeregister(address auditor) external onlyRegistry {
-        _info[auditor].registered = false;
+        PoolInfo storage info = _info[auditor];
+        info.registered = false;
+        // Draws of the snapshots that counted it may still seat it (StakingHolds).
+        if (_standsInSnapshot(info)) info.holdEpoch = uint32(_epochNow());
         emit AuditorDeactivated(auditor);
         _refresh(auditor);
     }
@@ -241,6 +235,7 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
         if (!_info[auditor].registered) revert NotRegistered(auditor);
         Globals memory g = _loadGlobals();
         Work memory w = _load(auditor);
+        _unpark(w);
         _drain(w, g, SIDE_DRAIN);
         _syncPosition(auditor, msg.sender, w.generation);
         Position storage p = _positions[auditor][msg.sender];
@@ -279,6 +274,7 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
         if (shareAmount == 0) revert ZeroAmount();
         Globals memory g = _loadGlobals();
         Work memory w = _load(auditor);
+        _unpark(w);
         _drain(w, g, SIDE_DRAIN);
         uint256 held = _syncPosition(auditor, msg.sender, w.generation);
         if (shareAmount > held) revert InsufficientShares(shareAmount, held);
@@ -287,7 +283,11 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
         uint256 amount = 0;
         uint256 flow = 0;
         uint256 readyAt = 0;
-        if (w.head == w.tail) {
+        uint256 parkEpoch = 0;
+        PoolInfo storage info = _info[auditor];
+        if (_standsInSnapshot(info)) {
+            parkEpoch = _park(w, info, shareAmount);
+        } else if (w.head == w.tail) {
             amount = shareAmount * (w.assets + 1) / (w.totalShares + 1);
             w.assets -= amount;
             w.totalShares -= shareAmount;
@@ -295,12 +295,7 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
             readyAt = block.timestamp + _params.cooldown;
         } else {
             flow = _tailFlow(w);
-            Flow storage f = _flows[auditor][flow];
-            uint256 ws = f.withdrawShares;
-            // Shares of an older generation in this entry are void (their records pay 0).
-            if (ws != 0 && f.withdrawGeneration != w.generation) ws = 0;
-            f.withdrawShares = uint128(ws + shareAmount);
-            f.withdrawGeneration = uint32(w.generation);
+            _queueWithdrawShares(_flows[auditor][flow], shareAmount, w.generation);
             w.exitingShares += shareAmount;
         }
         _withdrawals.push(
@@ -312,7 +307,8 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
                 flow: uint32(flow),
                 generation: uint32(w.generation),
                 shares: uint128(shareAmount),
-                amount: uint96(amount)
+                amount: uint96(amount),
+                parkEpoch: uint32(parkEpoch)
             })
         );
         emit WithdrawalRequested(id, auditor, msg.sender, shareAmount, amount, flow, readyAt);
@@ -356,6 +352,7 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
     function drain(address auditor, uint256 maxEntries) external returns (uint256 applied) {
         Globals memory g = _loadGlobals();
         Work memory w = _load(auditor);
+        _unpark(w);
         applied = _drain(w, g, maxEntries);
         _store(w, g);
         _settleGlobals(g);
@@ -368,7 +365,9 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
 
     function _refresh(address auditor) private {
         Globals memory g = _loadGlobals();
-        _store(_load(auditor), g);
+        Work memory w = _load(auditor);
+        _unpark(w);
+        _store(w, g);
         _settleGlobals(g);
     }
 
@@ -405,10 +404,10 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
         Pool memory pool = _pools[auditor];
         PoolInfo storage info = _info[auditor];
         q.tier = info.tier;
-        // Locked above backing (after a slash) refuses every lock, of any amount.
-        q.eligible =
-            info.registered && pool.backing >= _params.minStake[q.tier] && pool.locked <= pool.backing;
-        if (q.eligible) q.free = pool.backing - pool.locked;
+        (bool registered, uint256 basis) = _lockBasis(auditor, info, pool.backing);
+        // Locked above the basis (after a slash) refuses every lock, of any amount.
+        q.eligible = registered && basis >= _params.minStake[q.tier] && pool.locked <= basis;
+        if (q.eligible) q.free = basis - pool.locked;
         q.reputation = pool.reputation;
         uint256 tail = info.tail;
         if (tail - info.head < LEDGER_CAPACITY) q.nextEntry = tail;
@@ -427,11 +426,12 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
     {
         Pool memory pool = _pools[auditor];
         PoolInfo storage info = _info[auditor];
-        if (!info.registered || info.tier != tier || pool.backing < _params.minStake[tier]) {
+        (bool registered, uint256 basis) = _lockBasis(auditor, info, pool.backing);
+        if (!registered || info.tier != tier || basis < _params.minStake[tier]) {
             return (false, 0, 0);
         }
         uint256 lockedTotal = uint256(pool.locked) + amount;
-        if (lockedTotal > pool.backing) return (false, 0, 0);
+        if (lockedTotal > basis) return (false, 0, 0);
         if (entry == 0) {
             entryIndex = info.tail;
             if (entryIndex - info.head >= LEDGER_CAPACITY) return (false, 0, 0);
@@ -440,7 +440,7 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
         } else {
             // Deposits queued behind `entry` become shares after it applies: its slash cannot reach
             // them, so they back no more of its seats (SlashableStakeBacksEverySeat).
-            if (entry + 1 != info.tail && lockedTotal + _books[auditor].pendingDeposits > pool.backing) {
+            if (entry + 1 != info.tail && lockedTotal + _books[auditor].pendingDeposits > basis) {
                 return (false, 0, 0);
             }
             reputation = _extendEntry(auditor, info, key, entry, amount);
@@ -526,6 +526,7 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
             w.head = entry + 1;
         }
         emit SessionResolved(auditor, key, entry, r.reward, commission, r.slash, early);
+        _unpark(w);
         _drain(w, g, SIDE_DRAIN);
         _store(w, g);
         if (commission != 0) token.safeTransfer(auditor, commission);
@@ -550,88 +551,6 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
 
     // ------------------------------------------------------------------ views
 
-    /// @notice The current parameters.
-    function params() external view returns (StakingParams memory) {
-        return _params;
-    }
-
-    /// @notice A pool's accounting (see `PoolView`).
-    function poolOf(address auditor) external view returns (PoolView memory v) {
-        PoolBook memory b = _books[auditor];
-        Pool memory p = _pools[auditor];
-        v.assets = b.assets;
-        v.pendingDeposits = b.pendingDeposits;
-        v.totalShares = b.totalShares;
-        v.exitingShares = b.exitingShares;
-        v.backing = p.backing;
-        v.locked = p.locked;
-        v.reputation = p.reputation;
-        v.generation = _info[auditor].generation;
-    }
-
-    /// @notice Registration and commission of `auditor`: tier, registered, commission in force (bps).
-    function auditorOf(address auditor)
-        external
-        view
-        returns (uint8 tier, bool registered, uint256 commissionBps)
-    {
-        PoolInfo storage info = _info[auditor];
-        return (info.tier, info.registered, _commissionOf(info));
-    }
-
-    /// @notice The ledger bounds of `auditor`: entries [head, tail) are pending.
-    function ledgerOf(address auditor) external view returns (uint256 head, uint256 tail) {
-        PoolInfo storage info = _info[auditor];
-        return (info.head, info.tail);
-    }
-
-    /// @notice The raw word of pending ledger entry `entry` (see LedgerPacking; 0 if not pending).
-    function entryWordOf(address auditor, uint256 entry)
-        external
-        view
-        returns (uint256 word, uint256 result)
-    {
-        PoolInfo storage info = _info[auditor];
-        if (entry < info.head || entry >= info.tail) return (0, 0);
-        uint256 slot = entry % LEDGER_CAPACITY;
-        return (_ring[auditor][slot], _results[auditor][slot]);
-    }
-
-    /// @notice A FLOW entry of `auditor`'s ledger (pending or applied).
-    function flowOf(address auditor, uint256 entry) external view returns (Flow memory) {
-        return _flows[auditor][entry];
-    }
-
-    /// @notice Shares `holder` has in `auditor`'s pool now, and its pending deposit (amount, FLOW entry).
-    function positionOf(address auditor, address holder)
-        external
-        view
-        returns (uint256 shares, uint256 depositAmount, uint256 depositFlow)
-    {
-        return _viewPosition(auditor, holder);
-    }
-
-    /// @notice Shares of `holder` in `auditor`'s pool (its applied deposits included).
-    function sharesOf(address auditor, address holder) external view returns (uint256 shares) {
-        (shares,,) = _viewPosition(auditor, holder);
-    }
-
-    /// @notice Tokens `shareAmount` shares of `auditor`'s pool would redeem for at the current price.
-    function previewRedeem(address auditor, uint256 shareAmount) external view returns (uint256) {
-        PoolBook memory b = _books[auditor];
-        return shareAmount * (uint256(b.assets) + 1) / (uint256(b.totalShares) + 1);
-    }
-
-    /// @notice Reputation (WAD) of `auditor` after every applied session.
-    function reputationOf(address auditor) external view returns (uint256) {
-        return _pools[auditor].reputation;
-    }
-
-    /// @notice Current sortition weight of `auditor` in its tier's tree.
-    function weightOf(address auditor) external view returns (uint256) {
-        return _sortition.weightOf(_info[auditor].tier, auditor);
-    }
-
     /// @notice A withdrawal record with what it pays and when (amount 0 and readyAt 0 while queued).
     function withdrawalOf(uint256 id)
         external
@@ -647,11 +566,5 @@ contract Staking is StakingLedger, Ownable2Step, Pausable {
     /// @notice Number of withdrawal requests ever made.
     function withdrawalCount() external view returns (uint256) {
         return _withdrawals.length;
-    }
-
-    function _commissionOf(PoolInfo storage info) private view returns (uint256) {
-        uint256 at = info.commissionEffectiveAt;
-        if (at != 0 && block.timestamp >= at) return info.pendingCommissionBps;
-        return info.commissionBps;
     }
 }

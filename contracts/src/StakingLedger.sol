@@ -62,6 +62,7 @@ abstract contract StakingLedger is IStaking {
         uint32 head;
         uint32 tail;
         uint32 generation;
+        uint32 holdEpoch;
     }
 
     /// @notice A pool's share book.
@@ -102,6 +103,7 @@ abstract contract StakingLedger is IStaking {
         uint32 generation;
         uint128 shares;
         uint96 amount;
+        uint32 parkEpoch;
     }
 
     /// @dev Working copy of one pool during an operation; written back once by `_store`.
@@ -140,6 +142,8 @@ abstract contract StakingLedger is IStaking {
 
     /// @notice The sortition trees (deployed here; this contract is their only writer).
     SortitionTrees internal immutable _sortition;
+    /// @dev Blocks per snapshot epoch (the trees' `epochBlocks`).
+    uint256 internal immutable _epochBlocks;
 
     StakingParams internal _params;
     mapping(address => Pool) internal _pools;
@@ -187,6 +191,7 @@ abstract contract StakingLedger is IStaking {
 
     constructor(uint256 epochBlocks_) {
         _sortition = new SortitionTrees(epochBlocks_);
+        _epochBlocks = epochBlocks_;
     }
 
     /// @inheritdoc IStaking
@@ -434,18 +439,5 @@ abstract contract StakingLedger is IStaking {
             }
         }
         if (generation != _info[auditor].generation) shares = 0;
-    }
-
-    /// @dev What a withdrawal record pays (0 while its FLOW is pending) and when.
-    function _withdrawalTerms(Withdrawal storage wd) internal view returns (uint256 amount, uint256 readyAt) {
-        if (wd.flow == 0) return (wd.amount, wd.readyAt);
-        Flow storage f = _flows[wd.auditor][wd.flow];
-        uint256 appliedAt = f.appliedAt;
-        if (appliedAt == 0) return (0, 0);
-        uint256 ws = f.withdrawShares;
-        if (ws != 0 && wd.generation == f.withdrawGeneration) {
-            amount = uint256(wd.shares) * f.redeemedAssets / ws;
-        }
-        readyAt = appliedAt + _params.cooldown;
     }
 }

@@ -4,8 +4,9 @@ pragma solidity 0.8.28;
 import {StakingFixture} from "./utils/StakingFixture.sol";
 import {IAuditSessions} from "../src/interfaces/IAuditSessions.sol";
 
-/// @notice A sampled auditor can always make its own stake lock fail (request a withdrawal, deregister,
-/// or get its stake locked by drawing another session first). That choice is made after the seed is
+/// @notice A sampled auditor can make its own stake lock fail (get its stake locked by drawing another
+/// session first; a withdrawal request or deregistration no longer can, docs/protocol-v2.md 5.1), and
+/// a slash from another session can empty it. That choice is made after the seed is
 /// public, so it must not move any seat it does not touch: otherwise every refusal is a free re-roll
 /// of the rest of the draw, and an auditor (or a provider's sybil) grinds the draw it wants.
 contract DrawRefusalTest is StakingFixture {
@@ -36,9 +37,9 @@ contract DrawRefusalTest is StakingFixture {
         address refuser = honest[0][0];
         vm.revertToState(snap);
 
-        vm.startPrank(refuser);
-        staking.requestWithdrawal(refuser, staking.sharesOf(refuser, refuser));
-        vm.stopPrank();
+        // Another session's slash takes its stake (its own withdrawal no longer can: snapshot stake
+        // stays lockable, docs/protocol-v2.md 5.1).
+        _slashNow(refuser, _pushEntry(refuser), STAKE);
         _drawAll(sid);
 
         assertEq(sessions.sessionOf(sid).drawnSeats, SEGMENTS * 3, "the draw completes");

@@ -141,6 +141,7 @@ contract LockAggregationReviewTest is StakingFixture {
         address x = auditorAddrs[0];
         _addAuditors(1, 3, 400e18);
         _nextEpoch();
+        uint256 slashEntry = _pushEntry(x); // another session's, resolved below with a slash
         uint256 a = _open(_uniform(2, 1), FEE);
         IAuditSessions.SessionParams memory p = _sessionParams();
         p.seatCap = 64;
@@ -154,10 +155,8 @@ contract LockAggregationReviewTest is StakingFixture {
         sessions.draw(b, 9);
         uint256 seatsB = SeatWord.count(_seatWord(b, x));
         assertTrue(seatsB > 0, "setup: x holds seats of b");
-        vm.startPrank(x);
-        uint256 shares = staking.sharesOf(x, x);
-        staking.requestWithdrawal(x, shares - shares * lockedA / 2 / 10_000e18); // shares worth lockedA / 2 stay
-        vm.stopPrank();
+        // Stake worth lockedA / 2 stays (a slash: a withdrawal of snapshot stake would stay lockable).
+        _slashNow(x, slashEntry, 10_000e18 - lockedA / 2);
         token.transfer(x, 200e18);
         vm.prank(x);
         staking.stake(x, 200e18);
@@ -297,14 +296,13 @@ contract LockAggregationReviewTest is StakingFixture {
         (address below, address gone, address locked) = (auditorAddrs[0], auditorAddrs[1], auditorAddrs[2]);
         _addAuditors(1, 4, 1000e18);
         _nextEpoch();
-        vm.startPrank(below);
-        staking.requestWithdrawal(below, staking.sharesOf(below, below) * 9950 / 10_000);
-        vm.stopPrank();
+        // Slashes by other sessions after the snapshot (an owner's own withdrawal or deregistration
+        // would leave the stake lockable until the snapshot is unreadable, docs/protocol-v2.md 5.1).
+        _slashNow(below, _pushEntry(below), 9_950e18);
         vm.prank(gone);
         registry.deregister();
-        vm.startPrank(locked);
-        staking.requestWithdrawal(locked, staking.sharesOf(locked, locked) * 99 / 100);
-        vm.stopPrank();
+        _slashNow(gone, _pushEntry(gone), 10_000e18);
+        _slashNow(locked, _pushEntry(locked), 9_900e18);
         assertLe(staking.poolOf(below).backing, 100e18 - 1, "setup: below the minimum");
         assertLe(staking.poolOf(locked).backing, 101e18, "setup: backs one seat");
 
@@ -315,7 +313,7 @@ contract LockAggregationReviewTest is StakingFixture {
             sessions.draw(sid, 24);
         }
         assertEq(_seatWord(sid, below), 0, "below the minimum: no seat");
-        assertEq(_seatWord(sid, gone), 0, "deregistered: no seat");
+        assertEq(_seatWord(sid, gone), 0, "deregistered and slashed out: no seat");
         assertLe(SeatWord.count(_seatWord(sid, locked)), 1, "locked stake: no second seat");
         assertLe(staking.poolOf(locked).locked, staking.poolOf(locked).backing, "within backing");
         assertTrue(sessions.statusOf(sid) == IAuditSessions.Status.Drawing, "the draw completes");
@@ -404,16 +402,15 @@ contract LockAggregationReviewTest is StakingFixture {
     }
 
     /// @dev Tier-1 auditors: the attacker with 10,000 TRUST in the snapshot and three honest ones with
-    /// 400 each; after the snapshot the attacker redeems down to 100 TRUST (its ledger is empty, so at
-    /// once): it keeps most of the weight but backs only 12 seats of 8 TRUST.
+    /// 400 each; after the snapshot another session's slash leaves it 100 TRUST (a withdrawal request
+    /// cannot: snapshot stake stays lockable, docs/protocol-v2.md 5.1): it keeps most of the weight but
+    /// backs only 12 seats of 8 TRUST.
     function _attackerWithSnapshotWeight() internal returns (address attacker) {
         _addAuditors(1, 1, 10_000e18);
         attacker = auditorAddrs[0];
         _addAuditors(1, 3, 400e18);
         _nextEpoch();
-        uint256 shares = staking.sharesOf(attacker, attacker);
-        vm.prank(attacker);
-        staking.requestWithdrawal(attacker, shares * 99 / 100);
+        _slashNow(attacker, _pushEntry(attacker), 9_900e18);
         assertLe(staking.poolOf(attacker).backing, 101e18, "setup: 100 TRUST left");
     }
 

@@ -8,6 +8,8 @@ import {IAuditSessions} from "../src/interfaces/IAuditSessions.sol";
 import {IVotingModule} from "../src/interfaces/IVotingModule.sol";
 import {IDrawModule} from "../src/interfaces/IDrawModule.sol";
 import {Staking} from "../src/Staking.sol";
+import {IStaking} from "../src/interfaces/IStaking.sol";
+import {ISortition} from "../src/interfaces/ISortition.sol";
 import {Verdicts} from "../src/libraries/Verdicts.sol";
 import {SegmentWord} from "../src/libraries/SegmentWord.sol";
 
@@ -41,6 +43,10 @@ contract ProtocolHandler is StakingFixture {
     mapping(uint256 => uint256) public ghostRefusalsPlusOne;
     /// @dev Lock refusals of each session's round-0 draw, counted from the exclusion events.
     mapping(uint256 => uint256) public ghostRefusals;
+    /// @dev Owner moves (withdrawal request, deregistration) of a pool standing in a readable snapshot
+    /// that lowered its seat quote (must stay 0: StakingHolds), and all such moves made.
+    uint256 public ghostQuoteLowered;
+    uint256 public ghostSnapshotMoves;
 
     constructor() {
         _deploy();
@@ -388,6 +394,51 @@ contract ProtocolHandler is StakingFixture {
         } catch {}
     }
 
+    /// @dev An owner that retires at any moment: requests the withdrawal of some of its own stake,
+    /// deregisters, or both (or registers again in its tier). While its pool stands in a snapshot some
+    /// draw can read, the move must not lower what a lock of it may use.
+    function retireAnyTime(uint256 which, uint256 mode, uint256 fraction) external {
+        address a = auditorAddrs[which % auditorAddrs.length];
+        mode = mode % 4;
+        (uint8 tier, bool registered,) = staking.auditorOf(a);
+        if (mode == 3) {
+            vm.prank(a);
+            try registry.register(tier, uint64(1) << tier, keccak256(abi.encode("x25519", a))) {} catch {}
+            return;
+        }
+        bool held = _standsInSnapshot(a, tier);
+        IStaking.SeatQuote memory before = staking.seatQuote(a);
+        if (mode != 1) {
+            uint256 shares = staking.sharesOf(a, a) * bound(fraction, 1, 100) / 100;
+            if (shares != 0) {
+                vm.prank(a);
+                try staking.requestWithdrawal(a, shares) returns (uint256 id) {
+                    withdrawalIds.push(id);
+                } catch {}
+            }
+        }
+        if (mode != 0 && registered) {
+            vm.prank(a);
+            registry.deregister();
+        }
+        if (!held) return;
+        ++ghostSnapshotMoves;
+        IStaking.SeatQuote memory q = staking.seatQuote(a);
+        // 2 wei: the parked shares' value and the backing are rounded down separately.
+        if ((before.eligible && !q.eligible) || q.free + 2 < before.free) ++ghostQuoteLowered;
+    }
+
+    function _standsInSnapshot(address a, uint8 tier) internal view returns (bool) {
+        ISortition so = staking.sortition();
+        (bool exists, uint256 leaf) = so.leafOf(tier, a);
+        if (!exists) return false;
+        uint256 cur = so.currentEpoch();
+        for (uint256 e = cur; e + 2 >= cur && e >= 1; --e) {
+            if (so.leafWeightAt(tier, e, leaf) != 0) return true;
+        }
+        return false;
+    }
+
     function claim(uint256 which) external {
         if (withdrawalIds.length == 0) return;
         uint256 id = withdrawalIds[which % withdrawalIds.length];
@@ -633,6 +684,16 @@ contract ProtocolInvariantsTest is TestBase {
 
     /// @dev Settled auditors never exceed drawn ones, every settlement is counted once, and a fully
     /// settled session has an empty pool.
+    /// @dev No owner move of snapshot stake lowered its seat quote, so no lock a draw of that snapshot
+    /// asks is refused because of its owner's own withdrawal or deregistration (docs/protocol-v2.md,
+    /// 5.1; Staking and the draw decide every lock from the quote). Token conservation, share solvency
+    /// and draw-time results are checked above with the same traffic.
+    /// forge-config: default.invariant.runs = 100
+    /// forge-config: default.invariant.depth = 100
+    function invariant_snapshotStakeNeverRefusedByItsOwner() public view {
+        assertEq(handler.ghostQuoteLowered(), 0, "an owner's move lowered the quote of snapshot stake");
+    }
+
     /// forge-config: default.invariant.runs = 100
     /// forge-config: default.invariant.depth = 100
     function invariant_settlementBooks() public view {
@@ -680,15 +741,54 @@ contract ProtocolHandlerReachTest is TestBase {
         assertTrue(settled > 0, "auditors get settled");
     }
 
+    /// @dev `retireAnyTime` moves stake that stands in a readable snapshot (else its invariant is void).
+    function test_handlerRetiresSnapshotStake() public {
+        ProtocolHandler h = new ProtocolHandler();
+        for (uint256 i = 0; i < 60; ++i) {
+            uint256 r = uint256(keccak256(abi.encode("retire", i)));
+            if (r % 3 == 0) h.retireAnyTime(r >> 8, r >> 80, r >> 160);
+            else if (r % 3 == 1) h.open(r >> 8, r >> 80);
+            else h.drawSome(r >> 8, r >> 80);
+        }
+        assertTrue(h.ghostSnapshotMoves() > 5, "snapshot stake moved");
+        assertEq(h.ghostQuoteLowered(), 0, "quote kept");
+    }
+
+    /// @dev Another session's result (an entry of key 0xB0B0 + tail, resolved at once) slashes all of
+    /// `a`'s pool.
+    function _slashOut(ProtocolHandler h, address a) internal {
+        (, address stakingAddr,,, address draw,, address settle) = h.contracts();
+        Staking st = Staking(stakingAddr);
+        (, uint256 tail) = st.ledgerOf(a);
+        (uint8 tier,,) = st.auditorOf(a);
+        vm.prank(draw);
+        (bool ok,, uint256 entry) = st.lockSeat(a, tier, 0xB0B0 + tail, 0, 0);
+        assertTrue(ok, "setup: entry");
+        IStaking.SessionResult[] memory r = new IStaking.SessionResult[](1);
+        r[0] = IStaking.SessionResult({
+            auditor: a,
+            entry: uint32(entry),
+            reward: 0,
+            slash: uint96(st.poolOf(a).assets),
+            repMul: 1e18,
+            repAdd: 0
+        });
+        vm.prank(settle);
+        st.resolve(0xB0B0 + tail, r);
+    }
+
     /// @dev The handler's own actions reach both failed-draw endings `invariant_drawRefundOnlyWhen...`
     /// tells apart: refused locks (walk away after the opening) and a short snapshot (before it).
     function test_handlerReachesBothFailedDraws() public {
         ProtocolHandler h = new ProtocolHandler();
         h.openThin(1);
-        h.walkAway(0);
-        h.walkAway(1);
+        // Owners walking away can no longer refuse snapshot stake (docs/protocol-v2.md 5.1): the
+        // refusals come from two tier-2 auditors slashed out by other sessions after the snapshot.
+        address[] memory list = h.auditorList();
+        _slashOut(h, list[6]);
+        _slashOut(h, list[7]);
         h.drawSome(0, 20);
-        vm.roll(10_000); // a later epoch: its snapshot has the walk-aways at weight 0
+        vm.roll(10_000); // a later epoch: its snapshot has the slashed-out pools at weight 0
         h.openThin(1);
         h.drawSome(1, 20);
         uint256[] memory sids = h.sessionList();

@@ -37,6 +37,7 @@ contract StakingInvariantsTest is TestBase {
         emit log_named_uint("locks", handler.locksOk());
         emit log_named_uint("results", handler.resultsDelivered());
         emit log_named_uint("keys", handler.keyCount());
+        emit log_named_uint("parked withdrawals (5.1)", handler.parkedWithdrawals());
     }
 
     event log_named_uint(string key, uint256 val);

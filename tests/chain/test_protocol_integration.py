@@ -311,8 +311,16 @@ def test_withdrawal_after_settlement_and_cooldown(fresh_devnet: Deployment) -> N
     admin.transfer(me.address, 100 * TOKEN)
     me.register(1, 2, keccak(text="key"))
     me.stake(me.address, 100 * TOKEN)
+    me.mine_to_next_epoch()  # the pool stands in a readable snapshot: a withdrawal is held (protocol-v2 5.1)
     shares = me.shares_of(me.address, me.address)
-    wid = me.request_withdrawal(me.address, shares // 4)  # an empty ledger redeems at once
+    wid = me.request_withdrawal(me.address, shares // 4)
+    with pytest.raises(ContractRevertError) as parked:
+        me.claim_withdrawal(wid)
+    assert parked.value.name == "WithdrawalPending"
+    assert me.pool(me.address).assets == 100 * TOKEN, "parked shares stay in the pool (lockable, slashable)"
+    for _ in range(3):  # until no draw can read a snapshot that counted the stake
+        me.mine_to_next_epoch()
+    me.drain(me.address)  # the hold is over: queued and, with an empty ledger, redeemed at once
     with pytest.raises(ContractRevertError) as early:
         me.claim_withdrawal(wid)
     assert early.value.name == "WithdrawalNotReady"

@@ -163,6 +163,17 @@ abstract contract AttackBase is AttackKit {
         return _requestShares(holder, auditor, amount * (p.totalShares + 1) / (p.assets + 1));
     }
 
+    /// @dev `auditor`'s free stake, all of it, locked by another session it chose to draw first (an
+    /// entry of key 0xB0B0 + its index that this test never settles): the refusal an owner can still
+    /// cause after the seed is public, now that a withdrawal request or deregistration of snapshot stake
+    /// cannot (docs/protocol-v2.md 5.1).
+    function _lockElsewhere(address auditor) internal {
+        IStaking.SeatQuote memory q = staking.seatQuote(auditor);
+        vm.prank(address(drawModule));
+        (bool ok,,) = staking.lockSeat(auditor, q.tier, 0xB0B0 + q.nextEntry, q.free, 0);
+        assertTrue(ok, "setup: locked elsewhere");
+    }
+
     function _requestShares(address holder, address auditor, uint256 shares) private returns (bool) {
         if (shares == 0) return false;
         vm.prank(holder);

@@ -31,8 +31,9 @@ contract RefusedLocksBuyNoRefund is AttackBase {
         uint256 before = _balance(_provider());
         uint256 sid = _openUniform(1, 1, fee);
         _waitForRandomness(sid);
-        // The seed is public: the provider's account walks away from the lock it would have to take.
-        assertTrue(_requestWithdrawal(sybil, sybil, 1000e18), "setup: withdrawal request");
+        // The seed is public: the provider's account has its stake locked by another session it draws
+        // first (a withdrawal request no longer refuses snapshot stake, docs/protocol-v2.md 5.1).
+        _lockElsewhere(sybil);
         _drawAll(sid);
         IAuditSessions.Session memory s = _sessionRecord(sid);
         assertEq(uint256(s.status), uint256(IAuditSessions.Status.Cancelled), "cancelled");
@@ -88,7 +89,7 @@ contract RefusedLocksBuyNoRefund is AttackBase {
         uint256 sid = _openUniform(1, 1, fee);
         _waitForRandomness(sid);
         for (uint256 i = 0; i < refusing; ++i) {
-            assertTrue(_requestWithdrawal(refusers[i], refusers[i], 1000e18), "setup: refuse");
+            _lockElsewhere(refusers[i]);
         }
         _drawAll(sid);
         IAuditSessions.Session memory s = _sessionRecord(sid);

@@ -44,14 +44,10 @@ contract Review3RefusalCountSurvivesPaging is AttackBase {
         uint256 before = _balance(_provider());
         uint256 sid = _openUniform(1, 1, fee);
         _waitForRandomness(sid);
+        // Each refuser's stake is locked by another session it drew first (a withdrawal request or a
+        // deregistration no longer refuses snapshot stake, docs/protocol-v2.md 5.1).
         for (uint256 i = 0; i < REFUSERS; ++i) {
-            if (i % 2 == 0) {
-                vm.prank(refusers[i]);
-                registry.deregister();
-            } else {
-                // 1 TRUST out of 100: the stake falls below the tier minimum (100).
-                assertTrue(_requestWithdrawal(refusers[i], refusers[i], 1e18), "setup: partial withdrawal");
-            }
+            _lockElsewhere(refusers[i]);
         }
         vm.recordLogs();
         uint256 calls = 0;

@@ -80,12 +80,13 @@ contract Review3RefusalOnAnyDrawnSegmentBuysNoRefund is AttackBase {
     function test_RefusalOnAnEarlierSegmentBuysNoRefund() public {
         (uint256 sid, uint256 fee, uint256 tried) = _sessionThatWouldFill();
         uint256 providerBefore = _balance(_provider());
-        // The seed is public. S walks away from the locks of the first three thin segments ...
-        assertTrue(_requestWithdrawal(sybil, sybil, 1000e18), "setup: withdrawal request");
+        // The seed is public. S refuses the locks of the first three thin segments (its stake locked by
+        // another session it drew first; a withdrawal no longer refuses, docs/protocol-v2.md 5.1) ...
+        _lockElsewhere(sybil);
         for (uint256 seg = 0; seg < 3; ++seg) {
             _drawSome(sid, 3); // a call completes whole segments: exactly one thin segment
         }
-        // ... comes back (its ledger is empty, so the deposit backs locks at once) and takes its seat.
+        // ... comes back (a deposit backs a new ledger entry at once) and takes its seat.
         _stake(sybil, sybil, 1000e18);
         _drawAll(sid);
         IAuditSessions.Session memory s = _sessionRecord(sid);

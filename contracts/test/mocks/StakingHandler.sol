@@ -26,6 +26,7 @@ contract StakingHandler is StakingModel {
     uint256 public stakesOk;
     uint256 public locksOk;
     uint256 public resultsDelivered;
+    uint256 public parkedWithdrawals;
 
     constructor() {
         _deployStaking();
@@ -120,9 +121,11 @@ contract StakingHandler is StakingModel {
         if (held == 0) return;
         uint256 shares = held * bound(fraction, 1, 100) / 100;
         if (shares == 0) shares = 1;
+        bool stands = _mStands(a);
         vm.prank(h);
         try staking.requestWithdrawal(a, shares) returns (uint256 id) {
-            _mWithdraw(h, a, shares, id);
+            _mWithdraw(h, a, shares, id, stands);
+            if (stands) ++parkedWithdrawals;
         } catch (bytes memory err) {
             // Only a side drain that voided the shares (pool reset) can make them insufficient.
             assertTrue(!drainFirst, "withdrawal refused after a full drain");
@@ -165,12 +168,7 @@ contract StakingHandler is StakingModel {
         if (entry != 0 && (entry < mPool[a].head || mEntry[a][entry].resolved)) return;
         amount = bound(_mix(amount), 0, 400e18);
         MPool storage p = mPool[a];
-        uint256 backing = _mBacking(a);
-        // Queued deposits never back more seats under an entry that later entries follow (the
-        // lock-aggregation review's SlashableStakeBacksEverySeat).
-        bool expected = p.registered && backing >= 100e18 && p.locked + amount <= backing
-            && (entry != 0 || p.tail - p.head < 256)
-            && (entry == 0 || entry + 1 == p.tail || p.locked + amount + p.pending <= backing);
+        bool expected = _lockExpected(a, entry, amount);
         (,, uint256 bps) = staking.auditorOf(a);
         (bool ok, uint64 rep, uint256 got) = staking.lockSeat(a, 1, key, amount, entry);
         assertTrue(ok == expected, "lockSeat: outcome");
@@ -187,6 +185,17 @@ contract StakingHandler is StakingModel {
             mEntry[a][entry].locked += amount;
             p.locked += amount;
         }
+    }
+
+    /// @dev `lockSeat`'s outcome in the model. Held stake (5.1) counts: a deregistered or withdrawing
+    /// owner cannot refuse snapshot stake. Queued deposits never back more seats under an entry that
+    /// later entries follow (the lock-aggregation review's SlashableStakeBacksEverySeat).
+    function _lockExpected(address a, uint256 entry, uint256 amount) internal view returns (bool) {
+        MPool storage p = mPool[a];
+        (bool registered, uint256 basis) = _mLockBasis(a);
+        return registered && basis >= 100e18 && p.locked + amount <= basis
+            && (entry != 0 || p.tail - p.head < 256)
+            && (entry == 0 || entry + 1 == p.tail || p.locked + amount + p.pending <= basis);
     }
 
     /// @dev Deliver results for a subset of one key's unresolved entries, in a random order.
@@ -271,11 +280,13 @@ contract StakingHandler is StakingModel {
         address a = auditors[who % auditors.length];
         max = bound(max, 0, 6);
         uint256 applied = staking.drain(a, max);
+        _mUnpark(a);
         assertEq(applied, _mDrain(a, max), "drain: entries applied");
     }
 
     function _drainAll(address a) internal {
         uint256 applied = staking.drain(a, 256);
+        _mUnpark(a);
         assertEq(applied, _mDrain(a, 256), "drain all: entries applied");
     }
 
@@ -292,10 +303,16 @@ contract StakingHandler is StakingModel {
         MPool storage p = mPool[a];
         // Mostly registered: deregistration is rare and short.
         if (p.registered && _mix(who) % 4 != 0) return;
+        bool stands = _mStands(a);
         vm.prank(a);
-        if (p.registered) registry.deregister();
-        else registry.register(1, 1, keccak256(abi.encode("x25519", a)));
-        p.registered = !p.registered;
+        if (p.registered) {
+            registry.deregister();
+            _mDeregister(a, stands);
+        } else {
+            registry.register(1, 1, keccak256(abi.encode("x25519", a)));
+            p.registered = true;
+            _mUnpark(a);
+        }
     }
 
     function passTime(uint256 secs) external {

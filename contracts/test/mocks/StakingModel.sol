@@ -26,6 +26,7 @@ abstract contract StakingModel is StakingTestBase {
         uint256 head;
         uint256 tail;
         bool registered;
+        uint256 holdEpoch;
     }
 
     struct MEntry {
@@ -70,6 +71,9 @@ abstract contract StakingModel is StakingTestBase {
     uint256 internal mToTreasury;
     uint256 internal mReserve;
     mapping(address => uint256) internal mWallet;
+    /// @dev Withdrawal ids parked per (auditor, epoch), and the epochs with a batch not yet queued.
+    mapping(address => mapping(uint256 => uint256[])) internal mParked;
+    mapping(address => uint256[]) internal mParkedEpochs;
 
     function _mInit(address auditor) internal {
         MPool storage p = mPool[auditor];
@@ -106,6 +110,77 @@ abstract contract StakingModel is StakingTestBase {
         } else {
             h.shares += minted;
         }
+    }
+
+    // ------------------------------------------------------------ holds (docs/protocol-v2.md 5.1)
+
+    function _mEpoch() internal view returns (uint256) {
+        return block.number / EPOCH_BLOCKS + 1;
+    }
+
+    /// @dev Whether the pool has weight in a snapshot a draw can still read (read from the trees, whose
+    /// weights `check` compares with the model's at every step).
+    function _mStands(address auditor) internal view returns (bool) {
+        (bool exists, uint256 leaf) = staking.sortition().leafOf(1, auditor);
+        if (!exists) return false;
+        uint256 cur = _mEpoch();
+        for (uint256 e = cur; e + 2 >= cur && e >= 1; --e) {
+            if (staking.sortition().leafWeightAt(1, e, leaf) != 0) return true;
+        }
+        return false;
+    }
+
+    function _mHoldActive(address auditor) internal view returns (bool) {
+        uint256 h = mPool[auditor].holdEpoch;
+        return h != 0 && _mEpoch() <= h + 2;
+    }
+
+    /// @dev What a lock may use: (registered or held, backing + the parked shares' value while held).
+    function _mLockBasis(address auditor) internal view returns (bool registered, uint256 basis) {
+        MPool storage p = mPool[auditor];
+        registered = p.registered;
+        basis = _mBacking(auditor);
+        if (!_mHoldActive(auditor)) return (registered, basis);
+        registered = true;
+        uint256 parked = 0;
+        uint256[] storage epochs = mParkedEpochs[auditor];
+        for (uint256 i = 0; i < epochs.length; ++i) {
+            if (_mEpoch() > epochs[i] + 2) continue; // its own hold is over
+            uint256[] storage ids = mParked[auditor][epochs[i]];
+            for (uint256 j = 0; j < ids.length; ++j) {
+                if (mWithdrawals[ids[j]].gen == p.gen) parked += mWithdrawals[ids[j]].shares;
+            }
+        }
+        if (parked != 0) basis += parked * p.assets / p.shares;
+    }
+
+    /// @dev Batches whose hold is over join the tail FLOW (skipped while the ledger is full).
+    function _mUnpark(address auditor) internal {
+        MPool storage p = mPool[auditor];
+        if (p.holdEpoch == 0) return;
+        uint256 cur = _mEpoch();
+        uint256[] storage epochs = mParkedEpochs[auditor];
+        for (uint256 i = epochs.length; i > 0; --i) {
+            uint256 ep = epochs[i - 1];
+            bool full = p.tail - p.head >= 256 && mEntry[auditor][p.tail - 1].kind != KIND_FLOW;
+            if (cur <= ep + 2 || full) continue;
+            uint256 flow = _mPushFlowIfNeeded(auditor);
+            uint256[] storage ids = mParked[auditor][ep];
+            for (uint256 j = 0; j < ids.length; ++j) {
+                mEntry[auditor][flow].withdrawIds.push(ids[j]);
+            }
+            epochs[i - 1] = epochs[epochs.length - 1];
+            epochs.pop();
+        }
+        if (epochs.length == 0 && cur > p.holdEpoch + 2) p.holdEpoch = 0;
+    }
+
+    /// @dev A deregistration (`onDeregister`): held while the pool stands in a readable snapshot.
+    function _mDeregister(address auditor, bool stands) internal {
+        MPool storage p = mPool[auditor];
+        p.registered = false;
+        if (stands) p.holdEpoch = _mEpoch();
+        _mUnpark(auditor);
     }
 
     // ------------------------------------------------------------ ledger
@@ -201,6 +276,7 @@ abstract contract StakingModel is StakingTestBase {
         internal
         returns (uint256 shares, uint256 flow)
     {
+        _mUnpark(auditor);
         _mDrain(auditor, SIDE);
         MPool storage p = mPool[auditor];
         mWallet[holder] -= amount;
@@ -227,11 +303,13 @@ abstract contract StakingModel is StakingTestBase {
         p.pending += amount;
     }
 
-    /// @dev A successful withdrawal request (id = the contract's id).
-    function _mWithdraw(address holder, address auditor, uint256 shares, uint256 id)
+    /// @dev A successful withdrawal request (id = the contract's id); `stands`: the pool had weight in a
+    /// readable snapshot, so the shares are parked (5.1).
+    function _mWithdraw(address holder, address auditor, uint256 shares, uint256 id, bool stands)
         internal
         returns (uint256 flow)
     {
+        _mUnpark(auditor);
         _mDrain(auditor, SIDE);
         MPool storage p = mPool[auditor];
         MHolder storage h = mHolder[auditor][holder];
@@ -250,6 +328,14 @@ abstract contract StakingModel is StakingTestBase {
             })
         );
         assertEq(mWithdrawals.length - 1, id, "model withdrawal id");
+        if (stands) {
+            uint256 ep = _mEpoch();
+            if (mParked[auditor][ep].length == 0) mParkedEpochs[auditor].push(ep);
+            mParked[auditor][ep].push(id);
+            p.exiting += shares;
+            p.holdEpoch = ep;
+            return 0;
+        }
         if (p.head == p.tail) {
             uint256 amount = shares * (p.assets + 1) / (p.shares + 1);
             p.assets -= amount;
@@ -305,6 +391,7 @@ abstract contract StakingModel is StakingTestBase {
         } else {
             mStoredRewards += e.net;
         }
+        _mUnpark(auditor);
         _mDrain(auditor, SIDE);
     }
 }

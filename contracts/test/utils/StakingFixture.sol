@@ -44,4 +44,26 @@ abstract contract StakingFixture is SessionsFixture {
     function _reputation(address auditor) internal view override returns (uint256) {
         return staking.reputationOf(auditor);
     }
+
+    /// @dev A SESSION entry of another session (key 0xB0B0 + its index, no stake locked) in `a`'s
+    /// ledger: the way to take snapshot stake away after the snapshot now that its owner cannot
+    /// (docs/protocol-v2.md 5.1).
+    function _pushEntry(address a) internal returns (uint256 entry) {
+        (uint8 tier,,) = staking.auditorOf(a);
+        (, uint256 tail) = staking.ledgerOf(a);
+        vm.prank(address(drawModule));
+        bool ok;
+        (ok,, entry) = staking.lockSeat(a, tier, 0xB0B0 + tail, 0, 0);
+        assertTrue(ok && entry == tail, "setup: another session's entry");
+    }
+
+    /// @dev That session's result: `slash` taken from `a`'s pool (at once if `entry` is the head).
+    function _slashNow(address a, uint256 entry, uint256 slash) internal {
+        IStaking.SessionResult[] memory r = new IStaking.SessionResult[](1);
+        r[0] = IStaking.SessionResult({
+            auditor: a, entry: uint32(entry), reward: 0, slash: uint96(slash), repMul: 1e18, repAdd: 0
+        });
+        vm.prank(address(settlement));
+        staking.resolve(0xB0B0 + entry, r);
+    }
 }
