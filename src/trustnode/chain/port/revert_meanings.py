@@ -83,7 +83,9 @@ MEANINGS: dict[str, str] = {
     "CommissionTooHigh": "the commission is above the maximum",
     "UnknownWithdrawal": "no such withdrawal",
     "NotWithdrawalOwner": "the withdrawal belongs to another account",
-    "WithdrawalPending": "the withdrawal waits in the pool's ledger behind earlier sessions",
+    "WithdrawalPending": "the withdrawal waits in the pool's ledger behind earlier sessions, or is held "
+    "until the snapshots that still count its stake can no longer be drawn (then `drain` the pool)",
+    "TierHeld": "a move to another tier waits until the old tier's snapshots can no longer draw the auditor",
     "WithdrawalNotReady": "the withdrawal's cooldown is not over",
     "AlreadyClaimed": "the withdrawal was claimed already",
     "EntryNotPending": "the ledger entry is not pending",
