@@ -152,7 +152,7 @@ def settle_segment(
     Order (exactly the contract's): round-0 agreeing votes are paid R from the segment's
     reservation; the rest of the reservation starts the segment's pot.  Per appeal round:
     UPHELD - the bond pays the panel's agreeing votes R each, its surplus joins the pot;
-    KEYS_WITHHELD over a decided FAIL that stood (`withheld_keeps`: depth > 1) - the bond is
+    KEYS_WITHHELD over a decided FAIL that stood (`withheld_keeps`, at any depth) - the bond is
     forfeited, R per locked seat, its surplus joins the pot; OVERTURNED / VOIDED / other
     KEYS_WITHHELD - the bond is refunded whole; UNFILLABLE - the bond pays R per drawn seat and the
     rest is refunded; REFUSED - the bond is refunded whole.  Then, round by round, the panels owed
