@@ -52,8 +52,9 @@ contract AppealRefusedPanels is AppealsFixture {
         }
     }
 
-    /// @dev `a` refuses its next lock: 0 deregisters, 1 asks to withdraw its whole stake, 2 has its stake
-    /// locked elsewhere.
+    /// @dev `a` tries to refuse its next lock: 0 deregisters, 1 asks to withdraw its whole stake, 2 has its
+    /// stake locked elsewhere. Since snapshot stake cannot refuse (protocol-v2 5.1) only 2 still refuses;
+    /// the fuzz keeps 0 and 1 to show they no longer do.
     function _refuse(address a, uint256 how) internal {
         how %= 3;
         if (how == 0) {
@@ -126,7 +127,7 @@ contract AppealRefusedPanels is AppealsFixture {
     /// @notice Appellant side, contested PASS: refusing gives no second panel either; the residual (the
     /// PASS becomes INCONCLUSIVE, as when the provider withholds the keys) is documented in the protocol.
     function test_AppellantRefusingOnAPassGetsNoSecondPanel() public {
-        (uint256 sid,) = _refusedAppeal(PASS, appellant, 0);
+        (uint256 sid,) = _refusedAppeal(PASS, appellant, 2);
         assertEq(_outcomeOf(sid, 0), INCONCLUSIVE, "INCONCLUSIVE");
         vm.expectRevert(abi.encodeWithSelector(IAppealModule.SegmentFinal.selector, sid, 0));
         _appeal(sid, _segs(0));
@@ -137,7 +138,7 @@ contract AppealRefusedPanels is AppealsFixture {
     /// nothing; its bond comes back (it cannot be told from an honest appellant whose panel a FAIL's
     /// defender refused).
     function test_ProviderRefusingOnItsOwnAppealOfAFailGainsNothing() public {
-        (uint256 sid,) = _refusedAppeal(FAIL, provider, 1);
+        (uint256 sid,) = _refusedAppeal(FAIL, provider, 2);
         assertEq(_outcomeOf(sid, 0), FAIL, "the FAIL stands");
         assertTrue(appeals.segmentAppeals(sid, 0).closed, "final");
         _closeAndSettle(sid);

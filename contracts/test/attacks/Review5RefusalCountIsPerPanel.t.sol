@@ -55,7 +55,7 @@ contract Review5RefusalCountIsPerPanel is AttackBase {
         uint256 feeB = before - _balance(_provider());
         _waitForRandomness(a);
         _waitForRandomness(b);
-        assertTrue(_requestWithdrawal(refuser, refuser, 10_000e18), "setup: the refuser leaves");
+        _lockElsewhere(refuser); // its free stake is used by another session: its lock is refused
         vm.recordLogs();
         sessions.draw(a, 3); // first segment only: refusals stored in _panelRefusals[a]
         sessions.draw(b, 16); // same transaction context
