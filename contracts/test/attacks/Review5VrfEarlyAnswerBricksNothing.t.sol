@@ -76,7 +76,9 @@ contract Review5VrfEarlyAnswerBricksNothing is AppealsFixture {
             uint256(keccak256(abi.encode(bytes32("on time")))) & ((1 << 191) - 1),
             "the on-time words, not the early ones"
         );
-        assertEq(vrf.obtainableAt(local), opened + CANARY_COMMIT_BLOCKS + 1, "obtainable from the on-time answer");
+        assertEq(
+            vrf.obtainableAt(local), opened + CANARY_COMMIT_BLOCKS + 1, "obtainable from the on-time answer"
+        );
         assertTrue(!_answer(local, "replay"), "a second answer is refused");
         assertEq(vrf.valueOf(local), value, "value unchanged");
         _drawAll(sid);
