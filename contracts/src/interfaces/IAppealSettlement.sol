@@ -101,15 +101,6 @@ interface IAppealSettlement {
     /// appealed segment's money is resolved).
     function panelContext(uint256 sessionId, uint256 round) external view returns (PanelContext memory);
 
-    /// @notice The rest of `IAppealModule.quote` once the appeal module has checked that the session's
-    /// appeal window is open (appeals enabled, round 0 final, the canary reveal over, the outcome not final,
-    /// some segment named): the round limit and every named segment. Reverts with the appeal module's
-    /// errors, which it passes through unchanged.
-    function quoteSegments(uint256 sessionId, uint256[] calldata segments)
-        external
-        view
-        returns (IAppealModule.Quote memory);
-
     /// @notice The settlement module settled `auditors` more auditors of round `round` > 0 owed `rewards`:
     /// sends them to it (Staking pulls them). Only the settlement module.
     function payOut(uint256 sessionId, uint256 round, uint256 rewards, uint256 auditors) external;

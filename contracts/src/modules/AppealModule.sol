@@ -98,10 +98,9 @@ contract AppealModule is AppealStore {
         << SegmentWord.shiftOf(seg);
     }
 
-    /// @dev `appeals.check_appeal` for every named segment, in its order of refusals: the session's here,
-    /// the round limit's and the segments' in the appeal settlement (`IAppealSettlement.quoteSegments`,
-    /// whose refusals are this module's errors, passed through unchanged).
-    function _check(uint256 sessionId, uint256[] calldata segments) private view returns (Quote memory) {
+    /// @dev `appeals.check_appeal` for every named segment, in its order of refusals (a segment that can
+    /// never be appealed again says why - SegmentFinal, NoRoundsLeft - rather than AppealWindowClosed).
+    function _check(uint256 sessionId, uint256[] calldata segments) private view returns (Quote memory q) {
         SessionAppeals storage sa = _sessions[sessionId];
         AppealParams memory p = paramsOf(sessionId);
         if (p.appealBlocks == 0 || p.maxRounds == 0) revert AppealsDisabled(sessionId);
@@ -109,7 +108,69 @@ contract AppealModule is AppealStore {
         if (segments.length == 0) revert EmptyAppeal();
         if (sa.outcomeFinal) revert AppealWindowClosed(sessionId, segments[0], sa.lastWindowEnd);
         if (block.number <= sa.canaryEnd) revert AppealWindowNotOpen(sessionId, sa.canaryEnd);
-        return AppealSettlement(settlement).quoteSegments(sessionId, segments);
+        IAuditSessions.Session memory s = core.sessionOf(sessionId);
+        IAuditSessions.SessionParams memory c = core.paramsAt(s.paramsVersion);
+        uint256 n = s.segmentCount;
+        q.round = uint256(sa.roundCount) + 1;
+        uint256 limit = p.maxRounds * n;
+        if (q.round > (limit < PanelKey.MAX_ROUND ? limit : PanelKey.MAX_ROUND)) {
+            revert TooManyRounds(sessionId);
+        }
+        uint256[] memory canaries = _canaryBits(sessionId);
+        q.seats = new uint256[](segments.length);
+        for (uint256 i = 0; i < segments.length; ++i) {
+            uint256 seg = segments[i];
+            if (seg >= n) revert InvalidSegment(sessionId, seg);
+            if (i != 0 && seg <= segments[i - 1]) revert SegmentsNotAscending(sessionId, seg);
+            if (canaries.length != 0 && (canaries[seg >> 8] >> (seg & 255)) & 1 == 1) {
+                revert SegmentIsCanary(sessionId, seg);
+            }
+            _checkOne(sessionId, seg, i, q, c, p, s.provider);
+        }
+    }
+
+    /// @dev The per-segment checks of `_check`, adding the segment's seats and bond to `q`.
+    function _checkOne(
+        uint256 sessionId,
+        uint256 seg,
+        uint256 i,
+        Quote memory q,
+        IAuditSessions.SessionParams memory c,
+        AppealParams memory p,
+        address provider
+    ) private view {
+        uint256 w = _seg[sessionId][seg];
+        uint256 d = AppealWord.depth(w);
+        if (i == 0) q.depth = d + 1;
+        else if (d + 1 != q.depth) revert MixedDepths(sessionId, seg);
+        if (AppealWord.pending(w)) revert AppealPending(sessionId, seg);
+        if (AppealWord.closed(w)) revert SegmentFinal(sessionId, seg);
+        if (d >= p.maxRounds) revert NoRoundsLeft(sessionId, seg);
+        uint256 windowEnd = d == 0 ? _sessions[sessionId].windowEnd : AppealWord.windowEnd(w);
+        if (block.number > windowEnd) revert AppealWindowClosed(sessionId, seg, windowEnd);
+        uint256 tier = SegmentWord.tier(_lane0(sessionId, seg));
+        uint256 k0 = c.seatsPerTier[tier];
+        uint256 k = AppealMath.panelSeats(k0, d + 1);
+        uint256 eligible = _eligible(uint8(tier), k0, d, provider);
+        if (eligible < k) revert NotEnoughEligibleAuditors(sessionId, seg, eligible, k);
+        q.seats[i] = k;
+        q.totalSeats += k;
+        q.bond += AppealMath.minBond(k0, d + 1, c.reward, p.appealBondMultiplierBps);
+    }
+
+    /// @dev Auditors of the tier who sat on none of the segment's d + 1 panels, the provider excluded: the
+    /// tier's leaves (every member that ever joined it) minus k_0 + ... + k_d minus the provider's leaf.
+    /// An upper bound on who can serve (a leaf may have no stake now): a draw that still runs out of
+    /// eligible weight ends UNFILLABLE.
+    function _eligible(uint8 tier, uint256 k0, uint256 d, address provider) private view returns (uint256) {
+        uint256 taken = 0;
+        for (uint256 j = 0; j <= d; ++j) {
+            taken += AppealMath.panelSeats(k0, j);
+        }
+        (bool isMember,) = sortition.leafOf(tier, provider);
+        if (isMember) ++taken;
+        uint256 leaves = sortition.leafCount(tier);
+        return leaves > taken ? leaves - taken : 0;
     }
 
     // ------------------------------------------------------------------------------ rounds

@@ -9,7 +9,6 @@ import {IAppealSettlement} from "../interfaces/IAppealSettlement.sol";
 import {IAppealModule} from "../interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../interfaces/IAuditSessions.sol";
 import {ICanaryModule} from "../interfaces/ICanaryModule.sol";
-import {ISortition} from "../interfaces/ISortition.sol";
 import {AuditSessions} from "../AuditSessions.sol";
 import {Treasury} from "../Treasury.sol";
 import {PanelKey} from "../libraries/PanelKey.sol";
@@ -37,8 +36,6 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
     IAppealModule public immutable appeals;
     /// @notice The protocol token.
     IERC20 public immutable token;
-    /// @notice Snapshot trees (eligibility counts of an appeal's panels).
-    ISortition public immutable sortition;
 
     IAppealModule.AppealParams[] private _params;
     Checkpoints.Trace208 private _versions;
@@ -90,7 +87,6 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
         core = core_;
         appeals = appeals_;
         token = core_.token();
-        sortition = core_.sortition();
         _setParams(p);
     }
 
@@ -132,91 +128,6 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
     function canaryRateOf(uint256 sessionId) external view returns (uint256 rateBps) {
         (rateBps,) = canaryTermsOf(sessionId);
     }
-
-    // ------------------------------------------------------------------------------ admission
-
-    /// @inheritdoc IAppealSettlement
-    /// @dev In `appeals.check_appeal`'s order of refusals (a segment that can never be appealed again says
-    /// why - SegmentFinal, NoRoundsLeft - rather than AppealWindowClosed).
-    function quoteSegments(uint256 sessionId, uint256[] calldata segments)
-        external
-        view
-        returns (IAppealModule.Quote memory q)
-    {
-        IAppealModule.SessionAppeals memory sa = appeals.sessionAppeals(sessionId);
-        IAppealModule.AppealParams memory p = paramsOf(sessionId);
-        IAuditSessions.Session memory s = core.sessionOf(sessionId);
-        IAuditSessions.SessionParams memory c = core.paramsAt(s.paramsVersion);
-        q.round = uint256(sa.roundCount) + 1;
-        {
-            uint256 limit = p.maxRounds * s.segmentCount;
-            if (q.round > (limit < PanelKey.MAX_ROUND ? limit : PanelKey.MAX_ROUND)) {
-                revert IAppealModule.TooManyRounds(sessionId);
-            }
-        }
-        (uint256[] memory canaries,,) = _canaryMasks(sessionId);
-        q.seats = new uint256[](segments.length);
-        for (uint256 i = 0; i < segments.length; ++i) {
-            uint256 seg = segments[i];
-            if (seg >= s.segmentCount) revert IAppealModule.InvalidSegment(sessionId, seg);
-            if (i != 0 && seg <= segments[i - 1]) revert IAppealModule.SegmentsNotAscending(sessionId, seg);
-            if (canaries.length != 0 && (canaries[seg >> 8] >> (seg & 255)) & 1 == 1) {
-                revert IAppealModule.SegmentIsCanary(sessionId, seg);
-            }
-            uint256 k = _checkOne(sessionId, seg, q, c, p, s.provider, sa.windowEnd);
-            q.seats[i] = k;
-            q.totalSeats += k;
-        }
-    }
-
-    /// @dev The per-segment checks of `quote`, adding the segment's bond to `q` (its depth from the first
-    /// segment); returns its seats. `windowEnd0`: the session's first appeal window (depth 0).
-    function _checkOne(
-        uint256 sessionId,
-        uint256 seg,
-        IAppealModule.Quote memory q,
-        IAuditSessions.SessionParams memory c,
-        IAppealModule.AppealParams memory p,
-        address provider,
-        uint256 windowEnd0
-    ) private view returns (uint256 k) {
-        uint256 d;
-        {
-            uint256 w = appeals.appealWordOf(sessionId, seg);
-            d = AppealWord.depth(w);
-            if (q.depth == 0) q.depth = d + 1;
-            else if (d + 1 != q.depth) revert IAppealModule.MixedDepths(sessionId, seg);
-            if (AppealWord.pending(w)) revert IAppealModule.AppealPending(sessionId, seg);
-            if (AppealWord.closed(w)) revert IAppealModule.SegmentFinal(sessionId, seg);
-            if (d >= p.maxRounds) revert IAppealModule.NoRoundsLeft(sessionId, seg);
-            if (d != 0) windowEnd0 = AppealWord.windowEnd(w); // the window this segment's last round opened
-        }
-        if (block.number > windowEnd0) revert IAppealModule.AppealWindowClosed(sessionId, seg, windowEnd0);
-        uint256 tier =
-            SegmentWord.tier(SegmentWord.lane(core.segmentWord(sessionId, 0, SegmentWord.wordOf(seg)), seg));
-        uint256 k0 = c.seatsPerTier[tier];
-        k = AppealMath.panelSeats(k0, d + 1);
-        uint256 eligible = _eligible(uint8(tier), k0, d, provider);
-        if (eligible < k) revert IAppealModule.NotEnoughEligibleAuditors(sessionId, seg, eligible, k);
-        q.bond += AppealMath.minBond(k0, d + 1, c.reward, p.appealBondMultiplierBps);
-    }
-
-    /// @dev Auditors of the tier who sat on none of the segment's d + 1 panels, the provider excluded: the
-    /// tier's leaves (every member that ever joined it) minus k_0 + ... + k_d minus the provider's leaf.
-    /// An upper bound on who can serve (a leaf may have no stake now): a draw that still runs out of
-    /// eligible weight ends UNFILLABLE.
-    function _eligible(uint8 tier, uint256 k0, uint256 d, address provider) private view returns (uint256) {
-        uint256 taken = 0;
-        for (uint256 j = 0; j <= d; ++j) {
-            taken += AppealMath.panelSeats(k0, j);
-        }
-        (bool isMember,) = sortition.leafOf(tier, provider);
-        if (isMember) ++taken;
-        uint256 leaves = sortition.leafCount(tier);
-        return leaves > taken ? leaves - taken : 0;
-    }
-
-    // ------------------------------------------------------------------------------ settlement
 
     /// @inheritdoc IAppealSettlement
     function settleAppeals(uint256 sessionId, uint256 maxSegments) external returns (uint256 resolved) {
