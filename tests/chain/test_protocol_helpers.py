@@ -95,7 +95,9 @@ def test_a_randomness_delay_longer_than_the_snapshot_span_is_refused_before_any_
     client = client_for(devnet, 7)
     nonce = client.w3.eth.get_transaction_count(client.address)
     no_window = DEVNET_SESSION_PARAMS.model_copy(update={"canary_commit_blocks": 0})
-    with pytest.raises(ValueError, match=r"randomness delay 2 .* use a delay of 1\.\.1 or epochs of at least 2"):
+    with pytest.raises(
+        ValueError, match=r"randomness delay 2 .* use a delay of 1\.\.1 or epochs of at least 2"
+    ):
         deploy_protocol(client, session_params=no_window, randomness_delay=2, epoch_blocks=1)
     assert client.w3.eth.get_transaction_count(client.address) == nonce, "nothing was sent"
     check_randomness_delay(2 * DEVNET_EPOCH_BLOCKS - 1, DEVNET_EPOCH_BLOCKS)
