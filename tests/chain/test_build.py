@@ -145,6 +145,16 @@ def test_the_solc_wrapper_compiles_an_input_larger_than_the_compilers_stack(repo
     assert out["contracts"]["big.sol"]["Big"]["evm"]["bytecode"]["object"], "no bytecode"
 
 
+def _forge_fmt_check(repo_root: Path, path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(repo_root / "scripts" / "forge"), "fmt", "--check", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def test_make_runs_forge_with_its_exit_status(repo_root: Path, tmp_path: Path) -> None:
     """The npm shim `node_modules/.bin/forge` exited 0 whatever forge returned, so `make test`
     passed with failing forge tests (stop 23 found four). The Makefile runs `scripts/forge`,
@@ -153,21 +163,9 @@ def test_make_runs_forge_with_its_exit_status(repo_root: Path, tmp_path: Path) -
     assert "\nFORGE := scripts/forge\n" in makefile, "make must not use the npm shim"
     messy = tmp_path / "Messy.sol"
     messy.write_text("pragma solidity 0.8.28;\ncontract   Messy{ }\n")
-    done = subprocess.run(
-        [str(repo_root / "scripts" / "forge"), "fmt", "--check", str(messy)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _forge_fmt_check(repo_root, messy)
     assert done.returncode == 1, (done.returncode, done.stdout[-500:], done.stderr[-500:])
     assert "Diff in" in done.stdout
     messy.write_text("pragma solidity 0.8.28;\n\ncontract Messy {}\n")
-    clean = subprocess.run(
-        [str(repo_root / "scripts" / "forge"), "fmt", "--check", str(messy)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    clean = _forge_fmt_check(repo_root, messy)
     assert clean.returncode == 0, clean.stdout[-500:]
