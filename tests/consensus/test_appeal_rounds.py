@@ -92,9 +92,12 @@ def _check(named: list[int], **kw: object) -> object:
 
 
 def test_one_appeal_names_segments_of_one_depth_and_pays_the_sum_of_their_bonds() -> None:
-    adm = _check([0, 1])
-    assert adm.round == 3 and adm.depth == 1  # type: ignore[attr-defined]
-    assert adm.seats == [3, 7] and adm.bonds == [3 * R, 7 * R] and adm.bond == 10 * R  # type: ignore[attr-defined]
+    one_tier = [seg(0, panel(0, "PPP", 1)), *_session()[1:]]
+    adm = check_session_appeal(one_tier, [0, 1], seats=SEATS, appeal=PARAMS, reward=R, block=100, opens_after=90,
+                               outcome_final=False, window_ends=[100] * 4, rounds_opened=2, running=set(),
+                               canaries=set(), eligible=lambda i: 50)  # fmt: skip
+    assert adm.round == 3 and adm.depth == 1
+    assert adm.seats == [7, 7] and adm.bonds == [7 * R, 7 * R] and adm.bond == 14 * R
     deeper = _check([2])
     assert deeper.depth == 2 and deeper.seats == [15] and deeper.bond == 15 * R  # type: ignore[attr-defined]
 
@@ -113,6 +116,7 @@ def test_one_appeal_names_segments_of_one_depth_and_pays_the_sum_of_their_bonds(
         ([1, 0], {}, "SegmentsNotAscending"),
         ([1], {"canaries": {1}}, "SegmentIsCanary"),
         ([1, 2], {}, "MixedDepths"),
+        ([0, 1], {}, "MixedTiers"),  # one round, one tier: a refusal in one tier ends the whole round
         ([1, 2], {"running": {1}}, "AppealPending"),  # a running panel counts in the depth
         ([1], {"running": {1}}, "AppealPending"),
         ([3], {"window_ends": [100, 100, 100, 0]}, "SegmentFinal"),  # says why before the window
@@ -122,8 +126,8 @@ def test_one_appeal_names_segments_of_one_depth_and_pays_the_sum_of_their_bonds(
             "NoRoundsLeft",
         ),
         ([1], {"window_ends": [100, 99, 100, 100]}, "AppealWindowClosed"),
-        ([0, 1], {"eligible": lambda i: 6}, "NotEnoughEligibleAuditors"),
-        ([0, 1], {"max_bond": 10 * R - 1}, "BondAboveLimit"),
+        ([1], {"eligible": lambda i: 6}, "NotEnoughEligibleAuditors"),
+        ([1], {"max_bond": 7 * R - 1}, "BondAboveLimit"),
     ],
 )
 def test_appeal_refusals_in_the_contracts_order(named: list[int], kw: dict[str, object], name: str) -> None:

@@ -149,6 +149,8 @@ interface IAppealModule is IPanelHost {
     error InvalidSegment(uint256 sessionId, uint256 segment);
     error SegmentsNotAscending(uint256 sessionId, uint256 segment);
     error MixedDepths(uint256 sessionId, uint256 segment);
+    /// @notice One appeal round names segments of one tier (a refusal in one tier ends the whole round).
+    error MixedTiers(uint256 sessionId, uint256 segment);
     error AppealPending(uint256 sessionId, uint256 segment);
     error SegmentIsCanary(uint256 sessionId, uint256 segment);
     error TooManyRounds(uint256 sessionId);

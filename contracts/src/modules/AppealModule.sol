@@ -118,6 +118,7 @@ contract AppealModule is AppealStore {
         }
         uint256[] memory canaries = _canaryBits(sessionId);
         q.seats = new uint256[](segments.length);
+        uint256 firstTier = 0;
         for (uint256 i = 0; i < segments.length; ++i) {
             uint256 seg = segments[i];
             if (seg >= n) revert InvalidSegment(sessionId, seg);
@@ -125,11 +126,14 @@ contract AppealModule is AppealStore {
             if (canaries.length != 0 && (canaries[seg >> 8] >> (seg & 255)) & 1 == 1) {
                 revert SegmentIsCanary(sessionId, seg);
             }
-            _checkOne(sessionId, seg, i, q, c, p, s.provider);
+            uint256 tier = _checkOne(sessionId, seg, i, q, c, p, s.provider, firstTier);
+            if (i == 0) firstTier = tier;
         }
     }
 
-    /// @dev The per-segment checks of `_check`, adding the segment's seats and bond to `q`.
+    /// @dev The per-segment checks of `_check`, adding the segment's seats and bond to `q`. One round names
+    /// segments of one depth and one tier: a refusal in one tier's panel ends the whole round REFUSED, so
+    /// mixing tiers would let a thin tier's refusals void a thick tier's outcomes (outside review 6).
     function _checkOne(
         uint256 sessionId,
         uint256 seg,
@@ -137,18 +141,20 @@ contract AppealModule is AppealStore {
         Quote memory q,
         IAuditSessions.SessionParams memory c,
         AppealParams memory p,
-        address provider
-    ) private view {
+        address provider,
+        uint256 firstTier
+    ) private view returns (uint256 tier) {
         uint256 w = _seg[sessionId][seg];
         uint256 d = AppealWord.depth(w);
+        tier = SegmentWord.tier(_lane0(sessionId, seg));
         if (i == 0) q.depth = d + 1;
         else if (d + 1 != q.depth) revert MixedDepths(sessionId, seg);
+        else if (tier != firstTier) revert MixedTiers(sessionId, seg);
         if (AppealWord.pending(w)) revert AppealPending(sessionId, seg);
         if (AppealWord.closed(w)) revert SegmentFinal(sessionId, seg);
         if (d >= p.maxRounds) revert NoRoundsLeft(sessionId, seg);
         uint256 windowEnd = d == 0 ? _sessions[sessionId].windowEnd : AppealWord.windowEnd(w);
         if (block.number > windowEnd) revert AppealWindowClosed(sessionId, seg, windowEnd);
-        uint256 tier = SegmentWord.tier(_lane0(sessionId, seg));
         uint256 k0 = c.seatsPerTier[tier];
         uint256 k = AppealMath.panelSeats(k0, d + 1);
         uint256 eligible = _eligible(uint8(tier), k0, d, provider);

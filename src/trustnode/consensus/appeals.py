@@ -347,7 +347,7 @@ def check_session_appeal(
     AppealWindowNotOpen (not finalized), EmptyAppeal, AppealWindowClosed (the outcome is final),
     AppealWindowNotOpen (canary window running), TooManyRounds (round above min(maxRounds * n, 255)),
     then segment by segment InvalidSegment, SegmentsNotAscending, SegmentIsCanary, MixedDepths,
-    AppealPending and `check_appeal`'s SegmentFinal, NoRoundsLeft, AppealWindowClosed,
+    MixedTiers, AppealPending and `check_appeal`'s SegmentFinal, NoRoundsLeft, AppealWindowClosed,
     NotEnoughEligibleAuditors; last BondAboveLimit on the sum of the bonds.
     """
     if appeal.appeal_blocks == 0 or appeal.max_rounds == 0:
@@ -362,7 +362,7 @@ def check_session_appeal(
         raise AppealRefused("AppealWindowNotOpen", f"appeals open after block {opens_after}")
     if rounds_opened + 1 > min(appeal.max_rounds * len(segments), MAX_ROUND):
         raise AppealRefused("TooManyRounds", "the session has no round left")
-    depth = 0
+    depth, tier = 0, None
     out_seats: list[int] = []
     bonds: list[int] = []
     for j, i in enumerate(named):
@@ -375,9 +375,11 @@ def check_session_appeal(
         seg = segments[i]
         d = len(seg.panels) + (1 if i in running else 0)  # the new panel's depth
         if j == 0:
-            depth = d
+            depth, tier = d, seg.tier
         elif d != depth:
             raise AppealRefused("MixedDepths", "one appeal names segments of one depth")
+        elif seg.tier != tier:
+            raise AppealRefused("MixedTiers", "one appeal names segments of one tier")
         if i in running:
             raise AppealRefused("AppealPending", f"segment {i} has a panel running")
         k0 = seats[int(seg.tier)]

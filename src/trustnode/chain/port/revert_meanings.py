@@ -123,6 +123,7 @@ MEANINGS: dict[str, str] = {
     "SegmentsNotAscending": "name each segment once, in ascending order",
     "SegmentIsCanary": "a revealed canary is never appealed",
     "MixedDepths": "one appeal names segments that had the same number of appeal panels",
+    "MixedTiers": "one appeal names segments of one tier (appeal each tier's segments separately)",
     "AppealPending": "a panel of this segment is still running; appeal it again after that round ends",
     "SegmentFinal": "the segment's last panel did not decide (keys withheld or unfillable): its outcome is final",
     "NoRoundsLeft": "the segment had every appeal panel the parameters allow (maxRounds)",

@@ -59,6 +59,7 @@ PERMANENT = frozenset(
         "SegmentsNotAscending",
         "SegmentIsCanary",
         "MixedDepths",
+        "MixedTiers",
         "SegmentFinal",
         "NoRoundsLeft",
         "TooManyRounds",
