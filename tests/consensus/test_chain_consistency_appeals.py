@@ -138,7 +138,9 @@ def test_appeal_rounds_and_canaries_match_the_reference_settlement() -> None:
             canaries = {c.index for c in run.revealed}
             free = [i for i in range(SEGMENTS) if i not in canaries]
             appellant = APPELLANT
-            groups = [sorted(rng.choice(free, size=2, replace=False).tolist()), [free[-1]]]
+            # one round names segments of one tier (MixedTiers): two of the first free segment's tier
+            same_tier = [i for i in free if TIERS[i] == TIERS[free[0]]]
+            groups = [sorted(rng.choice(same_tier, size=2, replace=False).tolist()), [free[-1]]]
             if groups[1][0] in groups[0]:
                 groups = groups[:1]
             opened = [run.appeal([int(x) for x in g], appellant) for g in groups]  # rounds run side by side
