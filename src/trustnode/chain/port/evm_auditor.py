@@ -11,6 +11,7 @@ from trustnode.chain.errors import ContractRevertError
 from trustnode.chain.port import reverts
 from trustnode.chain.port.ballots import ballot_word, word_ballot
 from trustnode.chain.port.types import (
+    PENDING_READY_AT,
     AuditorProfile,
     Ballot,
     NotReady,
@@ -23,9 +24,6 @@ from trustnode.chain.port.types import (
 from trustnode.chain.protocol import WAD, Protocol, RequestStatus, SessionStatus
 from trustnode.models.enums import Tier
 from trustnode.models.verdict import TierName
-
-#: `Withdrawal.ready_at` of a request still waiting in its pool's ledger (not known yet).
-PENDING_READY_AT = 2**40 - 1
 
 
 def _hex(b: Any) -> str:
@@ -231,3 +229,12 @@ class AuditorOps:
 
     def claim_withdrawal(self, withdrawal_id: int) -> TxRef:
         return ref(self.protocol.claim_withdrawal(withdrawal_id))
+
+    def release_withdrawal(self, withdrawal_id: int) -> TxRef | None:
+        """Queue a parked request whose hold is over (`drain` its pool, which anyone may call); None
+        while it is still held or when it is not parked at all."""
+        p = self.protocol
+        w = p.withdrawal(withdrawal_id)
+        if w.claimed or w.flow or not w.park_epoch or p.current_epoch() <= w.park_epoch + p.hold_epochs():
+            return None
+        return ref(p.drain(w.auditor))
