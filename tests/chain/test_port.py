@@ -15,6 +15,7 @@ from trustnode.chain.errors import ContractRevertError
 from trustnode.chain.port import Ballot, ChainPort, NotReady, SeatVote, reverts
 from trustnode.chain.port.evm import Web3Port
 from trustnode.chain.port.memory_state import MemoryChain, revert
+from trustnode.chain.port.types import PENDING_READY_AT
 from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol
 from trustnode.models.enums import Tier
 from trustnode.models.verdict import SessionState, TierName, TraceVerdict
@@ -269,3 +270,29 @@ def test_only_refusals_before_a_later_session_overtook_a_draw_forfeit_on_the_mem
         assert ends[ids[0]] is None and ends[ids[1]] is None, ends
         failure = provider.draw_failure(ids[2])
         assert failure is not None and failure.refused > 0 and ends[ids[2]] == "draw_refused", ends
+
+
+@pytest.mark.chain
+def test_the_web3_port_releases_a_held_withdrawal_once_its_hold_is_over(fresh_devnet: Deployment) -> None:
+    """protocol-v2 5.1 on the deployed contracts: a withdrawal by a pool in a readable snapshot is
+    parked; `release_withdrawal` does nothing during the hold and drains the idle pool after it, so
+    the request gets its claim time without any other touch."""
+    owner = Protocol(client_for(fresh_devnet, 0), fresh_devnet.contracts)
+    me_p = Protocol(client_for(fresh_devnet, 1), fresh_devnet.contracts)
+    owner.transfer(me_p.address, 1_000 * TOKEN)
+    me = Web3Port(me_p, deploy_block=fresh_devnet.deploy_block)
+    me.register(Tier.LLM, 1, b"\x43" * 32)
+    me.stake(100 * TOKEN)
+    me_p.mine_to_next_epoch()  # the pool stands in a readable snapshot
+    shares, _ = me.self_stake(me.address)
+    wid = me.request_withdrawal(shares // 4)
+    assert me.withdrawal(wid).ready_at == PENDING_READY_AT
+    assert me.release_withdrawal(wid) is None, "held"
+    for _ in range(2):
+        me_p.mine_to_next_epoch()
+    assert me.release_withdrawal(wid) is None, "still held in the hold's last epoch"
+    me_p.mine_to_next_epoch()
+    assert me.release_withdrawal(wid) is not None, "the hold is over: the pool is drained"
+    w = me.withdrawal(wid)
+    assert w.ready_at != PENDING_READY_AT and w.amount == 25 * TOKEN
+    assert me.release_withdrawal(wid) is None, "nothing left to release"

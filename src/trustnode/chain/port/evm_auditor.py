@@ -217,6 +217,8 @@ class AuditorOps:
         @property
         def deploy_block(self) -> int: ...
 
+        def _logs(self, contract: Any, event: str, **filters: Any) -> list[Any]: ...
+
     # -- withdrawals -----------------------------------------------------------------------------
     def request_withdrawal(self, shares: int) -> int:
         return self.protocol.request_withdrawal(self.address, shares)
@@ -235,6 +237,8 @@ class AuditorOps:
         while it is still held or when it is not parked at all."""
         p = self.protocol
         w = p.withdrawal(withdrawal_id)
-        if w.claimed or w.flow or not w.park_epoch or p.current_epoch() <= w.park_epoch + p.hold_epochs():
+        if w.claimed or w.ready_at or not w.park_epoch or p.current_epoch() <= w.park_epoch + p.hold_epochs():
             return None
+        if self._logs(p.staking, "ParkedBatchQueued", auditor=w.auditor, epoch=w.park_epoch):
+            return None  # queued already: it leaves when its FLOW applies, behind the sessions it backs
         return ref(p.drain(w.auditor))
