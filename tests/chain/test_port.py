@@ -15,6 +15,7 @@ from trustnode.chain.errors import ContractRevertError
 from trustnode.chain.port import Ballot, ChainPort, NotReady, SeatVote, reverts
 from trustnode.chain.port.evm import Web3Port
 from trustnode.chain.port.memory_state import MemoryChain, revert
+from trustnode.chain.port.types import PENDING_READY_AT
 from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol
 from trustnode.models.enums import Tier
 from trustnode.models.verdict import SessionState, TierName, TraceVerdict
@@ -233,3 +234,65 @@ def test_a_draw_emptied_by_a_refused_lock_is_not_refunded_on_the_memory_port() -
     assert "refused their stake lock" in failure.reason and "fee is forfeited" in failure.reason
     assert provider.session(opened.session_id).termination == "draw_refused"
     assert before - provider.token_balance(provider.address) == fee, "no refund"
+
+
+@pytest.mark.parametrize("later_first", [True, False])
+def test_only_refusals_before_a_later_session_overtook_a_draw_forfeit_on_the_memory_port(
+    later_first: bool,
+) -> None:
+    """The memory mirror of `DrawOrder` (outside review 5, lock exhaustion): three LLM auditors whose
+    stake backs 12 seats each, two sessions of four LLM segments (12 seats each) and one of eight
+    (24): whoever draws the later sessions first takes the tier's free stake. The earlier session,
+    drawn last, fails on refused locks it did not cause and is refunded; drawn in opening order it
+    fills and the last-opened session is the one that fails, its refusals forfeiting its fee."""
+    chain = MemoryChain(DEVNET_SESSION_PARAMS)
+    provider = chain.port("0x" + "01" * 20)
+    chain.fund(provider.address, 10_000 * TOKEN)
+    for i in range(3):
+        a = chain.port("0x" + f"{i + 2:02x}" * 20)
+        chain.fund(a.address, 1_000 * TOKEN)
+        a.register(Tier.LLM, 1, b"\x43" * 32)
+        a.stake(12 * DEVNET_SESSION_PARAMS.slash_amount)
+    fee = DEVNET_SESSION_PARAMS.reward * 24 * 2
+    ids = [
+        _when_ready(lambda n=n, r=r: provider.open_session(r, [1] * n, [1] * n, fee), chain.mine).session_id
+        for n, r in ((4, b"\x01" * 32), (4, b"\x02" * 32), (8, b"\x03" * 32))
+    ]
+    order = [ids[1], ids[2], ids[0]] if later_first else ids
+    for sid in order:
+        _when_ready(lambda sid=sid: provider.draw(sid, 64), chain.mine)
+    ends = {sid: provider.session(sid).termination for sid in ids}
+    if later_first:
+        failure = provider.draw_failure(ids[0])
+        assert failure is not None and failure.refused == 0, "refusals after the overtaking do not count"
+        assert ends[ids[0]] == "draw_failed", ends
+    else:
+        assert ends[ids[0]] is None and ends[ids[1]] is None, ends
+        failure = provider.draw_failure(ids[2])
+        assert failure is not None and failure.refused > 0 and ends[ids[2]] == "draw_refused", ends
+
+
+@pytest.mark.chain
+def test_the_web3_port_releases_a_held_withdrawal_once_its_hold_is_over(fresh_devnet: Deployment) -> None:
+    """protocol-v2 5.1 on the deployed contracts: a withdrawal by a pool in a readable snapshot is
+    parked; `release_withdrawal` does nothing during the hold and drains the idle pool after it, so
+    the request gets its claim time without any other touch."""
+    owner = Protocol(client_for(fresh_devnet, 0), fresh_devnet.contracts)
+    me_p = Protocol(client_for(fresh_devnet, 1), fresh_devnet.contracts)
+    owner.transfer(me_p.address, 1_000 * TOKEN)
+    me = Web3Port(me_p, deploy_block=fresh_devnet.deploy_block)
+    me.register(Tier.LLM, 1, b"\x43" * 32)
+    me.stake(100 * TOKEN)
+    me_p.mine_to_next_epoch()  # the pool stands in a readable snapshot
+    shares, _ = me.self_stake(me.address)
+    wid = me.request_withdrawal(shares // 4)
+    assert me.withdrawal(wid).ready_at == PENDING_READY_AT
+    assert me.release_withdrawal(wid) is None, "held"
+    for _ in range(2):
+        me_p.mine_to_next_epoch()
+    assert me.release_withdrawal(wid) is None, "still held in the hold's last epoch"
+    me_p.mine_to_next_epoch()
+    assert me.release_withdrawal(wid) is not None, "the hold is over: the pool is drained"
+    w = me.withdrawal(wid)
+    assert w.ready_at != PENDING_READY_AT and w.amount == 25 * TOKEN
+    assert me.release_withdrawal(wid) is None, "nothing left to release"

@@ -18,25 +18,33 @@ from tests.node.conftest import judge_for
 from tests.node.memnet import PROVIDER, MemoryNet, address
 from trustnode.api.app import create_app
 from trustnode.audit.computer import ComputerAuditor
+from trustnode.chain.errors import ContractRevertError
 from trustnode.chain.port.memory_state import MEMORY_SESSION_PARAMS, MemoryChain
+from trustnode.chain.port.types import PENDING_READY_AT, DrawFailure
 from trustnode.hdag.offline import decompose_offline
 from trustnode.llm.fake_server import FakeOpenAIServer
 from trustnode.models.enums import Tier
 from trustnode.models.jobs import JobStatus, TraceStage
 from trustnode.models.trace import TraceInput
-from trustnode.models.verdict import SegmentVerdict, SessionState, TraceVerdict
+from trustnode.models.verdict import SegmentVerdict, SessionState, TierName, TraceVerdict
 from trustnode.node.queries import SessionQueries, StaleTraceLinkError
 from trustnode.node.samples import Sample, load_samples
+from trustnode.node.votes import withdraw_rewards
 
 PARAMS = MEMORY_SESSION_PARAMS.model_copy(
     update={"seat_cap": 32, "seats_per_tier": (2, 1, 1), "beta_bps": 9000}
 )
 
 
+def _llm_seats(trace: TraceInput) -> int:
+    """LLM-tier seats of `trace` (counted from its offline HDAG, so a change of segmentation changes
+    the expected figures with it)."""
+    return sum(n.primary_auditor.tier == Tier.LLM for n in decompose_offline(trace).nodes)
+
+
 def _llm_shortfall(trace: TraceInput) -> str:
-    """The refusal for a trace whose LLM-tier seats nobody can take (counted from its offline HDAG,
-    so a change of segmentation changes the expected figure with it)."""
-    seats = sum(n.primary_auditor.tier == Tier.LLM for n in decompose_offline(trace).nodes)
+    """The refusal for a trace whose LLM-tier seats nobody can take."""
+    seats = _llm_seats(trace)
     return f"not enough eligible auditors of tier llm: need 1 distinct per segment, {seats} seats, have 0"
 
 
@@ -113,11 +121,17 @@ def test_a_cancelled_draw_ends_the_job_with_its_reason(
     tid = net.submit(samples["tunnel-flawed"].trace)
     net.pipeline.step()  # as far as it goes: the opened session waits for its draw's randomness
     assert net.job(tid).stage == TraceStage.OPENED
-    llm = net.chain.port(address(4))
-    shares, _ = llm.self_stake(llm.address)
-    llm.request_withdrawal(shares)  # the only LLM auditor leaves before the draw
+    # The only LLM auditor stands in the session's snapshot, but seats of other sessions drawn first
+    # now lock its whole stake: it cannot take a seat, and its refusal forfeits the fee. (A withdrawal
+    # would not do it: stake in a snapshot is held until the draw, see the test below.)
+    pool = net.chain.auditors[address(4)]
+    pool.locked = pool.assets
     job = net.run([tid])[tid]
-    reason = _llm_shortfall(samples["tunnel-flawed"].trace)
+    reason = DrawFailure(
+        tier=TierName.LLM, seats_needed=_llm_seats(samples["tunnel-flawed"].trace), eligible=1,
+        per_segment=1, refused=1,
+    ).reason  # fmt: skip
+    assert "1 more refused their stake lock" in reason
     assert job.status == JobStatus.FAILED and reason in (job.error or "")
     assert job.outcome is not None and job.outcome.state == SessionState.CANCELLED
     assert job.outcome.reason == reason and job.outcome.verdict is None
@@ -132,6 +146,61 @@ def test_a_cancelled_draw_ends_the_job_with_its_reason(
     finally:
         stop_server(server, thread)
     assert rest["outcome"]["state"] == "cancelled" and rest["outcome"]["reason"] == reason, rest
+
+
+def test_a_withdrawal_after_the_opening_cannot_refuse_the_draw(
+    net: MemoryNet, samples: dict[str, Sample], caplog: pytest.LogCaptureFixture
+) -> None:
+    """protocol-v2 5.1 in the in-memory chain: the only LLM auditor asks (through its daemon's own
+    reward-withdrawal path) to take out nearly all its stake after the session opened. The session
+    still draws it and is audited; the request is held until no undrawn session counts the stake,
+    then leaves at the price of then and is claimed after the cooldown."""
+    caplog.set_level(logging.INFO, logger="trustnode.node.auditor")
+    tid = net.submit(samples["tunnel-flawed"].trace)
+    net.pipeline.step()
+    assert net.job(tid).stage == TraceStage.OPENED
+    daemon = net.daemons["llm-1"]
+    port, who = daemon.port, address(4)
+    withdraw_rewards(port, daemon.votes, who, target_stake=10**18)  # keep 1 TRUST: below min stake
+    [(wid, _, claimed)] = daemon.votes.withdrawals()
+    assert not claimed and port.withdrawal(wid).ready_at == PENDING_READY_AT
+    assert net.chain.weight(net.chain.auditors[who]) == 0, "the weight drops at once"
+    with pytest.raises(ContractRevertError) as held:
+        port.claim_withdrawal(wid)
+    assert held.value.name == "WithdrawalPending"
+    assert port.release_withdrawal(wid) is None, "held while the session can still draw"
+    job = net.run([tid])[tid]
+    assert job.status == JobStatus.DONE and job.outcome is not None
+    assert job.outcome.state == SessionState.FINALIZED
+    assert who in net.chain.session(job.session_id or 0).seats, "the held stake was drawn"
+    assert net.chain.auditors[who].parked == 0, "released once the session was drawn and settled"
+    w = port.withdrawal(wid)
+    assert w.ready_at != PENDING_READY_AT and w.amount > 0
+    net.chain.mine(net.chain.cooldown_s + 1)
+    before = net.chain.balances[who]
+    withdraw_rewards(port, daemon.votes, who, target_stake=10**30)
+    assert net.chain.balances[who] - before == w.amount
+    assert any(f"claimed withdrawal {wid}" in r.getMessage() for r in caplog.records)
+
+
+def test_an_idle_pools_held_withdrawal_is_released_by_its_daemon(
+    net: MemoryNet, samples: dict[str, Sample], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A held request whose session ended without touching the pool (the draw cancelled before
+    reaching it) leaves only at a touch: the daemon's withdrawal pass makes that touch itself."""
+    caplog.set_level(logging.INFO, logger="trustnode.node.auditor")
+    tid = net.submit(samples["tunnel-flawed"].trace)
+    net.pipeline.step()
+    daemon = net.daemons["llm-1"]
+    port, who = daemon.port, address(4)
+    withdraw_rewards(port, daemon.votes, who, target_stake=10**18)
+    [(wid, _, _)] = daemon.votes.withdrawals()
+    session = net.chain.session(net.job(tid).session_id or 0)
+    session.state = SessionState.CANCELLED  # it ended before any draw (no seat, no result)
+    assert port.withdrawal(wid).ready_at == PENDING_READY_AT, "nothing touched the pool yet"
+    withdraw_rewards(port, daemon.votes, who, target_stake=10**30)
+    assert port.withdrawal(wid).ready_at != PENDING_READY_AT
+    assert any(f"withdrawal {wid} left its hold" in r.getMessage() for r in caplog.records)
 
 
 def test_a_permanent_revert_fails_the_job_at_once(net: MemoryNet, samples: dict[str, Sample]) -> None:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from trustnode.chain.errors import ContractRevertError
 from trustnode.chain.port import Ballot, ChainPort, SeatVote, reverts
+from trustnode.chain.port.types import PENDING_READY_AT
 from trustnode.chain.units import format_trust
 from trustnode.node.sqlite import PRIVATE_FILE_MODE, Database
 
@@ -142,6 +143,9 @@ def withdraw_rewards(port: ChainPort, votes: VoteStore, address: str, target_sta
     now = port.chain_time()
     for wid in votes.open_withdrawals():
         w = port.withdrawal(wid)
+        if not w.claimed and w.ready_at == PENDING_READY_AT and port.release_withdrawal(wid) is not None:
+            w = port.withdrawal(wid)
+            log.info("auditor %s: withdrawal %d left its hold; claimable from %d", address, wid, w.ready_at)
         if not w.claimed and w.ready_at <= now:
             port.claim_withdrawal(wid)
             log.info("auditor %s: claimed withdrawal %d: %s", address, wid, format_trust(w.amount))

@@ -11,6 +11,7 @@ from trustnode.chain.errors import ContractRevertError
 from trustnode.chain.port import reverts
 from trustnode.chain.port.ballots import ballot_word, word_ballot
 from trustnode.chain.port.types import (
+    PENDING_READY_AT,
     AuditorProfile,
     Ballot,
     NotReady,
@@ -23,9 +24,6 @@ from trustnode.chain.port.types import (
 from trustnode.chain.protocol import WAD, Protocol, RequestStatus, SessionStatus
 from trustnode.models.enums import Tier
 from trustnode.models.verdict import TierName
-
-#: `Withdrawal.ready_at` of a request still waiting in its pool's ledger (not known yet).
-PENDING_READY_AT = 2**40 - 1
 
 
 def _hex(b: Any) -> str:
@@ -219,6 +217,8 @@ class AuditorOps:
         @property
         def deploy_block(self) -> int: ...
 
+        def _logs(self, contract: Any, event: str, **filters: Any) -> list[Any]: ...
+
     # -- withdrawals -----------------------------------------------------------------------------
     def request_withdrawal(self, shares: int) -> int:
         return self.protocol.request_withdrawal(self.address, shares)
@@ -231,3 +231,14 @@ class AuditorOps:
 
     def claim_withdrawal(self, withdrawal_id: int) -> TxRef:
         return ref(self.protocol.claim_withdrawal(withdrawal_id))
+
+    def release_withdrawal(self, withdrawal_id: int) -> TxRef | None:
+        """Queue a parked request whose hold is over (`drain` its pool, which anyone may call); None
+        while it is still held or when it is not parked at all."""
+        p = self.protocol
+        w = p.withdrawal(withdrawal_id)
+        if w.claimed or w.ready_at or not w.park_epoch or p.current_epoch() <= w.park_epoch + p.hold_epochs():
+            return None
+        if self._logs(p.staking, "ParkedBatchQueued", auditor=w.auditor, epoch=w.park_epoch):
+            return None  # queued already: it leaves when its FLOW applies, behind the sessions it backs
+        return ref(p.drain(w.auditor))

@@ -10,7 +10,10 @@ unlocked) when its auditor settles. Quorum, outcomes, the trace verdict, commitm
 coins, reputation and settlement amounts come from `consensus.rules`. Issue 15's canaries and
 appeal rounds (`memory_canaries`, `memory_appeals`, `memory_rounds`) apply `consensus.appeals`,
 `canaries` and `final_settlement`. Not simulated: staking epochs (every stake counts at once),
-the FIFO ledger, commissions. Hence one timing differs: an appeal round nobody starts drawing ends
+the FIFO ledger, commissions. A session draws from the weights of its opening instead of an epoch
+snapshot, and protocol-v2 5.1's hold follows from that: a withdrawal by a pool that an undrawn
+session counts is parked (no weight, still lockable and slashable) until no such session is left,
+then leaves at the pool's next touch (`release_withdrawal`, a stake, a request or a result). Hence one timing differs: an appeal round nobody starts drawing ends
 UNFILLABLE `draw_blocks` after its randomness target here, where the contracts end it when its
 randomness lapses (256 blocks for the lookahead source) or its snapshot epoch ages out of the
 ring (within three epochs), whichever comes first; the outcome and the money are the same. And
@@ -132,6 +135,7 @@ class MemoryPort(staking.StakingOps, VotingOps, AppealOps, CanaryOps, DrawOps):
                 total_seats=seats,
                 segment_auditors=[set() for _ in tiers],
                 tally=[[0, 0] for _ in tiers],
+                snapshot=self.c.snapshot(),
             )
             self.c.sessions.append(s)
             s.note("open", tx)

@@ -1,6 +1,7 @@
 """The in-memory chain's round-0 draw, as the DrawModule does it in protocol v2.
 
-Weighted sampling without replacement per segment (an auditor already on the segment is
+It samples the weights fixed when the session opened (`Session.snapshot`), so stake moved after
+the opening changes no draw; the free stake a lock needs is read live. Weighted sampling without replacement per segment (an auditor already on the segment is
 excluded), a cap of seats per auditor, `slash_amount` locked per seat; a draw that runs out of
 eligible weight cancels the session and says why (`DrawFailure`), keeping R per seat already
 drawn. Appeal rounds draw in `memory_rounds`.
@@ -55,6 +56,9 @@ class DrawOps:
             if s.drawn == s.total_seats:
                 raise revert("DrawComplete", sessionId=session_id)
             tx = self.c.tx()
+            if self.c.latest_drawn > s.id and s.refused_before_overtaken is None:
+                s.refused_before_overtaken = len(s.refusers)
+            self.c.latest_drawn = max(self.c.latest_drawn, s.id)
             drawn = 0
             seated: list[str] = []
             while drawn < max_seats and s.drawn < s.total_seats:
@@ -85,7 +89,7 @@ class DrawOps:
         """Auditors of `tier` that could take a seat of `s` at all (ignoring per-segment exclusion)."""
         out = []
         for addr, a in self.c.auditors.items():
-            if addr == s.provider or a.tier != tier or self.c.weight(a) == 0:
+            if addr == s.provider or a.tier != tier or not s.snapshot.get(addr):
                 continue
             if len(s.seats.get(addr, [])) >= p.seat_cap or a.assets - a.locked < p.slash_amount:
                 continue
@@ -96,7 +100,7 @@ class DrawOps:
         """A weighted pick without replacement: auditors already on the segment are excluded."""
         assert s.seed is not None
         pool = [a for a in self._eligible(s, tier, p) if a not in s.segment_auditors[seg]]
-        weights = [self.c.weight(self.c.auditors[a]) for a in pool]
+        weights = [s.snapshot[a] for a in pool]
         return weighted_pick(pool, weights, s.seed, s.drawn)
 
     def _refusing(self, s: Session, seg: int, tier: int, p: SessionParams) -> set[str]:
@@ -107,7 +111,7 @@ class DrawOps:
             for addr, a in self.c.auditors.items()
             if addr != s.provider
             and a.tier == tier
-            and self.c.weight(a) > 0
+            and s.snapshot.get(addr)
             and addr not in s.segment_auditors[seg]
             and len(s.seats.get(addr, [])) < p.seat_cap
             and a.assets - a.locked < p.slash_amount
@@ -115,18 +119,19 @@ class DrawOps:
 
     def _draw_failed(self, s: Session, tier: int, p: SessionParams, tx: TxRef) -> None:
         """Cancel: keep R per seat already drawn (paid when its auditor settles); refund the rest only
-        when nobody refused a lock in the panel (else it is forfeited, as DrawRefused)."""
+        when nobody refused a lock in the panel before a later-opened session overtook its draw (else
+        it is forfeited, as DrawRefused)."""
         need = sum(p.seats_per_tier[t] for t in s.tiers if t == tier)
         have = len(
             {
                 a
                 for a in self.c.auditors
-                if a != s.provider
-                and self.c.auditors[a].tier == tier
-                and self.c.weight(self.c.auditors[a]) > 0
+                if a != s.provider and self.c.auditors[a].tier == tier and s.snapshot.get(a)
             }
         )
-        refused = len(s.refusers)
+        # Opening order (DrawModule._orderCheck): once a later-opened session's draw overtook this one,
+        # only the refusals met before that are the provider's side's (and forfeit the fee).
+        refused = len(s.refusers) if s.refused_before_overtaken is None else s.refused_before_overtaken
         s.failure = DrawFailure(
             tier=TierName.of(tier),
             seats_needed=need,

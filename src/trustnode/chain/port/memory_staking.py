@@ -8,6 +8,7 @@ from eth_utils import keccak, to_checksum_address
 
 from trustnode.chain.port.memory_state import Auditor, Round, Session, Vote, WithdrawalRow, revert
 from trustnode.chain.port.types import (
+    PENDING_READY_AT,
     AuditorProfile,
     EligibleAuditor,
     NotReady,
@@ -82,6 +83,7 @@ class StakingOps:
             have = self.c.balances.get(self.address, 0)
             if have < amount:
                 raise revert("ERC20InsufficientBalance", sender=self.address, balance=have, needed=amount)
+            self.c.release_held(self.address)
             shares = amount if a.total_shares == 0 else amount * (a.total_shares + 1) // (a.assets + 1)
             self.c.balances[self.address] = have - amount
             a.assets += amount
@@ -95,15 +97,29 @@ class StakingOps:
             if a is None:
                 return 0, 0
             shares = a.shares.get(auditor, 0)
-            return shares, shares * (a.assets + 1) // (a.total_shares + 1)
+            return shares, a.value(shares)
 
     def request_withdrawal(self, shares: int) -> int:
         with self.c.op():
             a = self._me()
+            self.c.release_held(self.address)
             held = a.shares.get(self.address, 0)
             if shares <= 0 or shares > held:
                 raise revert("InsufficientShares", requested=shares, held=held)
-            amount = shares * (a.assets + 1) // (a.total_shares + 1)
+            if self.c.in_undrawn_snapshot(self.address):
+                # protocol-v2 5.1: a session that may still draw counts this stake, so it cannot refuse
+                # that session's lock: the shares are parked (no weight, still lockable and slashable)
+                # until no such session is left, and only then redeemed at the price of that moment.
+                a.shares[self.address] = held - shares
+                a.parked += shares
+                self.c.tx()
+                row = WithdrawalRow(
+                    owner=self.address, auditor=self.address, amount=0, ready_at=PENDING_READY_AT,
+                    shares=shares, held=True,
+                )  # fmt: skip
+                self.c.withdrawals.append(row)
+                return len(self.c.withdrawals) - 1
+            amount = a.value(shares)
             free = a.assets - a.locked
             if amount > free:
                 # Simplified v2 ledger: stake behind pending seats is not withdrawable yet (the
@@ -122,6 +138,16 @@ class StakingOps:
             self.c.withdrawals.append(row)
             return len(self.c.withdrawals) - 1
 
+    def release_withdrawal(self, withdrawal_id: int) -> TxRef | None:
+        with self.c.op():
+            if not 0 <= withdrawal_id < len(self.c.withdrawals):
+                raise revert("UnknownWithdrawal", id=withdrawal_id)
+            w = self.c.withdrawals[withdrawal_id]
+            if not w.held or self.c.in_undrawn_snapshot(w.auditor):
+                return None
+            released = self.c.release_held(w.auditor)
+            return self.c.tx() if released else None
+
     def claim_withdrawal(self, withdrawal_id: int) -> TxRef:
         with self.c.op():
             if not 0 <= withdrawal_id < len(self.c.withdrawals):
@@ -131,6 +157,8 @@ class StakingOps:
                 raise revert("NotWithdrawalOwner", id=withdrawal_id)
             if w.claimed:
                 raise revert("AlreadyClaimed", id=withdrawal_id)
+            if w.held:
+                raise revert("WithdrawalPending", id=withdrawal_id)
             if self.c.now() < w.ready_at:
                 raise revert("WithdrawalNotReady", id=withdrawal_id, readyAt=w.ready_at)
             w.claimed = True
@@ -184,6 +212,7 @@ class StakingOps:
                 )
             v.settled = True
             a.locked -= len(segs) * p.slash_amount
+            self.c.release_held(auditor)  # a result touches the pool (held shares bore it)
             a.reputation = reputation
             if round == 0:
                 s.pool -= reward

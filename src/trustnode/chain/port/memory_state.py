@@ -64,6 +64,11 @@ class Auditor:
     total_shares: int = 0
     shares: dict[str, int] = field(default_factory=dict)
     reputation: int = WAD // 2
+    parked: int = 0  # shares of held withdrawals: still in the pool (lockable, slashable), no weight
+
+    def value(self, shares: int) -> int:
+        """Token value of `shares` of this pool at its current price."""
+        return shares * (self.assets + 1) // (self.total_shares + 1)
 
 
 @dataclass
@@ -104,8 +109,10 @@ class Session:
     total_weight: int = 0
     failure: DrawFailure | None = None
     refusers: set[str] = field(default_factory=set)  # candidates of a drawn segment that lacked free stake
+    refused_before_overtaken: int | None = None  # refusers when a later-opened session's draw overtook it
     termination: str | None = None  # IAuditSessions.Termination, lower case
     draw_reputation: dict[str, int] = field(default_factory=dict)  # fixed at the auditor's first seat
+    snapshot: dict[str, int] = field(default_factory=dict)  # auditor -> weight when opened (the draw's)
     slash_target: int | None = None
     txs: dict[str, list[str]] = field(default_factory=dict)
     # issue 15: canaries, the appeal phase and its rounds
@@ -172,6 +179,8 @@ class WithdrawalRow:
     amount: int
     ready_at: int
     claimed: bool = False
+    shares: int = 0  # while held: the parked shares (amount and ready_at are set when they leave)
+    held: bool = False
 
 
 @dataclass
@@ -221,6 +230,7 @@ class MemoryChain:
         self.auditors: dict[str, Auditor] = {}
         self.sessions: list[Session] = []
         self.withdrawals: list[WithdrawalRow] = []
+        self.latest_drawn = 0  # the highest session id whose round-0 draw ran (ids follow opening order)
         self.logs: list[Log] = []
         self.treasury = 0  # what the treasury holds to grant appeal budgets and canary refunds
         self.owner = to_checksum_address(owner)  # the core's owner (governance)
@@ -278,6 +288,41 @@ class MemoryChain:
         return self.versions[s.version]
 
     def weight(self, a: Auditor) -> int:
-        if not a.registered or a.assets < self.min_stake:
+        """Live sortition weight: parked shares count for nothing (the next snapshots drop them)."""
+        stake = a.assets - a.value(a.parked)
+        if not a.registered or stake < self.min_stake:
             return 0
-        return a.assets * (a.reputation + self.reputation_floor) // WAD
+        return stake * (a.reputation + self.reputation_floor) // WAD
+
+    def snapshot(self) -> dict[str, int]:
+        """The weights a session opened now draws from (protocol-v2 section 1, one snapshot per
+        session here instead of per epoch)."""
+        return {addr: w for addr, a in self.auditors.items() if (w := self.weight(a)) > 0}
+
+    def in_undrawn_snapshot(self, auditor: str) -> bool:
+        """Whether a session that may still draw counts `auditor` (its stake cannot refuse a lock)."""
+        return any(
+            auditor in s.snapshot and s.state in (SessionState.CREATED, SessionState.DRAWING)
+            for s in self.sessions
+        )
+
+    def release_held(self, auditor: str) -> list[int]:
+        """End the holds of `auditor`'s withdrawals once no drawable snapshot counts it and its free
+        stake covers them (protocol-v2 5.1: the parked shares are redeemed at the price of then, so they
+        bore every result in between); returns the released withdrawal ids."""
+        a = self.auditors.get(auditor)
+        if a is None or not a.parked or self.in_undrawn_snapshot(auditor):
+            return []
+        released = []
+        for i, w in enumerate(self.withdrawals):
+            if not (w.held and w.auditor == auditor):
+                continue
+            amount = a.value(w.shares)
+            if amount > a.assets - a.locked:
+                break  # waits behind the seats it backs, as a FLOW entry behind its sessions
+            a.assets -= amount
+            a.total_shares -= w.shares
+            a.parked -= w.shares
+            w.amount, w.ready_at, w.held, w.shares = amount, self.now() + self.cooldown_s, False, 0
+            released.append(i)
+        return released

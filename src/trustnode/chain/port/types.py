@@ -236,6 +236,11 @@ class PoolState(BaseModel):
     commission_bps: int
 
 
+#: `Withdrawal.ready_at` of a request whose shares have not left the pool yet (held, or waiting in
+#: the ledger behind the sessions they back): not claimable before it is released.
+PENDING_READY_AT = 2**40 - 1
+
+
 class Withdrawal(BaseModel):
     id: int
     amount: int

@@ -101,6 +101,7 @@ class WithdrawalInfo(BaseModel):
     ready_at: int
     claimed: bool
     flow: int
+    park_epoch: int = Field(0, description="epoch the shares were parked in (0: never held)")
 
 
 class RandomnessState(BaseModel):

@@ -83,9 +83,14 @@ class StakingOps(ProtocolBase):
             auditor=str(record[3]),
             flow=int(record[4]),
             shares=int(record[6]),
+            park_epoch=int(record[8]),
             amount=int(amount),
             ready_at=int(ready_at),
         )
+
+    def hold_epochs(self) -> int:
+        """Epochs after its own that a parked batch stays held (protocol-v2 5.1)."""
+        return int(self._call(self.staking.functions.HOLD_EPOCHS()))
 
     def claim_withdrawal(self, withdrawal_id: int) -> TxReceipt:
         return self._tx(self.staking.functions.claimWithdrawal(withdrawal_id))
