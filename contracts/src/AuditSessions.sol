@@ -60,6 +60,11 @@ contract AuditSessions is SessionStore {
     error EmptyManifest();
     error RevealOpen(uint256 sessionId, uint256 revealDeadline);
     error SlashSeedPending(uint256 sessionId);
+    /// @notice The randomness source's delay (`max(minDelay, canary window)`) exceeds `limit` blocks: the
+    /// epoch (configuration), or the blocks left before the opening's snapshot stops being readable.
+    error RandomnessTooSlow(uint256 delay, uint256 limit);
+    /// @notice Too little gas to give the slash-seed request its full `SLASH_REQUEST_GAS`.
+    error SlashRequestGas(uint256 left);
 
     event ParamsChanged(uint256 indexed version, SessionParams params);
     event RandomnessSourceChanged(uint256 indexed index, address source);
@@ -93,6 +98,9 @@ contract AuditSessions is SessionStore {
         bytes outcomes
     );
     event SlashSeedRequested(uint256 indexed sessionId, uint256 randomnessId);
+    /// @notice The source refused the slash-seed request: the session has no slash seed (every incorrect
+    /// vote is slashed, as for an Expired or Failed request).
+    event SlashSeedRefused(uint256 indexed sessionId);
     /// @notice The session ended without a verdict: `reserved` stays in the pool for the drawn seats
     /// (R each, paid at settlement), `refunded` went to the provider and `forfeited` to the treasury.
     event SessionTerminated(
@@ -176,16 +184,27 @@ contract AuditSessions is SessionStore {
     function _addSource(IRandomness source) private {
         if (address(source) == address(0)) revert ZeroAddress();
         if (_sources.length > type(uint8).max) revert TooManySources();
+        if (_params.length != 0) _checkDelay(source, _params[_params.length - 1].canaryCommitBlocks);
         _sources.push(source);
         emit RandomnessSourceChanged(_sources.length - 1, address(source));
     }
 
-    /// @dev A canary window longer than an epoch would leave no block to start the draw in before the
-    /// opening epoch's snapshot stops being readable (outside review 4: such sessions ended forfeited).
     function _pushParams(SessionParams memory p) private {
-        if (!_validParams(p) || p.canaryCommitBlocks > _epochBlocks) revert InvalidParams();
+        if (!_validParams(p)) revert InvalidParams();
+        _checkDelay(_sources[_sources.length - 1], p.canaryCommitBlocks);
         _params.push(p);
         emit ParamsChanged(_params.length - 1, p);
+    }
+
+    /// @dev The one rule for a source and a canary window: `max(source.minDelay(), window) <= epochBlocks`.
+    /// A draw value is then obtainable by `open + epochBlocks + 1`, and the shortest readability after an
+    /// opening is `2 * epochBlocks` (an epoch's last block), so every session keeps an epoch less one block
+    /// to be drawn in (outside reviews 4 and 5: a slower source or window left accepted sessions undrawable).
+    /// The window's half stays InvalidParams (a parameter error); the source's is RandomnessTooSlow.
+    function _checkDelay(IRandomness source, uint256 window) private view {
+        if (window > _epochBlocks) revert InvalidParams();
+        uint256 delay = source.minDelay();
+        if (delay > _epochBlocks) revert RandomnessTooSlow(delay, _epochBlocks);
     }
 
     // ------------------------------------------------------------------- open
@@ -248,11 +267,20 @@ contract AuditSessions is SessionStore {
     }
 
     /// @dev Pin the source and the snapshot epoch; ask for a draw randomness unknown for `minBlocks` blocks.
+    /// The source's delay may have grown since `setRandomness` (VRF `setConfig`): an opening whose value
+    /// could not be obtained while its snapshot is readable reverts, so nothing is paid for a session that
+    /// can never be drawn (outside review 5).
     function _requestDraw(Session storage s, uint256 minBlocks) private {
         uint256 sourceIndex = _sources.length - 1;
+        IRandomness source = _sources[sourceIndex];
         s.source = uint8(sourceIndex);
-        s.epoch = uint32(block.number / _epochBlocks + 1); // ISortition.epochOf
-        s.drawRequest = _sources[sourceIndex].requestAfter(minBlocks).toUint56();
+        uint256 epoch = block.number / _epochBlocks + 1; // ISortition.epochOf
+        s.epoch = uint32(epoch);
+        uint256 delay = source.minDelay();
+        if (delay < minBlocks) delay = minBlocks;
+        uint256 left = _readableUntil(epoch) - block.number; // >= 2 * epochBlocks
+        if (delay >= left) revert RandomnessTooSlow(delay, left - 1);
+        s.drawRequest = source.requestAfter(minBlocks).toUint56();
     }
 
     function _emitOpened(uint256 sessionId, Session storage s, uint256 fee, bytes calldata tw) private {
@@ -303,11 +331,15 @@ contract AuditSessions is SessionStore {
     /// @return drawn Seats drawn by this call.
     function draw(uint256 sessionId, uint256 maxSeats) external whenNotPaused returns (uint256 drawn) {
         Session storage s = _session(sessionId);
+        Status was = s.status;
         _sync(sessionId, s);
-        if (s.status == Status.Created) {
-            if (!_startDraw(sessionId, s)) return 0;
-        } else if (s.status != Status.Drawing) {
-            revert WrongStatus(sessionId, s.status);
+        Status st = s.status;
+        if (st == Status.Created) {
+            _startDraw(sessionId, s);
+        } else if (st != Status.Drawing) {
+            // Ended undrawn by this very call (`_sync` past the snapshot): keep the ending.
+            if (was == Status.Created) return 0;
+            revert WrongStatus(sessionId, st);
         }
         uint256 before = s.drawnSeats;
         if (before == s.totalSeats) revert DrawComplete(sessionId);
@@ -330,22 +362,17 @@ contract AuditSessions is SessionStore {
         }
     }
 
-    /// @dev Fix the seed; the snapshot must still be readable, and the draw must end while it is. Past it,
-    /// a seed that was obtainable in time is the provider's abandonment, not a refund: anyone could have
-    /// drawn, and a refund would let the provider look at the (public) seed first and re-roll.
-    function _startDraw(uint256 sessionId, Session storage s) private returns (bool) {
+    /// @dev Fix the seed; the draw must end while the snapshot is readable (`_sync` already ended a session
+    /// past it: a seed that was obtainable in time is then the provider's abandonment, not a refund: anyone
+    /// could have drawn, and a refund would let the provider look at the (public) seed first and re-roll).
+    function _startDraw(uint256 sessionId, Session storage s) private {
         bytes32 seed = _sources[s.source].fulfil(s.drawRequest);
         uint256 readable = _readableUntil(s.epoch);
-        if (block.number > readable) {
-            _endUndrawn(sessionId, s, Termination.SnapshotUnavailable);
-            return false;
-        }
         uint256 deadline = block.number + _params[s.paramsVersion].drawBlocks;
         if (deadline > readable) deadline = readable;
         s.drawDeadline = uint40(deadline);
         _setStatus(sessionId, s, Status.Drawing);
         emit DrawStarted(sessionId, seed, deadline);
-        return true;
     }
 
     /// @notice The provider posts the CID of the key manifest (segment keys sealed to each drawn auditor).
@@ -472,11 +499,24 @@ contract AuditSessions is SessionStore {
     }
 
     /// @dev The outcome is final (`IAuditSessions.onOutcomeFinal`): ask for the slash coins' randomness;
-    /// settlement waits for it (`_fixSlashSeed` reverts while the request is unknown or pending).
+    /// settlement waits for it (`_fixSlashSeed` reverts while the request is unknown or pending). A source
+    /// that refuses (requester revoked, subscription cancelled; outside review 5) must not strand the
+    /// session: the refusal is recorded as NO_SLASH_SEED, read as "no seed" (every incorrect vote slashed,
+    /// as for Expired/Failed), so nobody gains by it. The request gets exactly SLASH_REQUEST_GAS, checked
+    /// before the call, so a caller cannot starve it (EIP-150's 63/64) to fake a refusal: the outcome of
+    /// the try depends on the source alone.
     function _onOutcomeFinal(uint256 sessionId, Session storage s) private {
-        uint256 requestId = _sources[s.source].request();
-        s.slashRequest = requestId.toUint56();
-        emit SlashSeedRequested(sessionId, requestId);
+        uint256 left = gasleft();
+        if (left < SLASH_REQUEST_GAS + SLASH_REQUEST_GAS / 63 + 20_000) revert SlashRequestGas(left);
+        try _sources[s.source].request{gas: SLASH_REQUEST_GAS}() returns (uint256 requestId) {
+            if (requestId != 0 && requestId < NO_SLASH_SEED) {
+                s.slashRequest = uint56(requestId);
+                emit SlashSeedRequested(sessionId, requestId);
+                return;
+            }
+        } catch {}
+        s.slashRequest = uint56(NO_SLASH_SEED);
+        emit SlashSeedRefused(sessionId);
     }
 
     // --------------------------------------------------- settlement callbacks
@@ -509,11 +549,13 @@ contract AuditSessions is SessionStore {
         }
     }
 
-    /// @dev The slash seed once it exists. A request that expired or failed yields none, and then every
-    /// incorrect vote is slashed: nobody profits from letting it lapse.
+    /// @dev The slash seed once it exists. A request that expired or failed, or that the source refused
+    /// (NO_SLASH_SEED), yields none, and then every incorrect vote is slashed (SettlementModule, on
+    /// `hasSlashSeed == false`): nobody profits from letting it lapse.
     function _fixSlashSeed(uint256 sessionId, Session storage s) private returns (bool, bytes32) {
-        IRandomness source = _sources[s.source];
         uint256 id = s.slashRequest;
+        if (id == NO_SLASH_SEED) return (false, bytes32(0));
+        IRandomness source = _sources[s.source];
         IRandomness.RequestStatus st = source.status(id);
         if (st == IRandomness.RequestStatus.Ready || st == IRandomness.RequestStatus.Fulfilled) {
             return (true, source.fulfil(id));
@@ -564,11 +606,18 @@ contract AuditSessions is SessionStore {
         Status st = s.status;
         if (st == Status.Created) {
             IRandomness.RequestStatus r = _sources[s.source].status(s.drawRequest);
-            // Expired or Failed (the last two statuses), or not delivered while the snapshot was readable.
-            if (
-                r >= IRandomness.RequestStatus.Expired
-                    || (r == IRandomness.RequestStatus.Pending && block.number > _readableUntil(s.epoch))
-            ) _endUndrawn(sessionId, s, Termination.RandomnessMissed);
+            // Expired or Failed (the last two statuses), or past the snapshot's last readable block whatever
+            // the value (one fixed in time but never drawn on included): `advance` alone ends every lapsed
+            // session, paused or not (outside review 6). `_endUndrawn` keeps the refund/forfeit decision.
+            if (r >= IRandomness.RequestStatus.Expired || block.number > _readableUntil(s.epoch)) {
+                _endUndrawn(
+                    sessionId,
+                    s,
+                    r == IRandomness.RequestStatus.Expired
+                        ? Termination.RandomnessMissed
+                        : Termination.SnapshotUnavailable
+                );
+            }
         } else if (st == Status.Drawing) {
             if (s.drawnSeats != s.totalSeats) {
                 if (block.number > s.drawDeadline) {

@@ -104,6 +104,12 @@ contract LookaheadRandomness is IRandomness {
         return (word & FIXED != 0 ? uint64(word >> TARGET_SHIFT) : word) + 1;
     }
 
+    /// @inheritdoc IRandomness
+    /// @dev `delay`: a request of block b with `requestAfter(w)` is obtainable from b + max(delay, w) + 1.
+    function minDelay() external view returns (uint256) {
+        return delay;
+    }
+
     /// @notice The block whose hash a request uses (0 once its value is fixed, or if unknown).
     function targetBlockOf(uint256 requestId) external view returns (uint256) {
         uint256 word = _requests[requestId];

@@ -31,6 +31,10 @@ abstract contract SessionStore is IAuditSessions, Ownable2Step, Pausable {
     /// @notice Most blocks of a canary commit window: VRF v2.5 waits at most 200 confirmations, and a VRF
     /// source asks for one more than the window (`VRFRandomness.requestAfter`).
     uint256 public constant MAX_CANARY_COMMIT_BLOCKS = 199;
+    /// @dev `Session.slashRequest` of a session whose source refused the slash-seed request (no seed).
+    uint256 internal constant NO_SLASH_SEED = type(uint56).max;
+    /// @dev Gas given to the slash-seed request (a VRF request at the coordinator costs well under it).
+    uint256 internal constant SLASH_REQUEST_GAS = 500_000;
 
     /// @notice Receives the fee share and abandoned pools.
     address public treasury;

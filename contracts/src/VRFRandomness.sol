@@ -215,6 +215,13 @@ contract VRFRandomness is IRandomness, Ownable2Step {
         return word & FIXED != 0 ? uint64(word >> DELIVERY_SHIFT) : type(uint256).max;
     }
 
+    /// @inheritdoc IRandomness
+    /// @dev The configured `requestConfirmations`: a delivery counts from request + max(confirmations,
+    /// w + 1) on (`requestAfter(w)`). The owner may raise it later; consumers check it at each request too.
+    function minDelay() external view returns (uint256) {
+        return _config.requestConfirmations;
+    }
+
     /// @notice The last block in which a delivery of `requestId` counts (0 once fulfilled, or if unknown).
     function deadlineOf(uint256 requestId) external view returns (uint256) {
         uint256 word = _requests[requestId];

@@ -78,6 +78,8 @@ interface IAuditSessions is IPanelHost {
         uint16 totalSeats;
         uint32 epoch;
         uint56 drawRequest;
+        /// @dev 0 until the outcome is final; `type(uint56).max` when the source refused the request
+        /// (`SlashSeedRefused`: no slash seed, every incorrect vote slashed).
         uint56 slashRequest;
         uint40 drawDeadline;
         uint40 keyDeadline;

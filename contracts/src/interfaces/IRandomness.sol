@@ -42,6 +42,13 @@ interface IRandomness {
     /// @notice The fulfilled value (reverts unless Fulfilled).
     function valueOf(uint256 requestId) external view returns (bytes32);
 
+    /// @notice The source's own delay: a request made in block b with `requestAfter(w)` can be obtainable
+    /// (an honest oracle delivering at once) by block `b + max(minDelay(), w) + 1`, and no earlier than the
+    /// delay the source promises (lookahead: its `delay`; VRF: its `requestConfirmations`). A consumer that
+    /// must draw on the value while other state is readable (AuditSessions: the opening epoch's snapshot)
+    /// refuses a source whose delay does not fit (outside review 5). May change over time (VRF `setConfig`).
+    function minDelay() external view returns (uint256);
+
     /// @notice The first block in which anyone could obtain the value: a lookahead source's target + 1 (known
     /// from the request on, kept after the value is fixed), a VRF source's delivery block (stored with the
     /// value). `type(uint256).max` while not known (a VRF request undelivered or Failed) or for an unknown

@@ -7,11 +7,9 @@ import {IRandomness} from "../../src/interfaces/IRandomness.sol";
 import {VRFRandomness} from "../../src/VRFRandomness.sol";
 import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
 import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
-
-/// @dev The cheatcode TestBase's `Vm` does not declare.
-interface VmSkipReview5SlashRequest {
-    function skip(bool) external;
-}
+import {AuditSessions} from "../../src/AuditSessions.sol";
+import {ISettlementModule} from "../../src/interfaces/ISettlementModule.sol";
+import {Vm} from "../utils/TestBase.sol";
 
 /// @title Review5SlashRequestFailureStrandsNoSession (outside review 5 of main edc6491, VRF requests)
 /// @notice Property: sessions always terminate (docs/protocol-v2.md, "Liveness: every SESSION entry must
@@ -30,9 +28,11 @@ interface VmSkipReview5SlashRequest {
 /// voted and finalized (PASS); requester revoked; `advance` after every window reverts;
 /// 100,000 blocks later still Finalized with no slash request, `settleBatch` reverts, the 3 auditors' 24
 /// TRUST of locks still held.
-/// Fix: `_onOutcomeFinal` calls `request()` in try/catch; on failure it records a sentinel slash request
-/// that `_fixSlashSeed` reads as "no seed" (every incorrect vote slashed, as for Expired/Failed), or
-/// requests from the newest source instead; `AppealModule.appeal` can keep reverting (no round opens).
+/// Fixed: `_onOutcomeFinal` calls `request{gas: SLASH_REQUEST_GAS}()` in try/catch after checking that much
+/// gas is there (a caller cannot starve the call to fake a refusal: `SlashRequestGas`); on failure it records
+/// `slashRequest = type(uint56).max` (`SlashSeedRefused`), which `_fixSlashSeed` reads as "no seed" (every
+/// incorrect vote slashed, as for Expired/Failed; one rule, in SettlementModule). `AppealModule.appeal` keeps
+/// reverting (no round opens). After: `advance` succeeds, `settleBatch` succeeds, 0 TRUST locked after drain.
 contract Review5SlashRequestFailureStrandsNoSession is AppealsFixture {
     MockVRFCoordinator internal coord;
     VRFRandomness internal vrf;
@@ -65,8 +65,7 @@ contract Review5SlashRequestFailureStrandsNoSession is AppealsFixture {
         }
     }
 
-    function test_SlashRequestFailureStrandsNoSession_KNOWN() public {
-        VmSkipReview5SlashRequest(address(vm)).skip(true);
+    function test_SlashRequestFailureStrandsNoSession() public {
         uint256 sid = _open(_uniform(1, 1), FEE);
         uint256 local = sessions.sessionOf(sid).drawRequest;
         vm.roll(block.number + 3);
@@ -92,6 +91,77 @@ contract Review5SlashRequestFailureStrandsNoSession is AppealsFixture {
         emit log_named_uint("settleBatch succeeded (1 yes)", settled ? 1 : 0);
         emit log_named_decimal_uint("auditors' stake still locked (TRUST)", _lockedOf(sid), 18);
         assertTrue(settled, "Review5: a source refusing requests strands a finalized session forever");
+        assertEq(sessions.sessionOf(sid).slashRequest, type(uint56).max, "refusal recorded as no seed");
+        for (uint256 i = 0; i < list.length; ++i) {
+            staking.drain(list[i], 16);
+        }
+        assertEq(_lockedOf(sid), 0, "every lock released");
+    }
+
+    /// @dev The refusal means "no seed": every incorrect vote is slashed (auditor 0 votes against the other
+    /// two on the single segment and is slashed once), as for an Expired or Failed request.
+    function test_RefusedSeedSlashesEveryIncorrectVote() public {
+        uint256 sid = _open(_uniform(1, 1), FEE);
+        uint256 local = sessions.sessionOf(sid).drawRequest;
+        vm.roll(block.number + 3);
+        coord.fulfill(vrf.coordinatorRequestOf(local), 7);
+        _drawAll(sid);
+        _publish(sid);
+        _voteRound0(sid, 0, 1, 0); // auditor 0 votes FAIL, the others PASS: PASS by 2 of 3
+        vm.prank(owner);
+        vrf.setRequester(address(sessions), false);
+        uint256 end = appeals.sessionAppeals(sid).lastWindowEnd;
+        if (block.number <= end) vm.roll(end + 1);
+        vm.expectEmit(true, false, false, false, address(sessions));
+        emit AuditSessions.SlashSeedRefused(sid);
+        assertTrue(appeals.advance(sid), "outcome final");
+        vm.recordLogs();
+        settlement.settleBatch(sid, 0, _roundAuditors(sid, 0));
+        Vm.Log[] memory logs = vm.getRecordedLogs();
+        uint256 incorrect = 0;
+        uint256 slashes = 0;
+        for (uint256 i = 0; i < logs.length; ++i) {
+            if (logs[i].topics[0] != ISettlementModule.AuditorSettled.selector) continue;
+            (,, uint256 inc,, uint256 sl,,,) = abi.decode(
+                logs[i].data, (uint256, uint256, uint256, uint256, uint256, uint256, uint256, uint256)
+            );
+            incorrect += inc;
+            slashes += sl;
+        }
+        emit log_named_uint("incorrect votes", incorrect);
+        emit log_named_uint("slashes", slashes);
+        assertEq(incorrect, 1, "one incorrect vote");
+        assertEq(slashes, incorrect, "every incorrect vote slashed");
+    }
+
+    /// @dev Attack: a caller (an auditor whose vote was wrong, hoping for a lucky coin... or any voter)
+    /// sends too little gas so the request runs out of it inside the try. The core refuses to try with less
+    /// than SLASH_REQUEST_GAS available (SlashRequestGas): nothing is recorded, and the next caller with
+    /// enough gas gets a real request.
+    function testFuzz_StarvedCallerCannotFakeARefusal(uint256 gasLimit) public {
+        uint256 sid = _open(_uniform(1, 1), FEE);
+        uint256 local = sessions.sessionOf(sid).drawRequest;
+        vm.roll(block.number + 3);
+        coord.fulfill(vrf.coordinatorRequestOf(local), 7);
+        _drawAll(sid);
+        _publish(sid);
+        _voteRound0(sid, 0, 1, 0);
+        uint256 end = appeals.sessionAppeals(sid).lastWindowEnd;
+        if (block.number <= end) vm.roll(end + 1);
+        gasLimit = bound(gasLimit, 30_000, 700_000);
+        (bool ok,) = address(appeals).call{gas: gasLimit}(abi.encodeWithSignature("advance(uint256)", sid));
+        uint256 slash = sessions.sessionOf(sid).slashRequest;
+        if (ok) {
+            assertTrue(
+                slash != 0 && slash != type(uint56).max, "a starved call records a real request or nothing"
+            );
+        } else {
+            assertEq(slash, 0, "a failed call records nothing");
+            assertTrue(appeals.advance(sid), "an honest caller then makes the outcome final");
+            slash = sessions.sessionOf(sid).slashRequest;
+        }
+        assertTrue(slash != type(uint56).max, "never the no-seed sentinel from a working source");
+        assertEq(vrf.coordinatorRequestOf(slash) != 0 ? 1 : 0, 1, "a real coordinator request");
     }
 
     /// @dev Control (holds): with the source taking requests, the same session settles and every lock is

@@ -8,11 +8,7 @@ import {LookaheadRandomness} from "../../src/LookaheadRandomness.sol";
 import {VRFRandomness} from "../../src/VRFRandomness.sol";
 import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
 import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
-
-/// @dev The cheatcode TestBase's `Vm` does not declare.
-interface VmSkipReview5Source {
-    function skip(bool) external;
-}
+import {AuditSessions} from "../../src/AuditSessions.sol";
 
 /// @title Review5SourceDelayFitsSnapshot (outside review 5 of main edc6491, canary window bounded by the epoch)
 /// @notice Property: every session AuditSessions accepts to open can be drawn: its draw randomness becomes
@@ -31,7 +27,7 @@ interface VmSkipReview5Source {
 ///   refunded, 200 kept, still no audit);
 /// - VRF `requestConfirmations` 200 (legal): every session, opened at any block, is undrawable (earliest
 ///   delivery open + 200 > readable <= open + 149); the same 1,000 TRUST lost (800 after that fix).
-/// Fix: refuse the configuration, not the session. `IRandomness` gains `minDelay()` (lookahead: `delay`;
+/// Fixed: refuse the configuration, not the session. `IRandomness` gains `minDelay()` (lookahead: `delay`;
 /// VRF: `requestConfirmations`), `AuditSessions.setRandomness` refuses a source with
 /// `max(minDelay, canaryCommitBlocks + 1) > epochBlocks`, `_pushParams` checks the window against the current
 /// source the same way, and `_requestDraw` (VRF config can change after `setRandomness`) reverts the opening
@@ -53,29 +49,30 @@ contract Review5SourceDelayFitsSnapshot is AppealsFixture {
         return _sortition().snapshotReadableUntil(sessions.sessionOf(sid).epoch);
     }
 
-    function _report(uint256 sid, uint256 providerBefore) internal {
-        IAuditSessions.Session memory s = sessions.sessionOf(sid);
-        emit log_named_uint("provider's loss (wei of TRUST)", providerBefore - token.balanceOf(provider));
-        emit log_named_uint("status (2 Drawing, 8 Expired)", uint256(s.status));
-        emit log_named_uint("termination (2 RandomnessFailed, 3 SnapshotUnavailable)", uint256(s.termination));
-    }
-
-    function test_SlowLookaheadSourceStrandsNoSession_KNOWN() public {
-        VmSkipReview5Source(address(vm)).skip(true);
+    /// @dev The 120-block lookahead source of the attack is refused (on 5c12e50 it was accepted: a session
+    /// opened in an epoch's last block ended RandomnessFailed undrawn, 200 of the provider's 1,000 TRUST kept,
+    /// no audit); the largest fitting delay (one epoch) is accepted and such a session is drawn.
+    function test_SlowLookaheadSourceStrandsNoSession() public {
         LookaheadRandomness slow = new LookaheadRandomness(120);
         vm.prank(owner);
-        sessions.setRandomness(IRandomness(address(slow))); // accepted: delay 120 > 2 epochs of 50
+        vm.expectRevert(abi.encodeWithSelector(AuditSessions.RandomnessTooSlow.selector, 120, EPOCH_BLOCKS));
+        sessions.setRandomness(IRandomness(address(slow)));
+        LookaheadRandomness fits = new LookaheadRandomness(EPOCH_BLOCKS);
+        vm.prank(owner);
+        sessions.setRandomness(IRandomness(address(fits)));
         vm.roll(_lastBlockOfEpoch());
         uint256 before = token.balanceOf(provider);
         uint256 sid = _open(_uniform(4, 1), FEE);
-        uint256 target = slow.targetBlockOf(sessions.sessionOf(sid).drawRequest);
+        uint256 target = fits.targetBlockOf(sessions.sessionOf(sid).drawRequest);
         emit log_named_uint(
             "blocks from opening to the snapshot's last readable block", _readable(sid) - block.number
         );
         emit log_named_uint("blocks from opening to the target block", target - block.number);
         vm.roll(target + 1);
-        try sessions.draw(sid, 64) {} catch {}
-        _report(sid, before);
+        sessions.draw(sid, 64);
+        emit log_named_uint(
+            "fee paid, funding a session being drawn (wei)", before - token.balanceOf(provider)
+        );
         assertEq(
             uint256(sessions.statusOf(sid)),
             uint256(IAuditSessions.Status.Drawing),
@@ -83,35 +80,58 @@ contract Review5SourceDelayFitsSnapshot is AppealsFixture {
         );
     }
 
-    function test_SlowVrfSourceStrandsNoSession_KNOWN() public {
-        VmSkipReview5Source(address(vm)).skip(true);
-        MockVRFCoordinator coord = new MockVRFCoordinator();
+    function _vrf(uint16 confirmations) internal returns (MockVRFCoordinator coord, VRFRandomness vrf) {
+        coord = new MockVRFCoordinator();
         VRFRandomness.Config memory c;
         c.keyHash = keccak256("lane");
         c.subscriptionId = 1;
-        c.requestConfirmations = 200; // VRF v2.5's maximum, accepted by setConfig
+        c.requestConfirmations = confirmations;
         c.callbackGasLimit = 60_000;
         c.timeoutBlocks = 400;
-        VRFRandomness vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
-        vm.startPrank(owner);
+        vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
+        vm.prank(owner);
         vrf.setRequester(address(sessions), true);
+    }
+
+    /// @dev VRF with 200 confirmations (legal at the adapter) is refused by the core.
+    function test_SlowVrfSourceStrandsNoSession() public {
+        (, VRFRandomness vrf) = _vrf(200);
+        vm.prank(owner);
+        vm.expectRevert(abi.encodeWithSelector(AuditSessions.RandomnessTooSlow.selector, 200, EPOCH_BLOCKS));
         sessions.setRandomness(IRandomness(address(vrf)));
-        vm.stopPrank();
+    }
+
+    /// @dev The adapter's owner raises the confirmations after `setRandomness`: an opening whose value could
+    /// only arrive after its snapshot reverts (nothing paid, no session); one that still fits opens and draws.
+    function test_VrfConfirmationsRaisedLaterRefuseTheOpeningNotThePayment() public {
+        (MockVRFCoordinator coord, VRFRandomness vrf) = _vrf(3);
+        vm.prank(owner);
+        sessions.setRandomness(IRandomness(address(vrf)));
+        VRFRandomness.Config memory c = vrf.config();
+        c.requestConfirmations = 200;
+        vm.prank(owner);
+        vrf.setConfig(c);
         uint256 before = token.balanceOf(provider);
-        uint256 sid = _open(_uniform(4, 1), FEE); // first block of an epoch: the longest readability
-        uint256 local = sessions.sessionOf(sid).drawRequest;
-        emit log_named_uint(
-            "blocks from opening to the snapshot's last readable block", _readable(sid) - block.number
-        );
-        vm.roll(block.number + 200);
-        coord.fulfill(vrf.coordinatorRequestOf(local), 7); // the oracle's first legal block
-        try sessions.draw(sid, 64) {} catch {}
-        _report(sid, before);
-        assertEq(
-            uint256(sessions.statusOf(sid)),
-            uint256(IAuditSessions.Status.Drawing),
-            "an accepted session draws"
-        );
+        uint256 count = sessions.sessionCount();
+        bytes memory tw = _uniform(4, 1);
+        vm.prank(provider);
+        vm.expectRevert(); // RandomnessTooSlow(200, readable - block - 1)
+        sessions.openSession(keccak256("root"), tw, FEE);
+        assertEq(token.balanceOf(provider), before, "nothing paid");
+        assertEq(sessions.sessionCount(), count, "no session");
+        c.requestConfirmations = 120; // fits an opening in an epoch's first block (149 blocks of readability)
+        vm.prank(owner);
+        vrf.setConfig(c);
+        vm.roll((block.number / EPOCH_BLOCKS + 1) * EPOCH_BLOCKS);
+        uint256 sid = _open(tw, FEE);
+        vm.roll(block.number + 120);
+        coord.fulfill(vrf.coordinatorRequestOf(sessions.sessionOf(sid).drawRequest), 7);
+        sessions.draw(sid, 64);
+        assertEq(uint256(sessions.statusOf(sid)), uint256(IAuditSessions.Status.Drawing), "drawn");
+        vm.roll(_lastBlockOfEpoch()); // 100 blocks of readability: 120 does not fit
+        vm.prank(provider);
+        vm.expectRevert(abi.encodeWithSelector(AuditSessions.RandomnessTooSlow.selector, 120, 99));
+        sessions.openSession(keccak256("root"), tw, FEE);
     }
 
     /// @dev Regression (holds): at the boundary the window allows (canaryCommitBlocks == epochBlocks) with a

@@ -14,8 +14,21 @@ contract ScriptedRandomness is IRandomness {
     mapping(uint256 => Req) internal _reqs;
     uint256 public requestCount;
     uint256 public lastMinBlocks;
+    /// @notice What `minDelay` reports (the test sets it; requests are answered by hand regardless).
+    uint256 public minDelay;
+    /// @notice While true, `request`/`requestAfter` revert (a source that stops taking requests).
+    bool public refusing;
 
     error NotReady(uint256 requestId, RequestStatus status);
+    error Refused();
+
+    function setMinDelay(uint256 delay) external {
+        minDelay = delay;
+    }
+
+    function setRefusing(bool on) external {
+        refusing = on;
+    }
 
     function request() external returns (uint256 requestId) {
         return requestAfter(0);
@@ -23,6 +36,7 @@ contract ScriptedRandomness is IRandomness {
 
     /// @dev The test decides when a request is answered, so `minBlocks` is only recorded.
     function requestAfter(uint256 minBlocks) public returns (uint256 requestId) {
+        if (refusing) revert Refused();
         lastMinBlocks = minBlocks;
         requestId = ++requestCount;
         _reqs[requestId].status = RequestStatus.Pending;

@@ -63,17 +63,18 @@ def appeal_params_abi(p: SessionParams) -> tuple[int, ...]:
 
 
 def check_randomness_delay(randomness_delay: int, epoch_blocks: int) -> None:
-    """Refuse a lookahead delay whose value would arrive after the draw's snapshot stops being
-    readable (outside review 5): a session opened in an epoch's last block can be drawn until
-    `SNAPSHOT_SPAN_EPOCHS` epochs later, and the lookahead value exists one block after its target,
-    so with a longer delay every such session would end undrawn."""
-    longest = SNAPSHOT_SPAN_EPOCHS * epoch_blocks - 1
-    if not 1 <= randomness_delay <= longest:
+    """Refuse, before any transaction, a lookahead delay the session core would refuse on chain.
+
+    The rule is the core's (`AuditSessions._checkDelay`, error `RandomnessTooSlow`): a source's delay
+    must not exceed one epoch, so a session opened in an epoch's last block (whose snapshot is readable
+    `SNAPSHOT_SPAN_EPOCHS` epochs) gets its draw value with an epoch left to draw in (outside review 5).
+    """
+    if not 1 <= randomness_delay <= epoch_blocks:
         raise ValueError(
-            f"randomness delay {randomness_delay} does not fit a snapshot of {epoch_blocks}-block epochs: "
-            f"a session opened in an epoch's last block would get its draw randomness after the snapshot "
-            f"stops being readable; use a delay of 1..{longest} or epochs of at least "
-            f"{(randomness_delay + 1 + SNAPSHOT_SPAN_EPOCHS - 1) // SNAPSHOT_SPAN_EPOCHS} blocks"
+            f"randomness delay {randomness_delay} does not fit a snapshot of {epoch_blocks}-block epochs "
+            f"(AuditSessions would revert RandomnessTooSlow): a session opened in an epoch's last block "
+            f"could get its draw randomness too late to be drawn before the snapshot stops being readable; "
+            f"use a delay of 1..{epoch_blocks} or epochs of at least {randomness_delay} blocks"
         )
 
 

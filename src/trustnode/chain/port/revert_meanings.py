@@ -41,6 +41,14 @@ MEANINGS: dict[str, str] = {
     "EmptyManifest": "the key manifest CID is empty",
     "RevealOpen": "the reveal phase is still open",
     "SlashSeedPending": "the slash coins' randomness is not fixed yet; settle a few blocks later",
+    "RandomnessTooSlow": (
+        "the randomness source waits longer than the draw's snapshot stays readable (its delay or the"
+        " canary window exceeds an epoch, or a VRF source's confirmations were raised): the session would"
+        " never be drawn, so nothing was opened or paid; the operator must configure a faster source"
+    ),
+    "SlashRequestGas": (
+        "too little gas to request the slash coins' randomness; send the transaction with more gas"
+    ),
     "NoSeed": "the draw has not started, so there is no seed yet",
     "UnsupportedRound": "appeal rounds are not deployed yet (round 0 only)",
     "PanelOutOfRange": "the session id or round does not fit a panel key",
