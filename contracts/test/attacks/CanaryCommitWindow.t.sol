@@ -82,7 +82,7 @@ contract CanaryCommitWindowTest is AppealsFixture {
     function testFuzz_RandomnessNeverKnownWhileCommitsAllowed(uint256 delay, uint256 commitBlocks, uint256 n)
         public
     {
-        delay = bound(delay, 1, 128);
+        delay = bound(delay, 1, EPOCH_BLOCKS); // slower sources are refused (RandomnessTooSlow)
         commitBlocks = bound(commitBlocks, 0, MAX_WINDOW);
         n = bound(n, 1, 20); // 10% canaries: n < 10 owes none
         LookaheadRandomness src = new LookaheadRandomness(delay);
@@ -111,7 +111,7 @@ contract CanaryCommitWindowTest is AppealsFixture {
     /// before `open + canaryCommitBlocks + 1`; the operator commits in block `open + canaryCommitBlocks`, and
     /// once the value is delivered commits are refused. Confirmations the VRF config asks for stay a floor.
     function testFuzz_VrfDeliversOnlyAfterTheWindow(uint256 configured, uint256 commitBlocks) public {
-        configured = bound(configured, 1, 200);
+        configured = bound(configured, 1, EPOCH_BLOCKS); // slower sources are refused (RandomnessTooSlow)
         commitBlocks = bound(commitBlocks, 1, MAX_WINDOW);
         MockVRFCoordinator coord = new MockVRFCoordinator();
         VRFRandomness.Config memory c;

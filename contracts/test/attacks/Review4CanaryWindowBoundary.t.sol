@@ -166,8 +166,9 @@ contract Review4CanaryWindowBoundary is AppealsFixture {
         sessions.setParams(p);
     }
 
-    /// @dev The largest window (one epoch here) with a VRF source configured at the cap: the coordinator is
-    /// asked 200 confirmations (v2.5's maximum), the session opens, and the deadline keeps its slack.
+    /// @dev The largest window (one epoch here) with the slowest VRF source the core accepts (one epoch of
+    /// confirmations; 200 is refused, outside review 5): the coordinator is asked window + 1 confirmations,
+    /// the session opens, and the deadline keeps its slack.
     function test_LargestWindowOnVrfStaysWithinTheCap() public {
         MockVRFCoordinator coord = new MockVRFCoordinator();
         VRFRandomness.Config memory c;
@@ -179,15 +180,21 @@ contract Review4CanaryWindowBoundary is AppealsFixture {
         VRFRandomness vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
         vm.startPrank(owner);
         vrf.setRequester(address(sessions), true);
+        vm.expectRevert(abi.encodeWithSignature("RandomnessTooSlow(uint256,uint256)", 200, EPOCH_BLOCKS));
+        sessions.setRandomness(IRandomness(address(vrf)));
+        c.requestConfirmations = uint16(EPOCH_BLOCKS);
+        vrf.setConfig(c);
         sessions.setRandomness(IRandomness(address(vrf)));
         vm.stopPrank();
         _setCommitBlocks(EPOCH_BLOCKS);
         uint256 sid = _open(_uniform(10, 1), FEE);
         uint256 local = sessions.sessionOf(sid).drawRequest;
         assertEq(
-            coord.recorded(vrf.coordinatorRequestOf(local)).requestConfirmations, 200, "200 confirmations"
+            coord.recorded(vrf.coordinatorRequestOf(local)).requestConfirmations,
+            EPOCH_BLOCKS + 1,
+            "window + 1 confirmations"
         );
-        assertEq(vrf.deadlineOf(local), block.number + 400, "deadline");
+        assertEq(vrf.deadlineOf(local), block.number + 400 + 1, "deadline");
         vm.roll(block.number + EPOCH_BLOCKS);
         assertTrue(_commitWorks(sid), "commit in the window's last block");
     }
