@@ -32,8 +32,7 @@ interface IDrawModule {
         bool failed;
         /// @dev Lock refusals over the whole panel, every segment and call (0 unless `failed`): a failure
         /// after refusals is not the snapshot's own lack of auditors (refusing early segments can push
-        /// the others onto the seat cap), so the core refunds nothing (no re-roll by refusing). A round-0
-        /// panel that a later-opened session's draw overtook counts only the refusals before that.
+        /// the others onto the seat cap), so the core refunds nothing (no re-roll by refusing).
         uint256 lockRefusals;
     }
 
@@ -51,8 +50,7 @@ interface IDrawModule {
     );
     /// @notice The eligible snapshot weight of `tier` ran out with `seatsNeeded` seats of `segment`
     /// unfilled; `eligibleLeft` auditors could still serve the session, all already on this segment;
-    /// `lockRefusals` sampled auditors refused their stake lock over the whole panel so far (of a round-0
-    /// panel that a later-opened session's draw overtook: only those before it, `DrawModule._orderCheck`).
+    /// `lockRefusals` sampled auditors refused their stake lock over the whole panel so far.
     event DrawFailed(
         uint256 indexed sessionId,
         uint256 round,

@@ -57,14 +57,10 @@ contract DrawModule is IDrawModule {
     /// stopped inside a segment, else 0.
     mapping(uint256 key => uint256) private _resumeAt;
 
-    /// @dev Lock refusals over the whole panel so far (any segment, any call; bits 0-127): a failed draw
-    /// with any is `DrawRefused`, since an account that refuses early segments can push the seats that
-    /// later fail onto the seat cap. Bits 128-255 of a round-0 panel: 0, or 1 + the refusals counted
-    /// before a later-opened session's draw overtook it (only those count then, see `draw`).
+    /// @dev Lock refusals over the whole panel so far (any segment, any call): a failed draw with any is
+    /// `DrawRefused`, since an account that refuses early segments can push the seats that later fail
+    /// onto the seat cap.
     mapping(uint256 key => uint256) private _panelRefusals;
-
-    /// @notice The highest session id whose round-0 panel has drawn (session ids follow opening order).
-    uint256 public latestDrawnSession;
 
     /// @dev One sampled auditor within a call: its seat word with this call's seats, the seats this
     /// call locks for it, and Staking's quote (read at its first lock decision).
@@ -86,8 +82,6 @@ contract DrawModule is IDrawModule {
         uint256 refusals;
         uint256 panelRefusals;
         uint256 refusalsBefore;
-        uint256 overtaken;
-        uint256 overtakenBefore;
         uint256 drawnNow;
         uint256 rejectedNow;
         uint256 drawnSeats;
@@ -113,7 +107,6 @@ contract DrawModule is IDrawModule {
             revert NotCore(msg.sender);
         }
         Walk memory w = _begin(job);
-        if (job.round == 0) _orderCheck(w, job.sessionId);
         ExclusionList.List[3] memory ex = _loadExclusions(w, job);
         bool failed = false;
         while (w.segment < job.segmentCount) {
@@ -147,30 +140,8 @@ contract DrawModule is IDrawModule {
         r.drawnSeats = w.drawnSeats;
         r.auditorCount = w.auditorCount;
         r.failed = failed;
-        if (failed) {
-            r.lockRefusals = _countedRefusals(w);
-        } else if (w.panelRefusals != w.refusalsBefore || w.overtaken != w.overtakenBefore) {
-            _panelRefusals[w.key] = w.panelRefusals | (w.overtaken << 128);
-        }
-    }
-
-    /// @dev Opening order (outside review 5, lock exhaustion): a session drawn after a later-opened one
-    /// may find the free stake of its snapshot's auditors locked by it, and whoever calls the draws
-    /// chooses that order. So refusals met after a later-opened session's draw overtook this panel are
-    /// not the provider's side's doing: once overtaken, only the refusals counted before it decide
-    /// `DrawRefused` (fee forfeited) over `DrawFailed` (refunded).
-    function _orderCheck(Walk memory w, uint256 sessionId) private {
-        uint256 latest = latestDrawnSession;
-        if (latest > sessionId) {
-            if (w.overtaken == 0) w.overtaken = 1 + w.panelRefusals;
-        } else if (latest < sessionId) {
-            latestDrawnSession = sessionId;
-        }
-    }
-
-    /// @dev The refusals a failed panel is charged with (see `_orderCheck`).
-    function _countedRefusals(Walk memory w) private pure returns (uint256) {
-        return w.overtaken == 0 ? w.panelRefusals : w.overtaken - 1;
+        if (failed) r.lockRefusals = w.panelRefusals;
+        else if (w.panelRefusals != w.refusalsBefore) _panelRefusals[w.key] = w.panelRefusals;
     }
 
     /// @dev Sample one candidate for the current seat; seat it or exclude it. True if seated.
@@ -349,7 +320,7 @@ contract DrawModule is IDrawModule {
             tier,
             job.seatsPerTier[tier] - w.seat,
             list.length() - list.permanent - w.refusals,
-            _countedRefusals(w)
+            w.panelRefusals
         );
     }
 
@@ -385,11 +356,8 @@ contract DrawModule is IDrawModule {
         _clearSeated(w.seated);
         // Auditors sampled: at most one per seat or rejection of the call.
         w.held = _pointers(job.maxSeats + 64 + MAX_REJECTIONS_PER_CALL);
-        uint256 stored = _panelRefusals[w.key];
-        w.panelRefusals = stored & type(uint128).max;
+        w.panelRefusals = _panelRefusals[w.key];
         w.refusalsBefore = w.panelRefusals;
-        w.overtaken = stored >> 128;
-        w.overtakenBefore = w.overtaken;
         uint256 resumeAt = _resumeAt[w.key];
         if (resumeAt != 0) {
             w.seat = (resumeAt >> 8) & 0xff;
