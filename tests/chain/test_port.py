@@ -236,42 +236,6 @@ def test_a_draw_emptied_by_a_refused_lock_is_not_refunded_on_the_memory_port() -
     assert before - provider.token_balance(provider.address) == fee, "no refund"
 
 
-@pytest.mark.parametrize("later_first", [True, False])
-def test_only_refusals_before_a_later_session_overtook_a_draw_forfeit_on_the_memory_port(
-    later_first: bool,
-) -> None:
-    """The memory mirror of `DrawOrder` (outside review 5, lock exhaustion): three LLM auditors whose
-    stake backs 12 seats each, two sessions of four LLM segments (12 seats each) and one of eight
-    (24): whoever draws the later sessions first takes the tier's free stake. The earlier session,
-    drawn last, fails on refused locks it did not cause and is refunded; drawn in opening order it
-    fills and the last-opened session is the one that fails, its refusals forfeiting its fee."""
-    chain = MemoryChain(DEVNET_SESSION_PARAMS)
-    provider = chain.port("0x" + "01" * 20)
-    chain.fund(provider.address, 10_000 * TOKEN)
-    for i in range(3):
-        a = chain.port("0x" + f"{i + 2:02x}" * 20)
-        chain.fund(a.address, 1_000 * TOKEN)
-        a.register(Tier.LLM, 1, b"\x43" * 32)
-        a.stake(12 * DEVNET_SESSION_PARAMS.slash_amount)
-    fee = DEVNET_SESSION_PARAMS.reward * 24 * 2
-    ids = [
-        _when_ready(lambda n=n, r=r: provider.open_session(r, [1] * n, [1] * n, fee), chain.mine).session_id
-        for n, r in ((4, b"\x01" * 32), (4, b"\x02" * 32), (8, b"\x03" * 32))
-    ]
-    order = [ids[1], ids[2], ids[0]] if later_first else ids
-    for sid in order:
-        _when_ready(lambda sid=sid: provider.draw(sid, 64), chain.mine)
-    ends = {sid: provider.session(sid).termination for sid in ids}
-    if later_first:
-        failure = provider.draw_failure(ids[0])
-        assert failure is not None and failure.refused == 0, "refusals after the overtaking do not count"
-        assert ends[ids[0]] == "draw_failed", ends
-    else:
-        assert ends[ids[0]] is None and ends[ids[1]] is None, ends
-        failure = provider.draw_failure(ids[2])
-        assert failure is not None and failure.refused > 0 and ends[ids[2]] == "draw_refused", ends
-
-
 @pytest.mark.chain
 def test_the_web3_port_releases_a_held_withdrawal_once_its_hold_is_over(fresh_devnet: Deployment) -> None:
     """protocol-v2 5.1 on the deployed contracts: a withdrawal by a pool in a readable snapshot is

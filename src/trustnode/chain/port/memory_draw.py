@@ -56,9 +56,6 @@ class DrawOps:
             if s.drawn == s.total_seats:
                 raise revert("DrawComplete", sessionId=session_id)
             tx = self.c.tx()
-            if self.c.latest_drawn > s.id and s.refused_before_overtaken is None:
-                s.refused_before_overtaken = len(s.refusers)
-            self.c.latest_drawn = max(self.c.latest_drawn, s.id)
             drawn = 0
             seated: list[str] = []
             while drawn < max_seats and s.drawn < s.total_seats:
@@ -119,8 +116,7 @@ class DrawOps:
 
     def _draw_failed(self, s: Session, tier: int, p: SessionParams, tx: TxRef) -> None:
         """Cancel: keep R per seat already drawn (paid when its auditor settles); refund the rest only
-        when nobody refused a lock in the panel before a later-opened session overtook its draw (else
-        it is forfeited, as DrawRefused)."""
+        when nobody refused a lock in the panel (else it is forfeited, as DrawRefused)."""
         need = sum(p.seats_per_tier[t] for t in s.tiers if t == tier)
         have = len(
             {
@@ -129,9 +125,7 @@ class DrawOps:
                 if a != s.provider and self.c.auditors[a].tier == tier and s.snapshot.get(a)
             }
         )
-        # Opening order (DrawModule._orderCheck): once a later-opened session's draw overtook this one,
-        # only the refusals met before that are the provider's side's (and forfeit the fee).
-        refused = len(s.refusers) if s.refused_before_overtaken is None else s.refused_before_overtaken
+        refused = len(s.refusers)
         s.failure = DrawFailure(
             tier=TierName.of(tier),
             seats_needed=need,

@@ -109,7 +109,6 @@ class Session:
     total_weight: int = 0
     failure: DrawFailure | None = None
     refusers: set[str] = field(default_factory=set)  # candidates of a drawn segment that lacked free stake
-    refused_before_overtaken: int | None = None  # refusers when a later-opened session's draw overtook it
     termination: str | None = None  # IAuditSessions.Termination, lower case
     draw_reputation: dict[str, int] = field(default_factory=dict)  # fixed at the auditor's first seat
     snapshot: dict[str, int] = field(default_factory=dict)  # auditor -> weight when opened (the draw's)
@@ -230,7 +229,6 @@ class MemoryChain:
         self.auditors: dict[str, Auditor] = {}
         self.sessions: list[Session] = []
         self.withdrawals: list[WithdrawalRow] = []
-        self.latest_drawn = 0  # the highest session id whose round-0 draw ran (ids follow opening order)
         self.logs: list[Log] = []
         self.treasury = 0  # what the treasury holds to grant appeal budgets and canary refunds
         self.owner = to_checksum_address(owner)  # the core's owner (governance)
