@@ -27,11 +27,12 @@ interface VmReview7Reroll {
 /// 0 refusals charged and 782 of its 1,000 TRUST refunded (3 of 6 seats drawn): the re-roll costs 218 of V
 /// (the 200 fee share + R = 6 x 3 drawn seats, the latter paid to seated auditors) + 1.5 + <= 42 TRUST,
 /// where DrawRefused would have cost 1,000 (a thin tier where the friend's appeal can exhaust the stake).
-/// Fix proposals: (1) raise `latestDrawnSession` only after a call that seated someone (move the write in
-/// `_orderCheck` after the walk, `w.drawnNow != 0`), so an overtaking costs at least a drawn seat of a real
-/// panel; (2) as in Review7AppealPanelCannotForfeitHonestFee: reserve stake for round-0 panels in opening
-/// order so no lock placed after V's seed (appeal panel or later session) can take what V's snapshot
-/// needs; then nothing after the seed can make V fail and neither test's attack exists.
+/// Fix proposals: (1) make an overtaking cost a real lock in V's tier: keep the latest drawn session per
+/// tier and raise it only after a call that seated someone in that tier (move the write in `_orderCheck`
+/// after the walk, `w.drawnNow != 0`); today a session of another, empty tier overtakes every earlier
+/// panel of every tier; (2) as in Review7AppealPanelCannotForfeitHonestFee: reserve stake for round-0
+/// panels in opening order so no lock placed after V's seed (appeal panel or later session) can take what
+/// V's snapshot needs; then nothing after the seed can make V fail and neither test's attack exists.
 contract Review7NoRefundedRerollThroughAppealLocks is Review7AppealLockWorld {
     /// @notice The same appeal as the provider's own re-roll (fails today: DrawFailed, V refunded). The provider
     /// of V dislikes V's public seed. It overtakes V for almost nothing: a 1-segment session in the empty
