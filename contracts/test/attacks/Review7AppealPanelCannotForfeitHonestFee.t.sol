@@ -79,6 +79,9 @@ abstract contract Review7AppealLockWorld is AppealsFixture {
 }
 
 /// @title Review7AppealPanelCannotForfeitHonestFee (outside review 7 of main b460fed, draw order 6.1)
+/// @notice Still open after the overtaking rule was withdrawn (every refusal counts again, so the appeal
+/// route below works as measured, and the later-session route of Review5 too): see docs/protocol-v2.md 6.1
+/// for the opening-order design that closes both without a re-roll.
 /// @notice Property: nobody but the provider's side can turn an honest provider's failed draw into
 /// DrawRefused (fee forfeited). Review 5 closed the route through later-opened sessions (`_orderCheck`).
 /// An appeal panel is a second route it does not close: appeal panels lock stake of the same tier when

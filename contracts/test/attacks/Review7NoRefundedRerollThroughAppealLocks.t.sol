@@ -4,12 +4,12 @@ pragma solidity 0.8.28;
 import {Review7AppealLockWorld} from "./Review7AppealPanelCannotForfeitHonestFee.t.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
-/// @dev The cheatcodes TestBase's `Vm` does not declare.
-interface VmReview7Reroll {
-    function skip(bool) external;
-}
-
 /// @title Review7NoRefundedRerollThroughAppealLocks (outside review 7 of main b460fed, draw order 6.1)
+/// @notice Holds now: the overtaking rule (`_orderCheck`, commit 55307e4) was withdrawn after this review, so
+/// every refusal of a failed round-0 panel counts again and the re-roll below ends DrawRefused (nothing
+/// refunded). Kept as the regression test that any future draw-order rule must pass together with
+/// `Review7AppealPanelCannotForfeitHonestFee` and `Review5LockExhaustionCannotForfeitHonestFee`
+/// (docs/protocol-v2.md 6.1). The text below describes the code it was written against.
 /// @notice Property: a provider cannot re-roll its own draw for a refund (the reason DrawRefused exists).
 /// Since `_orderCheck`, refusals after an overtaking are excused; docs/protocol-v2.md 6.1 argues that
 /// causing them costs the provider's side real audits or a real slash. Two cheaper parts exist:
@@ -43,8 +43,7 @@ contract Review7NoRefundedRerollThroughAppealLocks is Review7AppealLockWorld {
     /// TRUST; the re-roll cost the provider's side 218 TRUST of V (the 200 fee share and R = 6 x 3 drawn
     /// seats, paid to the seated auditors) + 1.5 TRUST for the overtaking + at most the 42 TRUST bond, where
     /// DrawRefused would have cost all 1,000.
-    function test_NoRerollThroughAnAppealAfterACheapOvertaking_KNOWN() public {
-        VmReview7Reroll(address(vm)).skip(true);
+    function test_NoRerollThroughAnAppealAfterACheapOvertaking() public {
         uint256 before = token.balanceOf(provider);
         uint256 cheap = _open(_uniform(1, 0), 7.5e18);
         _commitCanaries(cheap, new bytes32[](0));
@@ -55,7 +54,6 @@ contract Review7NoRefundedRerollThroughAppealLocks is Review7AppealLockWorld {
             "cheap one refunded"
         );
         _logTrust("cost of the overtaking session", before - token.balanceOf(provider));
-        assertEq(drawModule.latestDrawnSession(), cheap, "V is overtaken");
         uint256 round = _appeal(old, _segs(0)); // the provider's friend
         _drawRound(old, round);
         uint256 mid = token.balanceOf(provider);
