@@ -19,6 +19,7 @@ from trustnode.chain.port.types import PENDING_READY_AT
 from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, Protocol
 from trustnode.models.enums import Tier
 from trustnode.models.verdict import SessionState, TierName, TraceVerdict
+from trustnode.node.seating import undrawn_demand
 from trustnode.node.verdict import build_outcome
 
 T = TypeVar("T")
@@ -260,3 +261,20 @@ def test_the_web3_port_releases_a_held_withdrawal_once_its_hold_is_over(fresh_de
     w = me.withdrawal(wid)
     assert w.ready_at != PENDING_READY_AT and w.amount == 25 * TOKEN
     assert me.release_withdrawal(wid) is None, "nothing left to release"
+
+
+@pytest.mark.chain
+def test_the_web3_port_reports_what_an_undrawn_session_still_needs(fresh_devnet: Deployment) -> None:
+    """The pre-open check's view of the deployed contracts: an opened, undrawn session says until
+    which block it can draw (its snapshot's last readable block) and counts in the tier's demand."""
+    owner = Protocol(client_for(fresh_devnet, 0), fresh_devnet.contracts)
+    provider_p = Protocol(client_for(fresh_devnet, 1), fresh_devnet.contracts)
+    owner.transfer(provider_p.address, 10_000 * TOKEN)
+    provider = Web3Port(provider_p, deploy_block=fresh_devnet.deploy_block)
+    params = provider.params()
+    fee = params.reward * 3 * 2 * 2
+    opened = _when_ready(lambda: provider.open_session(ROOT, [1, 1], [1, 1], fee), owner.client.mine)
+    info = provider.session(opened.session_id)
+    epoch = provider_p.session(opened.session_id).epoch
+    assert info.draw_until == provider_p.snapshot_readable_until(epoch) > provider.block_number()
+    assert undrawn_demand(provider, params)[1] == 2 * params.seats_per_tier[1]

@@ -19,6 +19,7 @@ from tests.node.memnet import PROVIDER, MemoryNet, address
 from trustnode.api.app import create_app
 from trustnode.audit.computer import ComputerAuditor
 from trustnode.chain.errors import ContractRevertError
+from trustnode.chain.port import NotReady
 from trustnode.chain.port.memory_state import MEMORY_SESSION_PARAMS, MemoryChain
 from trustnode.chain.port.types import PENDING_READY_AT, DrawFailure
 from trustnode.hdag.offline import decompose_offline
@@ -27,8 +28,10 @@ from trustnode.models.enums import Tier
 from trustnode.models.jobs import JobStatus, TraceStage
 from trustnode.models.trace import TraceInput
 from trustnode.models.verdict import SegmentVerdict, SessionState, TierName, TraceVerdict
+from trustnode.node.pinning import fee_for
 from trustnode.node.queries import SessionQueries, StaleTraceLinkError
 from trustnode.node.samples import Sample, load_samples
+from trustnode.node.seating import shortfall, undrawn_demand
 from trustnode.node.votes import withdraw_rewards
 
 PARAMS = MEMORY_SESSION_PARAMS.model_copy(
@@ -201,6 +204,40 @@ def test_an_idle_pools_held_withdrawal_is_released_by_its_daemon(
     withdraw_rewards(port, daemon.votes, who, target_stake=10**30)
     assert port.withdrawal(wid).ready_at != PENDING_READY_AT
     assert any(f"withdrawal {wid} left its hold" in r.getMessage() for r in caplog.records)
+
+
+def test_a_trace_waits_while_earlier_sessions_still_need_its_tier(
+    net: MemoryNet, samples: dict[str, Sample]
+) -> None:
+    """Outside review 7 (node side): the pre-open check subtracts the seats that sessions opened
+    earlier (by anyone) still have to draw. A rival's undrawn session needs every free LLM seat, so
+    opening now could only end in refused locks and a forfeited fee: the trace waits (nothing paid),
+    and opens once the rival's draw has taken its seats and the tier has room again."""
+    rival = net.chain.port(address(9))
+    llm_seats = net.chain.port(PROVIDER).eligible_auditors(Tier.LLM)[0].free_seats
+    tiers = [int(Tier.LLM)] * llm_seats
+    net.chain.fund(rival.address, 10 * fee_for(PARAMS, tiers))
+    opened = rival.open_session(b"\x77" * 32, tiers, [1] * llm_seats, fee_for(PARAMS, tiers))
+    trace = samples["tunnel-flawed"].trace
+    assert shortfall(rival, [int(Tier.LLM)]) is None, "alone, the tier could take the trace's seat"
+    assert undrawn_demand(rival, PARAMS)[int(Tier.LLM)] == llm_seats
+    tid = net.submit(trace)
+    for _ in range(5):
+        net.round()
+    assert net.job(tid).stage != TraceStage.OPENED and len(net.chain.sessions) == 1, "it waited"
+    assert net.job(tid).status != JobStatus.FAILED
+    balance = net.chain.balances[PROVIDER]
+    for _ in range(50):  # the rival draws its session once its randomness is there
+        if rival.session(opened.session_id).draw_complete:
+            break
+        try:
+            rival.draw(opened.session_id, 64)
+        except NotReady:
+            net.round()
+    assert rival.session(opened.session_id).draw_complete
+    job = net.run([tid])[tid]
+    assert job.status == JobStatus.DONE and job.session_id == 2
+    assert net.chain.balances[PROVIDER] < balance, "it paid once it opened"
 
 
 def test_a_permanent_revert_fails_the_job_at_once(net: MemoryNet, samples: dict[str, Sample]) -> None:

@@ -16,14 +16,16 @@ only its own job; the others open.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from trustnode.chain.errors import ChainError, ContractRevertError
 from trustnode.chain.port import ChainPort, DrawFailure, EligibleAuditor, NotReady, Opened, OpenRequest
+from trustnode.models.enums import Tier
 from trustnode.models.jobs import TraceJob
 from trustnode.node.jobs import JobQueue
 from trustnode.node.pinning import fee_for
-from trustnode.node.seating import shortfall
+from trustnode.node.seating import shortfall, undrawn_demand
 
 #: What became of one job's open: its session, the seats no draw could fill (nothing was paid),
 #: or the error to handle as the job's own (NotReady, a revert, an outage).
@@ -57,7 +59,9 @@ def open_jobs(
     params = port.params()
     eligible: dict[int, list[EligibleAuditor]] = {}
     to_send: list[TraceJob] = []
+    busy: Counter[int] | None = None  # seats still to draw per tier, read once when first needed
     for job in jobs:
+        crowded: DrawFailure | None = None
         try:
             if queue.open_sent(job.id) is not False:
                 found = earlier_open(port, job)
@@ -66,13 +70,25 @@ def open_jobs(
                     continue
             tiers = [s.tier for s in job.segments]
             short = shortfall(port, tiers, params=params, eligible_by_tier=eligible)
+            if short is None:
+                busy = undrawn_demand(port, params) if busy is None else busy
+                crowded = shortfall(port, tiers, params=params, eligible_by_tier=eligible, pending=busy)
         except Exception as exc:  # noqa: BLE001 - an outage is this job's to retry
             results[job.id] = exc
             continue
         if short is not None:
-            results[job.id] = short
+            results[job.id] = short  # the tier cannot fill it even alone: nothing to wait for
+        elif crowded is not None and busy is not None:
+            results[job.id] = NotReady(
+                f"{crowded.reason} once the {busy[int(Tier[crowded.tier.name])]} seats that sessions opened "
+                "earlier still have to draw in that tier are taken (opened now, its draw could meet only "
+                "refused locks and forfeit the fee)",
+                retry_blocks=max(1, params.draw_blocks // 4),
+            )
         else:
             to_send.append(job)
+            assert busy is not None
+            busy.update(s.tier for s in job.segments for _ in range(params.seats_per_tier[s.tier]))
     if not to_send:
         return results
     requests = [

@@ -4,6 +4,8 @@ Before paying for a session the provider counts the auditors a draw could pick i
 the trace needs: each segment of tier t needs k_t distinct auditors, and together they must
 back k_t seats per segment (per-auditor seat cap, free stake for the slash amount of each
 seat). The provider's own account is never drawn for its sessions, so it does not count.
+Seats that sessions opened earlier still have to draw come off first (`undrawn_demand`): a trace
+that fits alone but not behind them waits instead of paying for a draw that could only be refused.
 """
 
 from __future__ import annotations
@@ -36,17 +38,46 @@ def _warn_provider_is_auditor(port: ChainPort, tier: Tier) -> None:
     )
 
 
+#: Most recent sessions `undrawn_demand` reads (older ones have drawn or lapsed in any deployment
+#: that opens fewer sessions than this within a snapshot's readable span).
+UNDRAWN_LOOKBACK = 64
+
+
+def undrawn_demand(port: ChainPort, params: SessionParams) -> Counter[int]:
+    """Seats per tier that sessions already opened (by anyone) still have to draw.
+
+    They were opened first, and whoever draws first locks the free stake: a session opened now in
+    a tier they already fill may meet only refusals and forfeit its fee (docs/protocol-v2.md 6.1).
+    Segments are drawn in order, k_t seats each, so the undrawn seats are the last ones."""
+    demand: Counter[int] = Counter()
+    now = port.block_number()
+    count = port.session_count()
+    for sid in range(count, max(0, count - UNDRAWN_LOOKBACK), -1):
+        info = port.session(sid)
+        if info.state not in (SessionState.CREATED, SessionState.DRAWING) or info.draw_complete:
+            continue
+        if (info.draw_until and info.draw_until < now) or (info.draw_deadline and info.draw_deadline < now):
+            continue  # it can no longer draw: it only waits for someone to end it
+        drawn = info.drawn_seats
+        for seg in port.segments(sid):
+            k = params.seats_per_tier[seg.tier]
+            demand[seg.tier] += max(0, k - drawn)
+            drawn = max(0, drawn - k)
+    return demand
+
+
 def shortfall(
     port: ChainPort,
     tiers: Sequence[int],
     *,
     params: SessionParams | None = None,
     eligible_by_tier: dict[int, list[EligibleAuditor]] | None = None,
+    pending: Counter[int] | None = None,
 ) -> DrawFailure | None:
     """The first tier whose eligible auditors cannot fill the seats of `tiers`, or None.
 
     `params` and `eligible_by_tier` (filled as tiers are read) let one batch of opens read the
-    chain once: each session is still checked on its own, as it would be opened alone."""
+    chain once. `pending` seats per tier (`undrawn_demand`) come off the free seats first."""
     params = port.params() if params is None else params
     cache: dict[int, list[EligibleAuditor]] = {} if eligible_by_tier is None else eligible_by_tier
     for t, segments in sorted(Counter(tiers).items()):
@@ -58,7 +89,8 @@ def shortfall(
         if any(e.address == port.address for e in eligible):
             _warn_provider_is_auditor(port, tier)
         eligible = [e for e in eligible if e.address != port.address]
-        capacity = sum(min(e.free_seats, params.seat_cap) for e in eligible)
+        taken = pending[t] if pending is not None else 0
+        capacity = sum(min(e.free_seats, params.seat_cap) for e in eligible) - taken
         if len(eligible) < k or capacity < k * segments:
             return DrawFailure(
                 tier=TierName.of(t), seats_needed=k * segments, eligible=len(eligible), per_segment=k

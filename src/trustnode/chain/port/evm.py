@@ -51,6 +51,9 @@ _PHASES = (
 )
 
 
+_UNDRAWN = (SessionState.CREATED, SessionState.DRAWING)
+
+
 def _hex(b: Any) -> str:
     return "0x" + bytes(b).hex()
 
@@ -311,6 +314,7 @@ class Web3Port(ProviderOps, AppealOps, AuditorOps):
             reveal_deadline=s.reveal_deadline, passed=s.passed, score_bps=s.score_bps,
             pass_weight=pass_weight, total_weight=total_weight,
             termination=None if s.termination == Termination.NONE else s.termination.name.lower(),
+            draw_until=p.snapshot_readable_until(s.epoch) if _state(s.status) in _UNDRAWN else 0,
         )  # fmt: skip
 
     def segments(self, session_id: int) -> list[SegmentTally]:

@@ -98,6 +98,11 @@ class SessionInfo(BaseModel):
         description="Why it ended without a verdict, when the chain records it (protocol v2's "
         "Termination, e.g. draw_failed, keys_withheld, snapshot_unavailable).",
     )
+    draw_until: int = Field(
+        default=0,
+        description="Last block its round-0 draw can run (the snapshot's last readable block), read "
+        "while it is still to be drawn; 0 when unknown or no longer relevant.",
+    )
 
     @property
     def draw_complete(self) -> bool:

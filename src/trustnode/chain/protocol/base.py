@@ -110,6 +110,10 @@ class ProtocolBase:
         """First block of the next snapshot epoch (stake changed now is drawn from there on)."""
         return self.current_epoch() * self.epoch_blocks
 
+    def snapshot_readable_until(self, epoch: int) -> int:
+        """Last block a draw can read snapshot `epoch` (SortitionTrees)."""
+        return int(self._call(self.sortition.functions.snapshotReadableUntil(epoch)))
+
     def mine_to_next_epoch(self) -> None:
         """Devnet only: mine empty blocks until the next snapshot epoch starts."""
         need = self.next_epoch_block() - self.client.block_number()
