@@ -32,11 +32,13 @@ def test_open_adopts_a_session_opened_before_the_crash(fresh_devnet: Deployment,
             DEVNET_SESSION_PARAMS.model_copy(update={"seats_per_tier": (1, 1, 1), "seat_cap": 64}).as_abi()
         )
     )
+    # 200 TRUST backs 25 seats: both sessions below, the second counted behind the first's undrawn
+    # seats (node.seating.undrawn_demand), fit.
     for tier, account in ((0, 2), (1, 3), (2, 4)):
         auditor = Protocol(client_for(fresh_devnet, account), fresh_devnet.contracts)
-        owner.transfer(auditor.address, 100 * 10**18)
+        owner.transfer(auditor.address, 200 * 10**18)
         auditor.register(tier, 1, bytes([account]) * 32)
-        auditor.stake(auditor.address, 100 * 10**18)
+        auditor.stake(auditor.address, 200 * 10**18)
     owner.mine_to_next_epoch()  # protocol v2: sessions draw from the snapshot of their opening epoch
     settings = Settings(
         data_dir=tmp_path / "provider",
