@@ -45,13 +45,16 @@ def test_refusals_never_keep_a_contested_pass_and_the_appellant_pays_nothing() -
     assert unfillable.final == O.PASS and unfillable.payouts[0].refund == 7 * R - 6 * R  # the old rule
     st_ = settle(_refused(O.PASS, 6))
     assert st_.resolution.outcomes == [O.PASS, O.INCONCLUSIVE] and st_.final == O.INCONCLUSIVE
+    # scored against the contested PASS (neutral: nobody gains by making a panel fail, outside review 6)
+    assert st_.resolution.scoring == O.PASS
+    assert [(v.agreed, v.rewarded) for v in st_.votes if v.round == 0] == [(True, R)] * 3
     (p,) = st_.payouts
     assert p.result is AppealResult.REFUSED and p.refund == p.bond == 7 * R and p.reward_due == 0
-    # the drawn seats are owed by the pot only: round 0's 3 R (no vote agrees with INCONCLUSIVE)
+    # the drawn seats are owed by the pot only, empty here (every round-0 vote agreed): a shortfall
     drawn = [v for v in st_.votes if v.round == 1]
-    assert [v.rewarded for v in drawn] == [3 * R // 6] * 6
+    assert [v.rewarded for v in drawn] == [0] * 6
     assert all(v.effect is Effect.NONE for v in drawn)
-    assert st_.budget_used == 0 and st_.shortfall == 6 * R - 3 * R
+    assert st_.budget_used == 0 and st_.shortfall == 6 * R
     conserved(st_)
 
 

@@ -4,6 +4,7 @@ pragma solidity 0.8.28;
 import {IAuditSessions} from "../interfaces/IAuditSessions.sol";
 import {IAppealModule} from "../interfaces/IAppealModule.sol";
 import {SegmentWord} from "./SegmentWord.sol";
+import {AppealWord} from "./AppealWord.sol";
 
 /// @title AppealMath
 /// @notice The integer rules of `consensus/appeals.py`, one function each: panel sizes, bonds, the
@@ -95,6 +96,21 @@ library AppealMath {
     function withheldKeeps(uint256 depth, uint256 contested) internal pure returns (bool) {
         depth;
         return contested == SegmentWord.OUTCOME_FAIL;
+    }
+
+    /// @notice What round 0 and every appeal of a segment are scored against (`appeal_resolution.
+    /// scoring_outcome`), separate from the verdict outcome `AppealWord.outcome(w)`; `last` is the status of
+    /// the segment's last panel. Decided: its outcome. KEYS_WITHHELD over a contested PASS: FAIL (only the
+    /// provider can withhold: adverse inference). Any other undecided end (REFUSED, UNFILLABLE): the contested
+    /// outcome, the last decided one (outside reviews 5 and 6: scoring earlier rounds against INCONCLUSIVE
+    /// refunded lost appeals, left correct panels unpaid and wrong PASS votes unscored).
+    function scoringOutcome(uint256 w, IAuditSessions.Status last) internal pure returns (uint256) {
+        if (last == IAuditSessions.Status.Finalized) return AppealWord.outcome(w);
+        uint256 contested = AppealWord.appealedAt(w, AppealWord.depth(w));
+        if (last == IAuditSessions.Status.Expired && contested == SegmentWord.OUTCOME_PASS) {
+            return SegmentWord.OUTCOME_FAIL;
+        }
+        return contested;
     }
 
     /// @notice How an appeal ended (`appeals.appeal_result`): keys withheld, refused (a Cancelled panel

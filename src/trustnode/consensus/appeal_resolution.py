@@ -4,7 +4,8 @@ how each appeal ended, after checking the history is one the contract would have
 Panels are in depth order (`appeals` explains depth versus round); the outcome after a DECIDED
 panel is its quorum outcome, after KEYS_WITHHELD or REFUSED `outcome_after_withheld` (INCONCLUSIVE,
 except that a contested FAIL stands), after UNFILLABLE the previous outcome stands.
-Appeal results are judged against the FINAL outcome.
+The verdict uses the FINAL outcome; votes and appeal results are judged against the SCORING
+outcome (`scoring_outcome`), which differs only when the last panel did not decide.
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ from trustnode.models.enums import SegmentOutcome
 
 
 class Resolution(BaseModel):
-    """The outcome after each panel (index = depth), the final outcome, and each appeal's result."""
+    """The outcome after each panel (index = depth), the final (verdict) outcome, the scoring outcome
+    and each appeal's result (against the scoring outcome)."""
 
     model_config = ConfigDict(frozen=True)
 
     outcomes: list[SegmentOutcome]
     final: SegmentOutcome
+    scoring: SegmentOutcome = Field(description="what every vote and appeal of the segment is scored against")
     results: list[AppealResult | None] = Field(description="per depth; None for round 0")
 
 
@@ -75,6 +78,25 @@ def refused_ends_as_withheld(depth: int, contested: SegmentOutcome) -> SegmentOu
     wrong round-0 PASS votes), and the segment is final (no re-roll of the panel).  The bond comes
     back whole; the drawn seats are owed by the segment's pot only (`appeal_settlement`)."""
     return outcome_after_withheld(depth, contested)
+
+
+def scoring_outcome(
+    final: SegmentOutcome, last_contested: SegmentOutcome, last: PanelStatus
+) -> SegmentOutcome:
+    """What round 0 and every appeal of a segment are scored against (`AppealMath.scoringOutcome`),
+    given its final (verdict) outcome, the outcome its last panel contested and that panel's status.
+
+    Decided last panel: its outcome.  KEYS_WITHHELD over a contested PASS: FAIL (only the provider
+    can withhold, so the inference is adverse; the verdict stays INCONCLUSIVE).  Any other undecided
+    end (REFUSED, UNFILLABLE): the contested outcome, the last decided one, so that nobody gains by
+    making a panel fail (outside reviews 5 and 6: scoring every earlier round against INCONCLUSIVE
+    refunded lost appeals, unpaid correct panels and unscored wrong PASS votes).
+    """
+    if last is PanelStatus.DECIDED:
+        return final
+    if last is PanelStatus.KEYS_WITHHELD and last_contested == SegmentOutcome.PASS:
+        return SegmentOutcome.FAIL
+    return last_contested
 
 
 def appeal_result(appealed: SegmentOutcome, final: SegmentOutcome, status: PanelStatus) -> AppealResult:
@@ -135,11 +157,13 @@ def resolve(seg: SegmentRecord, k0: int, tau_bps: int, appeal: AppealParams, rew
         p, f = tally(panel)
         outcomes.append(segment_outcome(p, f, k, tau_bps))
     final = outcomes[-1]
+    last = seg.panels[-1]
+    scoring = scoring_outcome(final, last.appeal.appealed, last.status) if last.appeal is not None else final
     results: list[AppealResult | None] = [None]
     for panel in seg.panels[1:]:
         assert panel.appeal is not None
-        results.append(appeal_result(panel.appeal.appealed, final, panel.status))
-    return Resolution(outcomes=outcomes, final=final, results=results)
+        results.append(appeal_result(panel.appeal.appealed, scoring, panel.status))
+    return Resolution(outcomes=outcomes, final=final, scoring=scoring, results=results)
 
 
 __all__ = [
@@ -148,6 +172,7 @@ __all__ = [
     "outcome_after_withheld",
     "refused_ends_as_withheld",
     "resolve",
+    "scoring_outcome",
     "tally",
     "withheld_keeps",
 ]

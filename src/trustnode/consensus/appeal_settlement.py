@@ -207,7 +207,7 @@ def settle_segment(
             upheld_or_first = result in (None, AppealResult.UPHELD)
             for s in panel.seats:
                 votes.append(
-                    score_seat(s, round_=rnd, segment=seg.index, truth=final, econ=econ, gamma=econ.gamma,
+                    score_seat(s, round_=rnd, segment=seg.index, truth=res.scoring, econ=econ, gamma=econ.gamma,
                                slash_seed=slash_seed, reward=R if upheld_or_first else 0)
                 )  # fmt: skip
             if upheld_or_first:
