@@ -117,7 +117,7 @@ contract AppealInvariantsTest is TestBase {
                 uint256 d = AppealWord.depth(w);
                 if (d == 0 || AppealWord.pending(w)) continue;
                 uint256 round = AppealWord.roundAt(w, d);
-                if (appeals.roundOf(sids[i], round).status != IAuditSessions.Status.Expired) continue;
+                if (!AppealMath.withheld(appeals.roundOf(sids[i], round))) continue; // drawn short: abandoned
                 uint256 contested = AppealWord.appealedAt(w, d);
                 bool keeps = AppealMath.withheldKeeps(d, contested);
                 assertTrue(AppealWord.closed(w), "a withheld segment is final");
@@ -210,11 +210,7 @@ contract AppealInvariantsTest is TestBase {
                 uint256 w = appeals.appealWordOf(sids[i], seg);
                 uint256 d = AppealWord.depth(w);
                 if (d == 0 || AppealWord.pending(w)) continue;
-                if (
-                    appeals.roundOf(sids[i], AppealWord.roundAt(w, d)).status != IAuditSessions.Status.Expired
-                ) {
-                    continue;
-                }
+                if (!AppealMath.withheld(appeals.roundOf(sids[i], AppealWord.roundAt(w, d)))) continue;
                 assertTrue(AppealWord.outcome(w) != SegmentWord.OUTCOME_PASS, "withholding kept a PASS");
                 if (words.length == 0) continue; // money not resolved yet
                 uint256 contested = AppealWord.appealedAt(w, d);

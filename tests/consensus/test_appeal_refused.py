@@ -93,3 +93,20 @@ def test_refused_rounds_conserve_and_never_charge_the_appellant(
     assert st_.payouts[0].refund == st_.payouts[0].bond and st_.budget_used == 0
     assert all(v.rewarded <= R for v in st_.votes if v.round == 1)
     conserved(st_)
+
+
+@pytest.mark.parametrize("contested", [O.PASS, O.FAIL])
+def test_an_abandoned_panel_keeps_the_contested_outcome_and_forfeits_the_bond(contested: O) -> None:
+    """Outside review 6 (`AppealModule._sync`, `Review6AppealSeenSeedBuysNoFreeAbort`): the panel's seed
+    was obtainable while its snapshot was readable and nobody drew.  The contested outcome stands and
+    scores every earlier round (neutral), the whole bond joins the pot (no seat was drawn), no reward."""
+    votes = "PPP" if contested == O.PASS else "FFF"
+    st_ = settle(
+        [panel(0, votes, 1), panel(1, "", 10, appeal=appeal(1, contested), status=PanelStatus.ABANDONED)]
+    )
+    assert st_.final == contested and st_.resolution.scoring == contested
+    (p,) = st_.payouts
+    assert p.result is AppealResult.ABANDONED and p.refund == 0 and p.reward_due == 0
+    assert [(v.agreed, v.rewarded) for v in st_.votes if v.round == 0] == [(True, R)] * 3
+    assert st_.to_treasury == p.bond == 7 * R and st_.budget_used == 0
+    conserved(st_)

@@ -266,9 +266,14 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
         RoundMoney storage rm = _rounds[key];
         py.appellant = rd.appellant;
         py.refund = AppealMath.minBond(k0, j, e.reward, e.mult); // the bond, refunded unless said below
-        py.result = AppealMath.result(AppealWord.appealedAt(w, j), fin, rd.status, rd.refused);
+        py.result = AppealMath.result(AppealWord.appealedAt(w, j), fin, rd);
         ++rm.resolvedSegments;
-        if (rd.status == IAuditSessions.Status.Expired) {
+        if (rd.status == IAuditSessions.Status.Finalized) {
+            pot = _scoreDecided(e, py.round, seg, fin, py, pot);
+        } else if (rd.refused) {
+            // Refused: the bond is refunded whole, the drawn (locked) seats are owed by the pot only.
+            py.owed = _drawnOn(e, py.round, rd, seg);
+        } else if (AppealMath.withheld(rd)) {
             uint256 k = AppealMath.panelSeats(k0, j); // every locked seat of the panel
             if (AppealMath.withheldKeeps(j, AppealWord.appealedAt(w, j))) {
                 // The outcome stood: the bond is forfeited, R per locked seat, the rest joins the pot.
@@ -279,16 +284,17 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
             } else {
                 py.owed = k;
             }
-        } else if (rd.refused) {
-            // Refused: the bond is refunded whole, the drawn (locked) seats are owed by the pot only.
-            py.owed = _drawnOn(e, py.round, rd, seg);
-        } else if (rd.status == IAuditSessions.Status.Cancelled) {
+        } else {
+            // Unfillable or abandoned: R per drawn seat from the bond; the rest refunded, or (abandoned: a
+            // timely seed nobody drew, Expired) forfeited to the pot, which ends in the treasury.
             uint256 drawn = _drawnOn(e, py.round, rd, seg);
             _perVote[key][seg] = e.reward;
             rm.held += uint96(drawn * e.reward);
             py.refund -= drawn * e.reward;
-        } else {
-            pot = _scoreDecided(e, py.round, seg, fin, py, pot);
+            if (rd.status == IAuditSessions.Status.Expired) {
+                pot += py.refund;
+                py.refund = 0;
+            }
         }
         if (py.result == IAppealModule.AppealResult.Overturned) py.due = py.refund * e.rewardBps / BPS;
         return pot;
@@ -317,7 +323,7 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
     /// @dev The segment's scoring outcome (`AppealMath.scoringOutcome`), from its word and its last panel.
     function _scoring(uint256 sessionId, uint256 w) private view returns (uint256) {
         uint256 last = AppealWord.roundAt(w, AppealWord.depth(w));
-        return AppealMath.scoringOutcome(w, appeals.roundOf(sessionId, last).status);
+        return AppealMath.scoringOutcome(w, appeals.roundOf(sessionId, last));
     }
 
     /// @dev Seats an unfillable round drew on `seg`: its named segments are drawn whole in ascending order.

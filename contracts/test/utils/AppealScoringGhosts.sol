@@ -57,7 +57,8 @@ abstract contract AppealScoringGhosts is AppealRefusals {
     {
         uint256 w = appeals.appealWordOf(sid, seg);
         uint256 d = AppealWord.depth(w);
-        IAuditSessions.Status last = appeals.roundOf(sid, AppealWord.roundAt(w, d)).status;
+        IAppealModule.Round memory lastRound = appeals.roundOf(sid, AppealWord.roundAt(w, d));
+        IAuditSessions.Status last = lastRound.status;
         if (AppealWord.roundAt(w, d) == round) {
             if (last != IAuditSessions.Status.Finalized && due != 0) ++ghostUndecidedRewards;
             return;
@@ -65,15 +66,17 @@ abstract contract AppealScoringGhosts is AppealRefusals {
         if (last == IAuditSessions.Status.Finalized) return; // every panel decided: nothing to rescore
         uint256 j = 1;
         while (AppealWord.roundAt(w, j) != round) ++j;
-        bool withheldPass =
-            last == IAuditSessions.Status.Expired && AppealWord.appealedAt(w, d) == SegmentWord.OUTCOME_PASS;
+        bool withheldPass = last == IAuditSessions.Status.Expired
+            && lastRound.drawnSeats == lastRound.totalSeats
+            && AppealWord.appealedAt(w, d) == SegmentWord.OUTCOME_PASS;
         // Counterfactual: the outcome after the last decided panel, or a FAIL vote of the withheld panel.
         uint256 truth = withheldPass ? SegmentWord.OUTCOME_FAIL : AppealWord.appealedAt(w, d);
         uint256 contested = AppealWord.appealedAt(w, j);
         if (withheldPass) ++ghostBehindWithheldPass;
         else ++ghostBehindOtherUndecided;
-        IAppealModule.AppealResult expect =
-            AppealMath.result(contested, truth, IAuditSessions.Status.Finalized, false);
+        IAppealModule.Round memory decided;
+        decided.status = IAuditSessions.Status.Finalized;
+        IAppealModule.AppealResult expect = AppealMath.result(contested, truth, decided);
         if (uint8(expect) != result) ++ghostRescored;
         // Rejected by its own panel (the outcome after it is the one it contested) and nothing decided later.
         bool rejected = (j + 1 == d) && AppealWord.appealedAt(w, j + 1) == contested;

@@ -88,7 +88,7 @@ def scoring_outcome(
 
     Decided last panel: its outcome.  KEYS_WITHHELD over a contested PASS: FAIL (only the provider
     can withhold, so the inference is adverse; the verdict stays INCONCLUSIVE).  Any other undecided
-    end (REFUSED, UNFILLABLE): the contested outcome, the last decided one, so that nobody gains by
+    end (REFUSED, UNFILLABLE, ABANDONED): the contested outcome, the last decided one, so that nobody gains by
     making a panel fail (outside reviews 5 and 6: scoring every earlier round against INCONCLUSIVE
     refunded lost appeals, unpaid correct panels and unscored wrong PASS votes).
     """
@@ -107,6 +107,8 @@ def appeal_result(appealed: SegmentOutcome, final: SegmentOutcome, status: Panel
         return AppealResult.UNFILLABLE
     if status is PanelStatus.REFUSED:
         return AppealResult.REFUSED
+    if status is PanelStatus.ABANDONED:
+        return AppealResult.ABANDONED
     if final == appealed:
         return AppealResult.UPHELD
     if appealed in DECIDED and final == SegmentOutcome.INCONCLUSIVE:
@@ -139,7 +141,7 @@ def resolve(seg: SegmentRecord, k0: int, tau_bps: int, appeal: AppealParams, rew
                 raise ValueError(f"segment {seg.index} depth {d}: the appeal must contest {prev.name}")
             if panel.appeal.bond != min_bond(k0, d, reward, appeal.bond_multiplier_bps):
                 raise ValueError(f"segment {seg.index} depth {d}: the bond is exactly the minimum bond")
-        if panel.status in (PanelStatus.UNFILLABLE, PanelStatus.REFUSED):
+        if panel.status in (PanelStatus.UNFILLABLE, PanelStatus.REFUSED, PanelStatus.ABANDONED):
             if len(panel.seats) > k:
                 raise ValueError("a failed draw has at most k_d seats (those drawn before it failed)")
             if any(s.vote is not Vote.UNREVEALED for s in panel.seats):
