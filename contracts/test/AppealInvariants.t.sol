@@ -117,7 +117,7 @@ contract AppealInvariantsTest is TestBase {
                 uint256 d = AppealWord.depth(w);
                 if (d == 0 || AppealWord.pending(w)) continue;
                 uint256 round = AppealWord.roundAt(w, d);
-                if (appeals.roundOf(sids[i], round).status != IAuditSessions.Status.Expired) continue;
+                if (!AppealMath.withheld(appeals.roundOf(sids[i], round))) continue; // drawn short: abandoned
                 uint256 contested = AppealWord.appealedAt(w, d);
                 bool keeps = AppealMath.withheldKeeps(d, contested);
                 assertTrue(AppealWord.closed(w), "a withheld segment is final");
@@ -173,6 +173,62 @@ contract AppealInvariantsTest is TestBase {
                     assertTrue(pv <= handler.reward(), "refused: at most R per drawn seat");
                 }
             }
+        }
+    }
+
+    /// @dev A round that ends undecided never rescores the earlier ones (outside reviews 5 and 6): every
+    /// decided appeal of a segment whose last panel was REFUSED or UNFILLABLE settled as if that panel had
+    /// never been appealed, and behind keys withheld over a PASS as if the panel had voted FAIL
+    /// (`AppealScoringGhosts`, from the `AppealSettled` events); an appellant whose appeal a decided panel
+    /// rejected never got any bond back through a later REFUSED or UNFILLABLE round; the undecided round's own
+    /// appellant is never rewarded (the provider may be it, under any address).
+    /// forge-config: default.invariant.runs = 100
+    /// forge-config: default.invariant.depth = 100
+    function invariant_undecidedRoundsNeverRescoreEarlierOnes() public view {
+        assertEq(handler.ghostRescored(), 0, "an undecided last round rescored an earlier appeal");
+        assertEq(handler.ghostLostRefunded(), 0, "a rejected appeal got its bond back through a later round");
+        assertEq(handler.ghostUndecidedRewards(), 0, "an undecided round's appellant was rewarded");
+    }
+
+    /// @dev The provider never ends better off by withholding than by letting the round vote: a segment whose
+    /// last panel's keys were withheld never reads PASS (verdict), and once its session's appeal money is
+    /// resolved every vote is scored (`panelContext(sid, 0).finalWords`, what SettlementModule scores round 0
+    /// and every panel against) as if the panel had voted FAIL: FAIL over a contested PASS or FAIL, the
+    /// decided INCONCLUSIVE it contested otherwise. A FAIL vote is the worst the panel could have returned for
+    /// the provider, so withholding can only match or worsen its verdict, its auditors' scores and the
+    /// earlier appeals it made.
+    /// forge-config: default.invariant.runs = 100
+    /// forge-config: default.invariant.depth = 100
+    function invariant_withholdingNeverBeatsAFailVote() public view {
+        address[] memory c = handler.contracts();
+        IAppealModule appeals = IAppealModule(c[7]);
+        uint256[] memory sids = handler.sessionList();
+        for (uint256 i = 0; i < sids.length; ++i) {
+            uint256 n = IAuditSessions(c[2]).sessionOf(sids[i]).segmentCount;
+            uint256[] memory words = _scoringWords(IAppealSettlement(c[8]), sids[i]);
+            for (uint256 seg = 0; seg < n; ++seg) {
+                uint256 w = appeals.appealWordOf(sids[i], seg);
+                uint256 d = AppealWord.depth(w);
+                if (d == 0 || AppealWord.pending(w)) continue;
+                if (!AppealMath.withheld(appeals.roundOf(sids[i], AppealWord.roundAt(w, d)))) continue;
+                assertTrue(AppealWord.outcome(w) != SegmentWord.OUTCOME_PASS, "withholding kept a PASS");
+                if (words.length == 0) continue; // money not resolved yet
+                uint256 contested = AppealWord.appealedAt(w, d);
+                uint256 scored = SegmentWord.outcome(SegmentWord.lane(words[SegmentWord.wordOf(seg)], seg));
+                assertEq(
+                    scored,
+                    contested == SegmentWord.OUTCOME_INCONCLUSIVE ? contested : SegmentWord.OUTCOME_FAIL,
+                    "withheld: scored as a FAIL vote"
+                );
+            }
+        }
+    }
+
+    function _scoringWords(IAppealSettlement escrow, uint256 sid) internal view returns (uint256[] memory) {
+        try escrow.panelContext(sid, 0) returns (IAppealSettlement.PanelContext memory x) {
+            return x.finalWords;
+        } catch {
+            return new uint256[](0);
         }
     }
 

@@ -13,8 +13,9 @@ import {AppealMath} from "../src/libraries/AppealMath.sol";
 /// three rounds allowed, a bond multiplier of 1.25 (so a forfeited bond has a surplus). Each run lives the
 /// same history twice: once with the last depth's keys withheld, once stopping before that appeal, and
 /// checks that a decided FAIL (at any depth) stands and every earlier round settles as if the withheld appeal
-/// had never been made, that anything else ends INCONCLUSIVE with the bond back, and that the escrow ends
-/// empty.
+/// had never been made; that a contested PASS ends INCONCLUSIVE (the verdict) with the bond back and no
+/// reward, while round 0 and every earlier appeal are scored as if the panel had voted FAIL (a third life,
+/// outside review 5: only the provider can withhold); and that the escrow ends empty.
 contract AppealsWithheldFuzzTest is AppealsFixture {
     uint256 internal constant PASS = 1;
     uint256 internal constant FAIL = 2;
@@ -141,9 +142,26 @@ contract AppealsWithheldFuzzTest is AppealsFixture {
             assertEq(a.correct0, b.correct0, "round 0 scored right as without the withheld appeal");
             assertEq(a.incorrect0, b.incorrect0, "round 0 scored wrong as without the withheld appeal");
         } else {
-            assertTrue(a.net[depth] == 0, "bond back whole");
+            assertTrue(a.net[depth] == 0, "bond back whole, no reward");
             assertTrue(pv <= R, "the pot's share, at most R");
-            assertEq(a.correct0, 0, "nobody is right against INCONCLUSIVE");
+            if (b.finalOutcome == INCONCLUSIVE) {
+                assertEq(a.correct0, 0, "nobody is right against a decided INCONCLUSIVE");
+                return;
+            }
+            // A withheld PASS is scored as FAIL (adverse inference): round 0 and every earlier appeal settle
+            // as if the withheld panel had voted FAIL (`c`), so withholding spares no PASS vote and refunds
+            // no lost appeal.
+            kinds[depth - 1] = FAIL;
+            Life memory c = _life(fail0 % 2, kinds, depth, false);
+            assertEq(c.finalOutcome, FAIL, "control: the panel voted FAIL");
+            assertEq(a.correct0, c.correct0, "round 0 scored right as against a voted FAIL");
+            assertEq(a.incorrect0, c.incorrect0, "round 0 scored wrong as against a voted FAIL");
+            for (uint256 d = 1; d < depth; ++d) {
+                assertTrue(
+                    (a.net[d] < 0) == (c.net[d] < 0), "an earlier appeal lost or won as against a voted FAIL"
+                );
+                if (a.net[d] < 0) assertTrue(a.net[d] == c.net[d], "a lost earlier appeal costs its bond");
+            }
         }
     }
 }

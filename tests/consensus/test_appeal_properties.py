@@ -112,10 +112,11 @@ def test_every_allowed_history_conserves_tokens_and_is_bounded(case: tuple, seed
     paid_out = st_.rewards + sum(p.refund + p.reward_paid for p in st_.payouts) + st_.to_treasury
     assert st_.reserved + st_.bonds + st_.budget_used == paid_out
     assert 0 <= st_.budget_used <= budget and st_.to_treasury >= 0
-    # every vote of every decided round is scored against the final outcome
+    # every vote of every decided round is scored against the scoring outcome (the final one unless the
+    # last panel did not decide: then the contested one, or FAIL over a withheld PASS)
     for v in st_.votes:
         if v.agreed is not None:
-            assert v.agreed == ((v.vote is Vote.FAIL) == (st_.final == O.FAIL))
+            assert v.agreed == ((v.vote is Vote.FAIL) == (st_.resolution.scoring == O.FAIL))
     # a failed appeal's bond pays its panel, the rest never returns to the appellant
     for p in st_.payouts:
         if p.result is AppealResult.UPHELD:

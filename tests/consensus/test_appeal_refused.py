@@ -45,13 +45,16 @@ def test_refusals_never_keep_a_contested_pass_and_the_appellant_pays_nothing() -
     assert unfillable.final == O.PASS and unfillable.payouts[0].refund == 7 * R - 6 * R  # the old rule
     st_ = settle(_refused(O.PASS, 6))
     assert st_.resolution.outcomes == [O.PASS, O.INCONCLUSIVE] and st_.final == O.INCONCLUSIVE
+    # scored against the contested PASS (neutral: nobody gains by making a panel fail, outside review 6)
+    assert st_.resolution.scoring == O.PASS
+    assert [(v.agreed, v.rewarded) for v in st_.votes if v.round == 0] == [(True, R)] * 3
     (p,) = st_.payouts
     assert p.result is AppealResult.REFUSED and p.refund == p.bond == 7 * R and p.reward_due == 0
-    # the drawn seats are owed by the pot only: round 0's 3 R (no vote agrees with INCONCLUSIVE)
+    # the drawn seats are owed by the pot only, empty here (every round-0 vote agreed): a shortfall
     drawn = [v for v in st_.votes if v.round == 1]
-    assert [v.rewarded for v in drawn] == [3 * R // 6] * 6
+    assert [v.rewarded for v in drawn] == [0] * 6
     assert all(v.effect is Effect.NONE for v in drawn)
-    assert st_.budget_used == 0 and st_.shortfall == 6 * R - 3 * R
+    assert st_.budget_used == 0 and st_.shortfall == 6 * R
     conserved(st_)
 
 
@@ -89,4 +92,21 @@ def test_refused_rounds_conserve_and_never_charge_the_appellant(
     assert st_.final != O.PASS
     assert st_.payouts[0].refund == st_.payouts[0].bond and st_.budget_used == 0
     assert all(v.rewarded <= R for v in st_.votes if v.round == 1)
+    conserved(st_)
+
+
+@pytest.mark.parametrize("contested", [O.PASS, O.FAIL])
+def test_an_abandoned_panel_keeps_the_contested_outcome_and_forfeits_the_bond(contested: O) -> None:
+    """Outside review 6 (`AppealModule._sync`, `Review6AppealSeenSeedBuysNoFreeAbort`): the panel's seed
+    was obtainable while its snapshot was readable and nobody drew.  The contested outcome stands and
+    scores every earlier round (neutral), the whole bond joins the pot (no seat was drawn), no reward."""
+    votes = "PPP" if contested == O.PASS else "FFF"
+    st_ = settle(
+        [panel(0, votes, 1), panel(1, "", 10, appeal=appeal(1, contested), status=PanelStatus.ABANDONED)]
+    )
+    assert st_.final == contested and st_.resolution.scoring == contested
+    (p,) = st_.payouts
+    assert p.result is AppealResult.ABANDONED and p.refund == 0 and p.reward_due == 0
+    assert [(v.agreed, v.rewarded) for v in st_.votes if v.round == 0] == [(True, R)] * 3
+    assert st_.to_treasury == p.bond == 7 * R and st_.budget_used == 0
     conserved(st_)

@@ -74,9 +74,12 @@ def test_withheld_next_depth_keeps_the_decided_overturn() -> None:
     conserved(st_)
 
 
-def test_withheld_against_a_decided_pass_is_inconclusive_and_refunds_the_honest_bond() -> None:
+def test_withheld_against_a_decided_pass_is_inconclusive_but_scored_as_fail() -> None:
     """The forge `test_WithheldAgainstAPassDoesNotKeepIt`: round 0 FAILs, depth 1 PASSes, an honest
-    party appeals the PASS at depth 2 and the provider withholds the keys."""
+    party appeals the PASS at depth 2 and the provider withholds the keys.  The verdict is
+    INCONCLUSIVE, but every earlier round is scored against FAIL (adverse inference, outside review 5):
+    the depth-1 appeal that produced the PASS is UPHELD against FAIL and its bond is forfeited (it was
+    refunded whole, VOIDED, before), round 0's FAIL votes are paid, the depth-1 PASS votes are wrong."""
     st_ = settle(
         [
             panel(0, "FFF", 1),
@@ -85,11 +88,15 @@ def test_withheld_against_a_decided_pass_is_inconclusive_and_refunds_the_honest_
         ],
         budget=BUDGET,
     )
-    assert st_.final == O.INCONCLUSIVE
-    voided, withheld = st_.payouts
-    assert voided.result is AppealResult.VOIDED and voided.refund == 7 * R and voided.reward_paid == 0
+    assert st_.final == O.INCONCLUSIVE and st_.resolution.scoring == O.FAIL
+    lost, withheld = st_.payouts
+    assert lost.result is AppealResult.UPHELD and lost.refund == 0 and lost.reward_paid == 0
+    assert [(v.agreed, v.rewarded) for v in st_.votes if v.round == 0] == [(True, R)] * 3
+    assert [v.effect for v in st_.votes if v.round == 1] == [Effect.INCORRECT] * 7
+    # the withheld appellant: bond back, no reward; its 15 seats share the pot (the forfeited 7 R)
     assert withheld.result is AppealResult.KEYS_WITHHELD and withheld.refund == 15 * R
-    assert [v.rewarded for v in st_.votes if v.round == 2] == [3 * R // 15] * 15
+    assert withheld.reward_due == 0
+    assert [v.rewarded for v in st_.votes if v.round == 2] == [7 * R // 15] * 15
     assert st_.budget_used == 0
     conserved(st_)
 
@@ -132,4 +139,6 @@ def test_a_withheld_round_settles_the_earlier_ones_as_if_it_never_happened(
         for p, c in zip(st_.payouts[:-1], clean.payouts, strict=True):
             assert (p.result, p.refund) == (c.result, c.refund) and p.reward_paid >= c.reward_paid
     else:
-        assert last.refund == last.bond and st_.final == O.INCONCLUSIVE
+        assert last.refund == last.bond and st_.final == O.INCONCLUSIVE and last.reward_due == 0
+    # earlier rounds are scored against the contested outcome, or FAIL over a withheld PASS
+    assert st_.resolution.scoring == (O.FAIL if outcome == O.PASS else outcome)

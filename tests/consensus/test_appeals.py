@@ -201,22 +201,24 @@ def test_two_rounds_first_appeal_fails_second_succeeds() -> None:
     conserved(st)
 
 
-def test_keys_withheld_makes_inconclusive_returns_bond_and_pays_locked_seats_from_the_pot_only() -> None:
+def test_keys_withheld_makes_inconclusive_scores_as_fail_returns_bond_and_pays_from_the_pot_only() -> None:
     st = settle(
         [
             panel(0, "PPF", 1),
             panel(1, "U" * 7, 10, appeal=appeal(1, O.PASS), status=PanelStatus.KEYS_WITHHELD),
         ]
     )
-    assert st.final == O.INCONCLUSIVE
+    assert st.final == O.INCONCLUSIVE and st.resolution.scoring == O.FAIL
     (p,) = st.payouts
-    assert p.result is AppealResult.KEYS_WITHHELD and p.refund == 7 * R and p.reward_paid == 0
-    # nobody of round 0 is paid or slashed on an INCONCLUSIVE segment; the panel's 7 seats share the
-    # pot (round 0's 3R) and nothing from the budget (review finding 2); the rest is a shortfall
-    assert all(v.rewarded == 0 and v.slashed == 0 for v in st.votes if v.round == 0)
-    assert all(v.rewarded == 3 * R // 7 and v.effect is Effect.NONE for v in st.votes if v.round == 1)
-    assert st.budget_used == 0 and st.to_treasury == 3 * R - 7 * (3 * R // 7)
-    assert st.shortfall == 7 * R - 7 * (3 * R // 7)
+    assert p.result is AppealResult.KEYS_WITHHELD and p.refund == 7 * R and p.reward_due == 0
+    # round 0 is scored against FAIL (only the provider can withhold: adverse inference): the FAIL vote
+    # is paid R, the two PASS votes are wrong; the panel's 7 seats share the pot (round 0's other 2R)
+    # and nothing from the budget (review finding 2); the rest is a shortfall
+    zero = [v for v in st.votes if v.round == 0]
+    assert [(v.agreed, v.rewarded) for v in zero] == [(False, 0), (False, 0), (True, R)]
+    assert all(v.rewarded == 2 * R // 7 and v.effect is Effect.NONE for v in st.votes if v.round == 1)
+    assert st.budget_used == 0 and st.to_treasury == 2 * R - 7 * (2 * R // 7)
+    assert st.shortfall == 7 * R - 7 * (2 * R // 7)
     conserved(st)
 
 

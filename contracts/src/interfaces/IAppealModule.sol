@@ -58,7 +58,11 @@ interface IAppealModule is IPanelHost {
         /// The panel's draw failed after sampled auditors refused their stake locks (`Round.refused`):
         /// the segment ends as if its keys were withheld (a contested PASS becomes INCONCLUSIVE), the
         /// bond is refunded whole and the drawn seats are owed by the pot only.
-        Refused
+        Refused,
+        /// Abandoned by its appellant (outside review 6): the panel's randomness was obtainable while its
+        /// snapshot was readable and nobody drew it (status Expired, drawn short). The contested outcome
+        /// stands (final), the bond is forfeited (R per seat drawn, the rest to the treasury).
+        Abandoned
     }
 
     /// @notice One appeal round (a panel over one or more segments at the same depth).

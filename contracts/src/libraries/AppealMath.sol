@@ -4,6 +4,7 @@ pragma solidity 0.8.28;
 import {IAuditSessions} from "../interfaces/IAuditSessions.sol";
 import {IAppealModule} from "../interfaces/IAppealModule.sol";
 import {SegmentWord} from "./SegmentWord.sol";
+import {AppealWord} from "./AppealWord.sol";
 
 /// @title AppealMath
 /// @notice The integer rules of `consensus/appeals.py`, one function each: panel sizes, bonds, the
@@ -97,18 +98,46 @@ library AppealMath {
         return contested == SegmentWord.OUTCOME_FAIL;
     }
 
-    /// @notice How an appeal ended (`appeals.appeal_result`): keys withheld, refused (a Cancelled panel
-    /// whose draw failed after lock refusals) and unfillable by the panel's status; else UPHELD if the
-    /// final outcome is the one appealed, VOIDED if a decided outcome became INCONCLUSIVE, OVERTURNED
+    /// @notice Whether a round's keys were withheld: Expired after a full draw (an Expired round drawn short
+    /// was abandoned: `abandoned`).
+    function withheld(IAppealModule.Round memory rd) internal pure returns (bool) {
+        return rd.status == IAuditSessions.Status.Expired && rd.drawnSeats == rd.totalSeats;
+    }
+
+    /// @notice Whether a round was abandoned by its appellant (outside review 6): its randomness was obtainable
+    /// while the snapshot was readable and nobody drew (Expired, drawn short; `AuditSessions._endUndrawn` for
+    /// round 0). The contested outcome stands and the bond is forfeited; only a late value ends Cancelled
+    /// (UNFILLABLE, refunded).
+    function abandoned(IAppealModule.Round memory rd) internal pure returns (bool) {
+        return rd.status == IAuditSessions.Status.Expired && rd.drawnSeats < rd.totalSeats;
+    }
+
+    /// @notice What round 0 and every appeal of a segment are scored against (`appeal_resolution.
+    /// scoring_outcome`), separate from the verdict outcome `AppealWord.outcome(w)`; `last` is the segment's
+    /// last panel. Decided: its outcome. KEYS_WITHHELD over a contested PASS: FAIL (only the provider can
+    /// withhold: adverse inference). Any other undecided end (REFUSED, UNFILLABLE, abandoned): the contested
+    /// outcome, the last decided one (outside reviews 5 and 6: scoring earlier rounds against INCONCLUSIVE
+    /// refunded lost appeals, left correct panels unpaid and wrong PASS votes unscored).
+    function scoringOutcome(uint256 w, IAppealModule.Round memory last) internal pure returns (uint256) {
+        if (last.status == IAuditSessions.Status.Finalized) return AppealWord.outcome(w);
+        uint256 contested = AppealWord.appealedAt(w, AppealWord.depth(w));
+        if (withheld(last) && contested == SegmentWord.OUTCOME_PASS) return SegmentWord.OUTCOME_FAIL;
+        return contested;
+    }
+
+    /// @notice How an appeal ended (`appeals.appeal_result`): keys withheld, abandoned, refused (a Cancelled
+    /// panel whose draw failed after lock refusals) and unfillable by the panel's status; else UPHELD if the
+    /// scoring outcome is the one appealed, VOIDED if a decided outcome became INCONCLUSIVE, OVERTURNED
     /// otherwise.
-    function result(uint256 appealed, uint256 finalOutcome, IAuditSessions.Status status, bool refused)
+    function result(uint256 appealed, uint256 finalOutcome, IAppealModule.Round memory rd)
         internal
         pure
         returns (IAppealModule.AppealResult)
     {
-        if (status == IAuditSessions.Status.Expired) return IAppealModule.AppealResult.KeysWithheld;
-        if (status == IAuditSessions.Status.Cancelled) {
-            return refused ? IAppealModule.AppealResult.Refused : IAppealModule.AppealResult.Unfillable;
+        if (abandoned(rd)) return IAppealModule.AppealResult.Abandoned;
+        if (rd.status == IAuditSessions.Status.Expired) return IAppealModule.AppealResult.KeysWithheld;
+        if (rd.status == IAuditSessions.Status.Cancelled) {
+            return rd.refused ? IAppealModule.AppealResult.Refused : IAppealModule.AppealResult.Unfillable;
         }
         if (finalOutcome == appealed) return IAppealModule.AppealResult.Upheld;
         if (appealed != SegmentWord.OUTCOME_INCONCLUSIVE && finalOutcome == SegmentWord.OUTCOME_INCONCLUSIVE)

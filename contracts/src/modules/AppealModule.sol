@@ -186,7 +186,7 @@ contract AppealModule is AppealStore {
         (Round storage rd, uint256 key) = _round(sessionId, round);
         _sync(sessionId, round, rd);
         if (rd.status == IAuditSessions.Status.Created) {
-            if (!_startDraw(sessionId, round, rd)) return 0;
+            _startDraw(sessionId, round, rd);
         } else if (rd.status != IAuditSessions.Status.Drawing) {
             revert WrongRoundStatus(sessionId, round, rd.status);
         }
@@ -204,7 +204,7 @@ contract AppealModule is AppealStore {
             // provable fault - the contested outcome's defender may hold the refusing accounts - so it
             // ends like a withheld round (a contested PASS never survives it), the bond refunded whole.
             if (r.lockRefusals != 0) rd.refused = true;
-            _end(sessionId, round, key, rd, IAuditSessions.Status.Cancelled);
+            _end(sessionId, round, rd, IAuditSessions.Status.Cancelled);
         } else if (r.drawnSeats == rd.totalSeats) {
             uint256 keyDeadline = block.number + _coreParams(sessionId).keyBlocks;
             rd.keyDeadline = uint40(keyDeadline);
@@ -212,19 +212,15 @@ contract AppealModule is AppealStore {
         }
     }
 
-    function _startDraw(uint256 sessionId, uint256 round, Round storage rd) private returns (bool) {
+    function _startDraw(uint256 sessionId, uint256 round, Round storage rd) private {
         bytes32 seed = core.sourceOf(sessionId).fulfil(rd.drawRequest);
+        // Past the snapshot `_sync` (always called first) has ended the round.
         uint256 readable = sortition.snapshotReadableUntil(rd.epoch);
-        if (block.number > readable) {
-            _end(sessionId, round, PanelKey.keyOf(sessionId, round), rd, IAuditSessions.Status.Cancelled);
-            return false;
-        }
         uint256 deadline = block.number + _coreParams(sessionId).drawBlocks;
         if (deadline > readable) deadline = readable;
         rd.drawDeadline = uint40(deadline);
         _setStatus(sessionId, round, rd, IAuditSessions.Status.Drawing);
         emit RoundDrawStarted(sessionId, round, seed, deadline);
-        return true;
     }
 
     function _job(uint256 sessionId, uint256 round, uint256 key, Round storage rd, uint256 maxSeats)
@@ -342,15 +338,14 @@ contract AppealModule is AppealStore {
             }
             _words[key][w] = word;
         }
-        _end(sessionId, round, key, rd, IAuditSessions.Status.Finalized);
+        _end(sessionId, round, rd, IAuditSessions.Status.Finalized);
     }
 
     /// @dev A round ended: Finalized (decided), Cancelled (UNFILLABLE, or REFUSED if `rd.refused`) or
     /// Expired (KEYS_WITHHELD). Its
     /// segments take their new outcome and, if they decided with rounds left, a new appeal window.
-    function _end(uint256 sessionId, uint256 round, uint256 key, Round storage rd, IAuditSessions.Status to)
-        private
-    {
+    function _end(uint256 sessionId, uint256 round, Round storage rd, IAuditSessions.Status to) private {
+        uint256 key = PanelKey.keyOf(sessionId, round);
         _setStatus(sessionId, round, rd, to);
         SessionAppeals storage sa = _sessions[sessionId];
         --sa.openRounds;
@@ -358,7 +353,9 @@ contract AppealModule is AppealStore {
         bool decided = to == IAuditSessions.Status.Finalized;
         uint256 window = decided && rd.depth < p.maxRounds ? block.number + p.appealBlocks : 0;
         if (window > sa.lastWindowEnd) sa.lastWindowEnd = uint40(window);
-        bool asWithheld = to == IAuditSessions.Status.Expired || rd.refused;
+        // Withheld: Expired after a full draw (drawn short: abandoned, the contested outcome stands).
+        bool asWithheld =
+            (to == IAuditSessions.Status.Expired && rd.drawnSeats == rd.totalSeats) || rd.refused;
         bytes memory outcomes = _endSegments(sessionId, key, decided, asWithheld, window, rd.segmentCount);
         emit RoundFinalized(sessionId, round, to, outcomes, window);
         _updateVerdict(sessionId, sa);
@@ -422,25 +419,33 @@ contract AppealModule is AppealStore {
         IAuditSessions.Status st = rd.status;
         if (st == IAuditSessions.Status.Created) {
             // Past the snapshot nobody can draw, whatever the randomness (a value fixed by anyone but never
-            // drawn on included): the round ends here, so `advance` alone ends every lapsed round.
-            IRandomness.RequestStatus r = core.sourceOf(sessionId).status(rd.drawRequest);
+            // drawn on included): the round ends here, so `advance` alone ends every lapsed round. As round 0
+            // (`AuditSessions._endUndrawn`, outside review 6): Cancelled (UNFILLABLE, bond refunded) when the
+            // randomness became obtainable only after the snapshot's last readable block, or never; Expired
+            // drawn short (abandoned: the contested outcome stands, the bond is forfeited) when it was
+            // obtainable in time and nobody drew, so that looking at the seed and walking away is never free.
+            IRandomness src = core.sourceOf(sessionId);
+            IRandomness.RequestStatus r = src.status(rd.drawRequest);
+            uint256 readable = sortition.snapshotReadableUntil(rd.epoch);
             if (
                 r == IRandomness.RequestStatus.Expired || r == IRandomness.RequestStatus.Failed
-                    || block.number > sortition.snapshotReadableUntil(rd.epoch)
-            ) _end(sessionId, round, PanelKey.keyOf(sessionId, round), rd, IAuditSessions.Status.Cancelled);
+                    || block.number > readable
+            ) {
+                bool late = src.obtainableAt(rd.drawRequest) > readable;
+                _end(
+                    sessionId,
+                    round,
+                    rd,
+                    late ? IAuditSessions.Status.Cancelled : IAuditSessions.Status.Expired
+                );
+            }
         } else if (st == IAuditSessions.Status.Drawing) {
             if (rd.drawnSeats != rd.totalSeats) {
                 if (block.number > rd.drawDeadline) {
-                    _end(
-                        sessionId,
-                        round,
-                        PanelKey.keyOf(sessionId, round),
-                        rd,
-                        IAuditSessions.Status.Cancelled
-                    );
+                    _end(sessionId, round, rd, IAuditSessions.Status.Cancelled);
                 }
             } else if (block.number > rd.keyDeadline) {
-                _end(sessionId, round, PanelKey.keyOf(sessionId, round), rd, IAuditSessions.Status.Expired);
+                _end(sessionId, round, rd, IAuditSessions.Status.Expired);
             }
         } else if (st == IAuditSessions.Status.KeysPublished || st == IAuditSessions.Status.Commit) {
             if (block.number > rd.commitDeadline) {

@@ -190,12 +190,13 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
     {
         uint256 lane0 = SegmentWord.lane(core.segmentWord(e.sessionId, 0, SegmentWord.wordOf(seg)), seg);
         uint256 k0 = e.seats[SegmentWord.tier(lane0)];
-        pot0 = (k0 - AppealMath.agreeing(lane0, AppealWord.outcome(w))) * e.reward;
+        uint256 fin = _scoring(e.sessionId, w);
+        pot0 = (k0 - AppealMath.agreeing(lane0, fin)) * e.reward;
         pot = pot0;
         uint256 d = AppealWord.depth(w);
         pays = new Pay[](d);
         for (uint256 j = 1; j <= d; ++j) {
-            pot = _scoreRound(e, seg, w, j, k0, pays[j - 1], pot);
+            pot = _scoreRound(e, seg, w, fin, j, k0, pays[j - 1], pot);
         }
     }
 
@@ -253,6 +254,7 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
         Env memory e,
         uint256 seg,
         uint256 w,
+        uint256 fin,
         uint256 j,
         uint256 k0,
         Pay memory py,
@@ -264,10 +266,14 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
         RoundMoney storage rm = _rounds[key];
         py.appellant = rd.appellant;
         py.refund = AppealMath.minBond(k0, j, e.reward, e.mult); // the bond, refunded unless said below
-        py.result =
-            AppealMath.result(AppealWord.appealedAt(w, j), AppealWord.outcome(w), rd.status, rd.refused);
+        py.result = AppealMath.result(AppealWord.appealedAt(w, j), fin, rd);
         ++rm.resolvedSegments;
-        if (rd.status == IAuditSessions.Status.Expired) {
+        if (rd.status == IAuditSessions.Status.Finalized) {
+            pot = _scoreDecided(e, py.round, seg, fin, py, pot);
+        } else if (rd.refused) {
+            // Refused: the bond is refunded whole, the drawn (locked) seats are owed by the pot only.
+            py.owed = _drawnOn(e, py.round, rd, seg);
+        } else if (AppealMath.withheld(rd)) {
             uint256 k = AppealMath.panelSeats(k0, j); // every locked seat of the panel
             if (AppealMath.withheldKeeps(j, AppealWord.appealedAt(w, j))) {
                 // The outcome stood: the bond is forfeited, R per locked seat, the rest joins the pot.
@@ -278,16 +284,17 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
             } else {
                 py.owed = k;
             }
-        } else if (rd.refused) {
-            // Refused: the bond is refunded whole, the drawn (locked) seats are owed by the pot only.
-            py.owed = _drawnOn(e, py.round, rd, seg);
-        } else if (rd.status == IAuditSessions.Status.Cancelled) {
+        } else {
+            // Unfillable or abandoned: R per drawn seat from the bond; the rest refunded, or (abandoned: a
+            // timely seed nobody drew, Expired) forfeited to the pot, which ends in the treasury.
             uint256 drawn = _drawnOn(e, py.round, rd, seg);
             _perVote[key][seg] = e.reward;
             rm.held += uint96(drawn * e.reward);
             py.refund -= drawn * e.reward;
-        } else {
-            pot = _scoreDecided(e, py.round, seg, AppealWord.outcome(w), py, pot);
+            if (rd.status == IAuditSessions.Status.Expired) {
+                pot += py.refund;
+                py.refund = 0;
+            }
         }
         if (py.result == IAppealModule.AppealResult.Overturned) py.due = py.refund * e.rewardBps / BPS;
         return pot;
@@ -311,6 +318,12 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
             py.owed = agree;
         }
         return pot;
+    }
+
+    /// @dev The segment's scoring outcome (`AppealMath.scoringOutcome`), from its word and its last panel.
+    function _scoring(uint256 sessionId, uint256 w) private view returns (uint256) {
+        uint256 last = AppealWord.roundAt(w, AppealWord.depth(w));
+        return AppealMath.scoringOutcome(w, appeals.roundOf(sessionId, last));
     }
 
     /// @dev Seats an unfillable round drew on `seg`: its named segments are drawn whole in ascending order.
@@ -393,7 +406,8 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
         }
     }
 
-    /// @dev Round-0 words with every segment's final outcome (a revealed canary: its truth).
+    /// @dev Round-0 words with every segment's scoring outcome (`AppealMath.scoringOutcome`; a revealed canary: its
+    /// truth): what every vote is scored against. The verdict uses `verdictOf` (the final outcomes).
     function _finalWords(uint256 sessionId, uint256 n)
         private
         view
@@ -410,7 +424,9 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
                     uint256 truth = _bit(fails, i) ? SegmentWord.OUTCOME_FAIL : SegmentWord.OUTCOME_PASS;
                     word = SegmentWord.setOutcome(word, i, truth);
                 } else if (_bit(appealed, i)) {
-                    word = SegmentWord.setOutcome(word, i, appeals.outcomeOf(sessionId, i));
+                    word = SegmentWord.setOutcome(
+                        word, i, _scoring(sessionId, appeals.appealWordOf(sessionId, i))
+                    );
                 }
             }
             words[w] = word;

@@ -177,9 +177,11 @@ contract OperatorReviewWithheldPotTest is AppealsFixture {
         uint256 appellantBefore = token.balanceOf(appellant);
         _closeAndSettle(sid);
         assertEq(token.balanceOf(honest), 1000e18, "the honest depth-2 bond came back whole");
-        assertEq(token.balanceOf(appellant) - appellantBefore, 7 * R, "depth 1 VOIDED: bond back, no reward");
+        // Scored as FAIL (a withheld PASS, outside review 5): the depth-1 appeal of round 0's FAIL is UPHELD,
+        // its 7 R bond (no seat agreed with FAIL) joins the pot that the 15 withheld seats share.
+        assertEq(token.balanceOf(appellant) - appellantBefore, 0, "depth 1 UPHELD against FAIL: bond lost");
         assertEq(escrow.sessionMoney(sid).budgetUsed, 0, "no budget");
-        assertEq(escrow.perVoteOf(sid, r2, 0), POT / 15, "the withheld seats share the pot only");
+        assertEq(escrow.perVoteOf(sid, r2, 0), 7 * R / 15, "the withheld seats share the pot only");
         assertEq(token.balanceOf(address(escrow)), 0, "escrow empty: in == out");
     }
 

@@ -120,11 +120,14 @@ contract Review3WithholdingNeverErasesADecidedFail is AppealsFixture {
         appeals.publishPanelKeys(sid, r1, "bafy-not-mine");
         _publishRound(sid, r1);
         _voteRound(sid, r1, 1, 0, 0); // depth 1 upholds FAIL
-        // A third party appeals at depth 2 and nobody draws its panel: the round lapses as UNFILLABLE.
+        // A third party appeals at depth 2 and nobody draws its panel although its seed was obtainable in time:
+        // the round lapses as the appellant's abandonment (Expired drawn short, outside review 6), not as
+        // withheld keys: the FAIL stands.
         uint256 r2 = _appeal(sid, _segs(0));
         vm.roll(block.number + 1000);
         appeals.advance(sid);
-        assertEq(uint256(appeals.roundOf(sid, r2).status), uint256(IAuditSessions.Status.Cancelled), "lapsed");
+        assertEq(uint256(appeals.roundOf(sid, r2).status), uint256(IAuditSessions.Status.Expired), "lapsed");
+        assertEq(appeals.roundOf(sid, r2).drawnSeats, 0, "abandoned: never drawn");
         assertEq(_outcomeOf(sid, 0), FAIL, "unchanged");
     }
 
@@ -180,7 +183,7 @@ contract Review3WithholdingNeverErasesADecidedFail is AppealsFixture {
     }
 
     /// @dev One withheld depth-2 round over two segments: a decided FAIL (kept, its bond forfeited to its 15
-    /// seats) and a decided PASS (INCONCLUSIVE, its bond back, its seats paid from the pot only), settled
+    /// seats) and a decided PASS (INCONCLUSIVE, scored as FAIL: its bond back, its seats paid from the pot only), settled
     /// one segment per call and rounds in reverse order: each segment's money is its own, nothing is paid
     /// twice, the Treasury pays only the depth-1 overturn of the FAIL, the escrow ends empty.
     function test_WithheldMixedRoundKeepsEachSegmentsOwnRule() public {
@@ -216,9 +219,14 @@ contract Review3WithholdingNeverErasesADecidedFail is AppealsFixture {
         emit log_named_decimal_uint("budget used (TRUST)", escrow.sessionMoney(sid).budgetUsed, 18);
         assertEq(1000e18 - token.balanceOf(third), 15 * R, "the FAIL segment's bond only");
         assertEq(escrow.perVoteOf(sid, r2, 0), R, "kept FAIL: R per locked seat from the bond");
-        assertEq(escrow.perVoteOf(sid, r2, 1), 3 * R / 15, "INCONCLUSIVE: round 0's pot shared, no budget");
+        // Segment 1 is INCONCLUSIVE for the verdict but scored as FAIL (a withheld PASS, outside review 5): its
+        // depth-1 appeal of round 0's FAIL is UPHELD, so its 7 R bond (no seat agreed with FAIL) is the pot
+        // the 15 withheld seats share; round 0's three FAIL votes agree (no round-0 pot).
+        assertEq(escrow.perVoteOf(sid, r2, 1), 7 * R / 15, "INCONCLUSIVE: the pot shared, no budget");
         assertEq(escrow.perVoteOf(sid, r1, 0), R, "the depth-1 overturn to FAIL is paid");
-        assertEq(escrow.perVoteOf(sid, r1, 1), 0, "the voided depth-1 PASS is not");
+        assertEq(
+            escrow.perVoteOf(sid, r1, 1), R, "the upheld depth-1 appeal pays agreeing seats, none agreed"
+        );
         assertEq(token.balanceOf(address(escrow)), 0, "escrow empty: in == out");
     }
 }

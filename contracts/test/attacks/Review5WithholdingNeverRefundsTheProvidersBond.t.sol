@@ -6,11 +6,6 @@ import {AppealsFixture} from "../utils/AppealsFixture.sol";
 import {ISettlementModule} from "../../src/interfaces/ISettlementModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
-/// @dev The cheatcode TestBase's `Vm` does not declare.
-interface VmSkipReview5Withheld {
-    function skip(bool) external;
-}
-
 /// @title Review5WithholdingNeverRefundsTheProvidersBond (outside review 5 of main edc6491, withheldKeeps)
 /// @notice Property: only the provider can withhold a round's keys, so withholding must leave the provider
 /// (and every appeal it made, under any address) no better off than letting the round vote.
@@ -23,15 +18,15 @@ interface VmSkipReview5Withheld {
 /// (their 3 R reservation becomes the pot that pays the 15 withheld seats 0.2 R each). Had the depth-2
 /// panel voted (control), the FAIL is restored, the provider's depth-1 appeal is UPHELD and its bond pays
 /// the panel. The trace verdict is the same either way (a non-PASS segment): withholding is a free option.
-/// Measured (`forge test --match-path 'contracts/test/attacks/Review5*' -vv`, skip removed): provider's net
+/// Measured before the fix (`forge test --match-path 'contracts/test/attacks/Review5*' -vv`): provider's net
 /// cost of its appeal 0 TRUST when it withholds vs 42 TRUST (7 R) in the control; round-0 rewards 0 vs
 /// 12 TRUST; depth-1 votes scored wrong 0 vs 7.
-/// Fix (for the lead): a withheld round over a contested PASS must not void the earlier appeals that
-/// produced that PASS. E.g. `_endSegment`: when keys are withheld over a PASS and the segment's history
-/// holds a decided FAIL (round 0's or an earlier panel's), restore the latest such FAIL (the outcome the
-/// provider's own appeal contested), and score the withheld round like any KEYS_WITHHELD round (bond back,
-/// seats from the pot); only a PASS with no FAIL behind it becomes INCONCLUSIVE. The Python mirror
-/// `consensus/appeal_resolution.py` the same.
+/// Fixed (the lead's rule, `AppealMath.scoringOutcome`): keys withheld over a contested PASS leave the verdict
+/// INCONCLUSIVE but score round 0 and every earlier appeal against FAIL (adverse inference: only the provider
+/// can withhold); the withheld round's appellant gets its bond back and no reward, its seats share the pot.
+/// Measured now (same command): provider's appeal cost 42 vs 42 TRUST (withheld vs voted), round-0 rewards
+/// 12 vs 12 TRUST, depth-1 votes scored wrong 7 vs 7; the 15 withheld seats get 3.2 TRUST each from the pot
+/// (the forfeited depth-1 bond).
 contract Review5WithholdingNeverRefundsTheProvidersBond is AppealsFixture {
     uint8 internal constant PASS = 1;
     uint8 internal constant FAIL = 2;
@@ -127,8 +122,7 @@ contract Review5WithholdingNeverRefundsTheProvidersBond is AppealsFixture {
         assertEq(token.balanceOf(address(escrow)), 0, "escrow empty");
     }
 
-    function test_WithholdingNeverRefundsTheProvidersBond_KNOWN() public {
-        VmSkipReview5Withheld(address(vm)).skip(true);
+    function test_WithholdingNeverRefundsTheProvidersBond() public {
         uint256 snap = vm.snapshotState();
         Outcome memory control = _scenario(false);
         vm.revertToState(snap);
@@ -213,13 +207,11 @@ contract Review5WithholdingNeverRefundsTheProvidersBond is AppealsFixture {
     /// verdict is non-PASS either way). Measured (skip removed), control (depth 1 votes FAIL) vs withheld:
     /// round-0 votes scored wrong 2 vs 0, round-0 slashes 1 vs 0 (this seed), round-0 rewards (the honest
     /// FAIL vote) 6 vs 0 TRUST, provider's cost 0 vs 0, the appellant's net gain 8.4 TRUST (20% reward on its
-    /// 42 TRUST bond) vs 0 (bond back only).
-    /// Fix (a design choice for the lead): withholding is the provider's own act; a withheld round over a
-    /// contested PASS could leave the segment INCONCLUSIVE for the verdict but score every earlier round
-    /// against FAIL (adverse inference), and pay the appellant as if OVERTURNED, so that withholding never
-    /// spares a vote for the contested PASS. Python mirror (`appeal_resolution`, `appeal_settlement`) alike.
-    function test_WithholdingNeverUnscoresAWrongPass_KNOWN() public {
-        VmSkipReview5Withheld(address(vm)).skip(true);
+    /// 42 TRUST bond) vs 0 (bond back only) (before the fix).
+    /// Fixed: the withheld PASS is scored as FAIL. Measured now, voted vs withheld: round-0 votes scored wrong
+    /// 2 vs 2, slashes 1 vs 1, rewards 6 vs 6 TRUST; provider's cost 0 vs 0; the appellant's net gain 8.4 vs 0
+    /// TRUST (bond back, no reward: the provider could be that appellant under any address).
+    function test_WithholdingNeverUnscoresAWrongPass() public {
         uint256 snap = vm.snapshotState();
         (Outcome memory control, uint256 controlThird) = _passScenario(false);
         vm.revertToState(snap);
@@ -244,11 +236,11 @@ contract Review5WithholdingNeverRefundsTheProvidersBond is AppealsFixture {
 
     /// @notice The same without any challenger: right after round 0's wrong PASS the provider appeals it
     /// itself (which also blocks every other appeal of the segment: AppealPending) and withholds the keys of
-    /// the panel the auditor daemons draw. Measured (skip removed): its 42 TRUST bond comes back whole, its
-    /// net cost 0; the segment ends INCONCLUSIVE and the 2 wrong PASS votes are not scored (0 scored wrong).
-    /// Same fix as above.
-    function test_SelfAppealThenWithholdUnscoresNothing_KNOWN() public {
-        VmSkipReview5Withheld(address(vm)).skip(true);
+    /// the panel the auditor daemons draw. Measured before the fix: its 42 TRUST bond came back whole, its
+    /// net cost 0; the segment ended INCONCLUSIVE and the 2 wrong PASS votes were not scored (0 scored wrong).
+    /// Fixed as above; measured now: bond back (net cost 0, the accepted trade-off of
+    /// docs/appeals-canaries.md), segment INCONCLUSIVE, the 2 wrong PASS votes scored wrong (2).
+    function test_SelfAppealThenWithholdUnscoresNothing() public {
         uint256 sid = _openReady(1, 1, new bytes32[](0));
         _voteRound0(sid, 0, 1, 0);
         _toAppealWindow(sid);

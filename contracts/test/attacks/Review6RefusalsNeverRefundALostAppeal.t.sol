@@ -16,8 +16,8 @@ interface VmReview6Refused {
 /// @notice Property ("Refused appeal panels": refusals give no side a gain): an appellant that lost a
 /// decided appeal keeps having lost it, whatever happens to a later round it opens itself.
 /// A REFUSED round ends its segment as if withheld: a contested PASS becomes INCONCLUSIVE
-/// (`AppealModule._endSegment`). The money of EVERY earlier round of the segment is then scored against
-/// that final INCONCLUSIVE (`AppealSettlement._scoreRound` -> `AppealMath.result`): a depth-1 round that
+/// (`AppealModule._endSegment`). Before the fix the money of EVERY earlier round of the segment was scored
+/// against that final INCONCLUSIVE (`AppealSettlement._scoreRound` -> `AppealMath.result`): a depth-1 round that
 /// UPHELD the PASS now reads VOIDED, so its losing appellant's bond is refunded whole and the panel that
 /// decided correctly is paid nothing (`_scoreDecided` pays agreeing seats only when UPHELD). Withheld keys
 /// do the same, but only the provider can withhold and it loses its own PASS by it; REFUSED hands that
@@ -33,10 +33,14 @@ interface VmReview6Refused {
 /// 42), the segment is INCONCLUSIVE instead of PASS, the depth-1 panel's 7 correct seats get 0 instead of
 /// 6 TRUST each, and round 0's three correct PASS votes lose their 18 TRUST to the refused panel's drawn
 /// seats (min(R, 18 / 14) = 1.2857 TRUST each, measured).
-/// Fix: a REFUSED round must not rescore earlier rounds. Settle every round before the refused one, and
-/// round 0, against the last DECIDED outcome (the contested one), and use INCONCLUSIVE only for the trace
-/// verdict (as `withheldKeeps` already keeps a decided FAIL); or end a REFUSED round over a PASS that a
-/// decided appeal panel upheld as PASS (depth >= 2), since that PASS has already survived a panel.
+/// Fixed (the lead's rule): each segment has a SCORING outcome apart from its verdict outcome
+/// (`AppealMath.scoringOutcome`, `appeal_resolution.scoring_outcome`). A last round that ended undecided for
+/// any reason but withheld keys over a PASS (REFUSED, UNFILLABLE) is neutral: round 0 and every earlier
+/// appeal are scored against the contested outcome (the last decided one); only the verdict reads
+/// INCONCLUSIVE. Measured now (same command): the appellant's net loss 42 TRUST (its depth-1 bond, paid to
+/// the 7 correct seats at 6 TRUST each), the refused round's bond back whole and no reward, segment 0
+/// INCONCLUSIVE for the verdict, the 14 drawn seats paid 0 from an empty pot (round 0's three PASS votes
+/// agree with the scoring PASS, so nothing is left over: a reported shortfall).
 contract Review6RefusalsNeverRefundALostAppeal is AppealsFixture {
     event log_named_uint(string key, uint256 val);
     event log_named_decimal_uint(string key, uint256 val, uint256 decimals);
@@ -82,8 +86,7 @@ contract Review6RefusalsNeverRefundALostAppeal is AppealsFixture {
     }
 
     /// @notice The attack: a second appeal whose panel the appellant's own accounts refuse.
-    function test_RefusedRoundCannotRefundALostAppeal_KNOWN() public {
-        VmReview6Refused(address(vm)).skip(true);
+    function test_RefusedRoundCannotRefundALostAppeal() public {
         uint256 round2 = _appeal(sid, _segs(0));
         uint256 k = appeals.roundOf(sid, round2).totalSeats;
         address[] memory eligible = new address[](auditorAddrs.length);

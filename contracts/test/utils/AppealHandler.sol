@@ -7,7 +7,7 @@ import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {ICanaryModule} from "../../src/interfaces/ICanaryModule.sol";
 import {IRandomness} from "../../src/interfaces/IRandomness.sol";
 import {IVotingModule} from "../../src/interfaces/IVotingModule.sol";
-import {AppealRefusals} from "./AppealRefusals.sol";
+import {AppealScoringGhosts} from "./AppealScoringGhosts.sol";
 import {Staking} from "../../src/Staking.sol";
 import {PanelKey} from "../../src/libraries/PanelKey.sol";
 import {AppealWord} from "../../src/libraries/AppealWord.sol";
@@ -21,8 +21,9 @@ import {SegmentWord} from "../../src/libraries/SegmentWord.sol";
 /// appellants, rounds whose keys are published or withheld and whose panels vote, abstain or stay
 /// silent, stake changes and withdrawals at any moment, appeal money resolved in random pages, and
 /// settlement of every round in any order and in random subsets; panel accounts that refuse their
-/// stake locks at any moment (deregistration, a withdrawal of the whole stake, or stake locked elsewhere).
-contract AppealHandler is AppealRefusals {
+/// stake locks at any moment (deregistration, a withdrawal of the whole stake, or stake locked elsewhere);
+/// every appeal's settlement audited against the scoring rule (`AppealScoringGhosts`).
+contract AppealHandler is AppealScoringGhosts {
     uint256 internal constant MAX_SESSIONS = 4;
 
     uint256[] public sessionIds;
@@ -482,9 +483,7 @@ contract AppealHandler is AppealRefusals {
 
     function _settleAppeals(uint256 sid, uint256 maxSegments) internal {
         vm.roll(block.number + RANDOMNESS_DELAY + 1);
-        try escrow.settleAppeals(sid, bound(maxSegments, 1, 3)) returns (uint256 resolved) {
-            ghostResolved += resolved;
-        } catch {}
+        ghostResolved += _settleAudited(sid, bound(maxSegments, 1, 3));
     }
 
     /// @dev Settle a random subset of a random round, plus a stranger and a repeat.

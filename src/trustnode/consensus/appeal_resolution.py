@@ -4,7 +4,8 @@ how each appeal ended, after checking the history is one the contract would have
 Panels are in depth order (`appeals` explains depth versus round); the outcome after a DECIDED
 panel is its quorum outcome, after KEYS_WITHHELD or REFUSED `outcome_after_withheld` (INCONCLUSIVE,
 except that a contested FAIL stands), after UNFILLABLE the previous outcome stands.
-Appeal results are judged against the FINAL outcome.
+The verdict uses the FINAL outcome; votes and appeal results are judged against the SCORING
+outcome (`scoring_outcome`), which differs only when the last panel did not decide.
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ from trustnode.models.enums import SegmentOutcome
 
 
 class Resolution(BaseModel):
-    """The outcome after each panel (index = depth), the final outcome, and each appeal's result."""
+    """The outcome after each panel (index = depth), the final (verdict) outcome, the scoring outcome
+    and each appeal's result (against the scoring outcome)."""
 
     model_config = ConfigDict(frozen=True)
 
     outcomes: list[SegmentOutcome]
     final: SegmentOutcome
+    scoring: SegmentOutcome = Field(description="what every vote and appeal of the segment is scored against")
     results: list[AppealResult | None] = Field(description="per depth; None for round 0")
 
 
@@ -77,6 +80,25 @@ def refused_ends_as_withheld(depth: int, contested: SegmentOutcome) -> SegmentOu
     return outcome_after_withheld(depth, contested)
 
 
+def scoring_outcome(
+    final: SegmentOutcome, last_contested: SegmentOutcome, last: PanelStatus
+) -> SegmentOutcome:
+    """What round 0 and every appeal of a segment are scored against (`AppealMath.scoringOutcome`),
+    given its final (verdict) outcome, the outcome its last panel contested and that panel's status.
+
+    Decided last panel: its outcome.  KEYS_WITHHELD over a contested PASS: FAIL (only the provider
+    can withhold, so the inference is adverse; the verdict stays INCONCLUSIVE).  Any other undecided
+    end (REFUSED, UNFILLABLE, ABANDONED): the contested outcome, the last decided one, so that nobody gains by
+    making a panel fail (outside reviews 5 and 6: scoring every earlier round against INCONCLUSIVE
+    refunded lost appeals, unpaid correct panels and unscored wrong PASS votes).
+    """
+    if last is PanelStatus.DECIDED:
+        return final
+    if last is PanelStatus.KEYS_WITHHELD and last_contested == SegmentOutcome.PASS:
+        return SegmentOutcome.FAIL
+    return last_contested
+
+
 def appeal_result(appealed: SegmentOutcome, final: SegmentOutcome, status: PanelStatus) -> AppealResult:
     """How an appeal ended, judged against the FINAL outcome of its segment."""
     if status is PanelStatus.KEYS_WITHHELD:
@@ -85,6 +107,8 @@ def appeal_result(appealed: SegmentOutcome, final: SegmentOutcome, status: Panel
         return AppealResult.UNFILLABLE
     if status is PanelStatus.REFUSED:
         return AppealResult.REFUSED
+    if status is PanelStatus.ABANDONED:
+        return AppealResult.ABANDONED
     if final == appealed:
         return AppealResult.UPHELD
     if appealed in DECIDED and final == SegmentOutcome.INCONCLUSIVE:
@@ -117,7 +141,7 @@ def resolve(seg: SegmentRecord, k0: int, tau_bps: int, appeal: AppealParams, rew
                 raise ValueError(f"segment {seg.index} depth {d}: the appeal must contest {prev.name}")
             if panel.appeal.bond != min_bond(k0, d, reward, appeal.bond_multiplier_bps):
                 raise ValueError(f"segment {seg.index} depth {d}: the bond is exactly the minimum bond")
-        if panel.status in (PanelStatus.UNFILLABLE, PanelStatus.REFUSED):
+        if panel.status in (PanelStatus.UNFILLABLE, PanelStatus.REFUSED, PanelStatus.ABANDONED):
             if len(panel.seats) > k:
                 raise ValueError("a failed draw has at most k_d seats (those drawn before it failed)")
             if any(s.vote is not Vote.UNREVEALED for s in panel.seats):
@@ -135,11 +159,13 @@ def resolve(seg: SegmentRecord, k0: int, tau_bps: int, appeal: AppealParams, rew
         p, f = tally(panel)
         outcomes.append(segment_outcome(p, f, k, tau_bps))
     final = outcomes[-1]
+    last = seg.panels[-1]
+    scoring = scoring_outcome(final, last.appeal.appealed, last.status) if last.appeal is not None else final
     results: list[AppealResult | None] = [None]
     for panel in seg.panels[1:]:
         assert panel.appeal is not None
-        results.append(appeal_result(panel.appeal.appealed, final, panel.status))
-    return Resolution(outcomes=outcomes, final=final, results=results)
+        results.append(appeal_result(panel.appeal.appealed, scoring, panel.status))
+    return Resolution(outcomes=outcomes, final=final, scoring=scoring, results=results)
 
 
 __all__ = [
@@ -148,6 +174,7 @@ __all__ = [
     "outcome_after_withheld",
     "refused_ends_as_withheld",
     "resolve",
+    "scoring_outcome",
     "tally",
     "withheld_keeps",
 ]

@@ -183,8 +183,12 @@ def settle_segment(
         rnd = panel.round
         start = len(votes)
         # withheld over a decided FAIL that stands: the bond is forfeited to the panel's locked seats
-        forfeit = (panel.status is PanelStatus.KEYS_WITHHELD and panel.appeal is not None
-                   and withheld_keeps(d, panel.appeal.appealed))  # fmt: skip
+        # abandoned (a timely seed nobody drew, outside review 6): the bond pays R per drawn seat, the
+        # rest joins the pot (`AppealSettlement._scoreRound`)
+        forfeit = panel.status is PanelStatus.ABANDONED or (
+            panel.status is PanelStatus.KEYS_WITHHELD and panel.appeal is not None
+            and withheld_keeps(d, panel.appeal.appealed)
+        )  # fmt: skip
         if panel.status is not PanelStatus.DECIDED:
             for s in panel.seats:
                 votes.append(
@@ -207,7 +211,7 @@ def settle_segment(
             upheld_or_first = result in (None, AppealResult.UPHELD)
             for s in panel.seats:
                 votes.append(
-                    score_seat(s, round_=rnd, segment=seg.index, truth=final, econ=econ, gamma=econ.gamma,
+                    score_seat(s, round_=rnd, segment=seg.index, truth=res.scoring, econ=econ, gamma=econ.gamma,
                                slash_seed=slash_seed, reward=R if upheld_or_first else 0)
                 )  # fmt: skip
             if upheld_or_first:

@@ -57,6 +57,7 @@ class PanelStatus(StrEnum):
     KEYS_WITHHELD = "keys_withheld"  # the provider published no keys by the key deadline
     UNFILLABLE = "unfillable"  # eligible weight ran out before the panel was full
     REFUSED = "refused"  # the draw failed after sampled auditors refused their stake locks
+    ABANDONED = "abandoned"  # its randomness was obtainable in time and nobody drew: the appellant's doing
 
 
 class AppealResult(StrEnum):
@@ -68,6 +69,7 @@ class AppealResult(StrEnum):
     KEYS_WITHHELD = "keys_withheld"  # INCONCLUSIVE + bond back, or FAIL + bond lost: withheld_keeps
     UNFILLABLE = "unfillable"  # bond back minus R per drawn seat, outcome stands and is final
     REFUSED = "refused"  # as withheld (outcome_after_withheld), bond back whole, seats from the pot
+    ABANDONED = "abandoned"  # outcome stands (final), bond forfeited: R per drawn seat, the rest to the pot
 
 
 class Effect(StrEnum):

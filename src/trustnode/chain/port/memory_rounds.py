@@ -174,7 +174,10 @@ class RoundOps:
         for rnd in s.rounds:
             self._sync_round(s, rnd)
             if rnd.state == RoundState.CREATED and b > rnd.target + p.draw_blocks:
-                self._end_round(s, rnd, RoundState.UNFILLABLE, tx)  # its randomness was never used
+                # Its randomness was obtainable from `target` on and nobody drew (the chain's
+                # `AppealModule._sync`, outside review 6): abandoned, the bond forfeited. The chain reads
+                # it as Expired drawn short; the round state mirrors what the EVM port shows.
+                self._end_round(s, rnd, RoundState.KEYS_WITHHELD, tx, abandoned=True)
             elif rnd.state == RoundState.DRAWING:
                 if rnd.drawn < rnd.total_seats and b > rnd.draw_deadline:
                     self._end_round(s, rnd, RoundState.UNFILLABLE, tx)
@@ -186,12 +189,18 @@ class RoundOps:
             ):
                 self._end_round(s, rnd, RoundState.FINALIZED, tx)
 
-    def _end_round(self, s: Session, rnd: Round, state: RoundState, tx: TxRef) -> None:
+    def _end_round(
+        self, s: Session, rnd: Round, state: RoundState, tx: TxRef, *, abandoned: bool = False
+    ) -> None:
         """The round's outcomes replace its segments' (or stand), and their next windows open."""
         p = self.c.params_of(s)
         rnd.state = state
         for seg, k, appealed in zip(rnd.segments, rnd.seats_k, rnd.appealed, strict=True):
-            if state == RoundState.FINALIZED:
+            if abandoned:  # the contested outcome stands and is final; the bond is forfeited
+                rnd.status = PanelStatus.ABANDONED
+                outcome = appealed
+                s.window_ends[seg] = 0
+            elif state == RoundState.FINALIZED:
                 rnd.status = PanelStatus.DECIDED
                 outcome = rules.segment_outcome(rnd.tally[seg][0], rnd.tally[seg][1], k, p.tau_bps)
                 s.window_ends[seg] = window_after_round(tx.block, p.appeal_blocks,
