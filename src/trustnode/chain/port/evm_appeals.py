@@ -31,7 +31,7 @@ from trustnode.chain.port.types_appeals import (
 from trustnode.chain.protocol import Protocol, SessionStatus
 from trustnode.chain.protocol.models import SessionInfo
 from trustnode.chain.protocol.models_appeals import RoundView
-from trustnode.consensus.appeal_resolution import appeal_result, outcome_after_withheld
+from trustnode.consensus.appeal_resolution import appeal_result, outcome_after_withheld, scoring_outcome
 from trustnode.consensus.appeals import min_bond, panel_seats
 from trustnode.consensus.encoding import SegmentLane
 from trustnode.models.enums import SegmentOutcome
@@ -51,6 +51,7 @@ _PANEL_STATUS = {
     RoundState.KEYS_WITHHELD: PanelStatus.KEYS_WITHHELD,
     RoundState.UNFILLABLE: PanelStatus.UNFILLABLE,
     RoundState.REFUSED: PanelStatus.REFUSED,
+    RoundState.ABANDONED: PanelStatus.ABANDONED,
 }
 
 
@@ -274,9 +275,12 @@ class AppealOps:
             views[r] = p.round_of(session_id, r)
             lanes[r] = self._lanes(session_id, r, segs)
         out = []
+        contested: dict[tuple[int, int], tuple[SegmentOutcome, PanelStatus | None]] = {}
         for r, segs in named.items():
             rv = views[r]
             state = RoundState.REFUSED if rv.refused else _ROUND_STATE[rv.status]
+            if state == RoundState.KEYS_WITHHELD and rv.drawn_seats < rv.total_seats:
+                state = RoundState.ABANDONED  # Expired drawn short: a timely seed nobody drew
             status = _PANEL_STATUS.get(state)
             seats = self.seats(session_id, r)
             rows = []
@@ -286,12 +290,12 @@ class AppealOps:
                 appealed = outcome_after[(prev, i)] if (prev, i) in outcome_after else lanes[prev][i].outcome
                 lane = lanes[r][i]
                 outcome = lane.outcome
-                if state == RoundState.UNFILLABLE:
+                if state in (RoundState.UNFILLABLE, RoundState.ABANDONED):
                     outcome = appealed
                 elif state in (RoundState.KEYS_WITHHELD, RoundState.REFUSED):
                     outcome = outcome_after_withheld(rv.depth, appealed)
                 outcome_after[(r, i)] = outcome
-                final = SegmentOutcome(history[i].outcome)
+                contested[(r, i)] = (appealed, status)
                 k0 = core.seats_per_tier[tiers[i]]
                 rows.append(
                     RoundSegment(
@@ -300,7 +304,7 @@ class AppealOps:
                         bond=min_bond(k0, rv.depth, core.reward, mult), appealed=appealed,
                         pass_votes=lane.pass_votes, fail_votes=lane.fail_votes,
                         outcome=outcome if state.ended else SegmentOutcome.NONE, status=status,
-                        result=appeal_result(appealed, final, status) if sa.outcome_final and status else None,
+                        result=None,
                     )
                 )  # fmt: skip
             keys = self._logs(p.appeal_module, "PanelKeysPublished", sessionId=session_id, round=r)
@@ -315,7 +319,27 @@ class AppealOps:
                     manifest_cid=str(keys[0]["args"]["manifestCid"]) if keys else None,
                 )
             )  # fmt: skip
+        if sa.outcome_final:
+            self._settle_results(out, history, contested)
         return out
+
+    @staticmethod
+    def _settle_results(
+        rounds: list[RoundInfo],
+        history: dict[int, Any],
+        contested: dict[tuple[int, int], tuple[SegmentOutcome, PanelStatus | None]],
+    ) -> None:
+        """Each appeal's result against its segment's scoring outcome (`AppealMath.scoringOutcome`):
+        an undecided last panel rescores no earlier one."""
+        for info in rounds:
+            for row in info.segments:
+                if row.status is None:
+                    continue
+                last = history[row.index].round_numbers()[-1]
+                last_contested, last_status = contested[(last, row.index)]
+                final = SegmentOutcome(history[row.index].outcome)
+                scoring = scoring_outcome(final, last_contested, last_status) if last_status else final
+                row.result = appeal_result(row.appealed, scoring, row.status)
 
     def _vrf_commit_until(self, session_id: int, info: SessionInfo) -> int:
         """A source without a target block (VRF): it delivers after `canaryCommitBlocks` + 1

@@ -177,7 +177,7 @@ class RoundOps:
                 # Its randomness was obtainable from `target` on and nobody drew (the chain's
                 # `AppealModule._sync`, outside review 6): abandoned, the bond forfeited. The chain reads
                 # it as Expired drawn short; the round state mirrors what the EVM port shows.
-                self._end_round(s, rnd, RoundState.KEYS_WITHHELD, tx, abandoned=True)
+                self._end_round(s, rnd, RoundState.ABANDONED, tx, abandoned=True)
             elif rnd.state == RoundState.DRAWING:
                 if rnd.drawn < rnd.total_seats and b > rnd.draw_deadline:
                     self._end_round(s, rnd, RoundState.UNFILLABLE, tx)

@@ -140,6 +140,7 @@ class RoundState(StrEnum):
     KEYS_WITHHELD = "keys_withheld"  # no keys by the key deadline: outcome_after_withheld, final
     UNFILLABLE = "unfillable"  # the draw ran out of eligible weight: the outcomes stand, final
     REFUSED = "refused"  # the draw failed after lock refusals: outcome_after_withheld, final
+    ABANDONED = "abandoned"  # a timely seed nobody drew: the outcomes stand, bond forfeited, final
 
     @property
     def ended(self) -> bool:
@@ -148,6 +149,7 @@ class RoundState(StrEnum):
             RoundState.KEYS_WITHHELD,
             RoundState.UNFILLABLE,
             RoundState.REFUSED,
+            RoundState.ABANDONED,
         )
 
 

@@ -41,7 +41,7 @@ class AppealModuleParams(_Struct):
 
 class RoundView(_Struct):
     """IAppealModule.Round (status: IAuditSessions.Status; Cancelled = unfillable, or refused when
-    `refused`; Expired = keys withheld)."""
+    `refused`; Expired = keys withheld, or abandoned when drawn short)."""
 
     appellant: str
     status: SessionStatus
