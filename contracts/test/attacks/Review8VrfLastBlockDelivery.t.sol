@@ -91,7 +91,8 @@ contract Review8VrfLastBlockDelivery is StakingFixture {
         assertEq(refunded, FEE * 8 / 10, "Review8: a VRF answer in the last readable block is forfeited");
     }
 
-    /// @dev Control (holds): only a draw inside the delivery block itself (after the delivery) uses it.
+    /// @dev Today (holds): only a draw inside the delivery block itself (after the delivery) uses it. The proposed
+    /// fix makes this draw wait for `obtainableAt` (then: end RandomnessFailed); change this test with it.
     function test_OnlyASameBlockDrawUsesIt() public {
         (uint256 sid,) = _deliveredInLastBlock();
         sessions.draw(sid, 16);
