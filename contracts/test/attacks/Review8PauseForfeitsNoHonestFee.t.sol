@@ -16,11 +16,11 @@ interface VmSkipReview8Pause {
 /// the owner paused the core. `draw` is `whenNotPaused`, but nothing else stops while paused: the snapshot
 /// keeps lapsing and the draw deadline keeps running, and since outside review 6 `advance` (permissionless,
 /// not paused) ends every lapsed session. A pause longer than what is left of a session's draw window
-/// (at most `readable - obtainableAt`, here 96 blocks; production: about two epochs) therefore ends it as
+/// (`readable - obtainableAt`: from epochBlocks - 1 to 3 * epochBlocks - 3, here 146 blocks) ends it as
 /// `SnapshotUnavailable` (Created) or `DrawAbandoned` (Drawing, part drawn): forfeits to the treasury the
-/// owner controls, although nobody could draw. Every session opened in the two epochs before an emergency
+/// owner controls, although nobody could draw. Sessions opened in the epochs before an emergency
 /// pause loses 80% of its fee.
-/// @dev Attack (owner, or just an emergency pause of about two epochs): pause after sessions open, wait,
+/// @dev Attack (owner, or just an emergency pause longer than one epoch): pause after sessions open, wait,
 /// anyone calls `advance`. Measured (`scripts/forge test --match-path
 /// 'contracts/test/attacks/Review8Pause*' -vv`, skip removed), fee 1000 TRUST (pool 800):
 /// Created, value fixed in time, paused before any draw: SnapshotUnavailable, provider refunded 0,
