@@ -19,7 +19,7 @@ interface VmSkipReview8Pause {
 /// (`readable - obtainableAt`: from epochBlocks - 1 to 3 * epochBlocks - 3, here 146 blocks) ends it as
 /// `SnapshotUnavailable` (Created) or `DrawAbandoned` (Drawing, part drawn): forfeits to the treasury the
 /// owner controls, although nobody could draw. Sessions opened in the epochs before an emergency
-/// pause loses 80% of its fee.
+/// pause lose 80% of their fee; a session caught mid-draw needs only a pause longer than `drawBlocks` (20).
 /// @dev Attack (owner, or just an emergency pause longer than one epoch): pause after sessions open, wait,
 /// anyone calls `advance`. Measured (`scripts/forge test --match-path
 /// 'contracts/test/attacks/Review8Pause*' -vv`, skip removed), fee 1000 TRUST (pool 800):
