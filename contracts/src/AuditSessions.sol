@@ -329,7 +329,9 @@ contract AuditSessions is SessionStore {
     /// @dev The first call fixes the seed (reverts while the randomness is not ready). Seats are drawn by
     /// the draw module from the staking snapshot of the opening epoch.
     /// @return drawn Seats drawn by this call.
-    function draw(uint256 sessionId, uint256 maxSeats) external whenNotPaused returns (uint256 drawn) {
+    /// Not pausable (outside review 8): a paid session's seed and snapshot are fixed, and a pause that held
+    /// its draw past the snapshot would forfeit an honest fee; a pause stops openings only.
+    function draw(uint256 sessionId, uint256 maxSeats) external returns (uint256 drawn) {
         Session storage s = _session(sessionId);
         Status was = s.status;
         _sync(sessionId, s);
@@ -514,7 +516,12 @@ contract AuditSessions is SessionStore {
                 emit SlashSeedRequested(sessionId, requestId);
                 return;
             }
-        } catch {}
+        } catch (bytes memory reason) {
+            // A source busy for now (an outsider's VRF callback) is no lasting refusal: retry later.
+            if (reason.length == 4 && bytes4(reason) == IRandomness.SourceBusy.selector) {
+                revert IRandomness.SourceBusy();
+            }
+        }
         s.slashRequest = uint56(NO_SLASH_SEED);
         emit SlashSeedRefused(sessionId);
     }

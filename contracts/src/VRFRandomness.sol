@@ -17,6 +17,9 @@ import {IVRFCoordinatorV2Plus, VRFV2PlusClient} from "./interfaces/IVRFCoordinat
 /// its deadline while pending, then the value: top bit set, the delivery block in bits 191-254
 /// (`obtainableAt`) and the first word's low 191 bits.
 contract VRFRandomness is IRandomness, Ownable2Step {
+    /// @dev `VRFCoordinatorV2_5`'s `Reentrant()` selector.
+    bytes4 private constant REENTRANT = bytes4(keccak256("Reentrant()"));
+
     uint256 private constant FIXED = 1 << 255;
     uint256 private constant DELIVERY_SHIFT = 191;
     uint256 private constant RANDOM_MASK = (1 << DELIVERY_SHIFT) - 1;
@@ -131,7 +134,8 @@ contract VRFRandomness is IRandomness, Ownable2Step {
         if (!isRequester[msg.sender]) revert NotRequester(msg.sender);
         Config memory c = _config;
         if (confirmations < c.requestConfirmations) confirmations = c.requestConfirmations;
-        uint256 coordinatorId = coordinator.requestRandomWords(
+        uint256 coordinatorId;
+        try coordinator.requestRandomWords(
             VRFV2PlusClient.RandomWordsRequest({
                 keyHash: c.keyHash,
                 subId: c.subscriptionId,
@@ -142,7 +146,18 @@ contract VRFRandomness is IRandomness, Ownable2Step {
                     VRFV2PlusClient.ExtraArgsV1({nativePayment: c.nativePayment})
                 )
             })
-        );
+        ) returns (
+            uint256 id
+        ) {
+            coordinatorId = id;
+        } catch (bytes memory reason) {
+            // VRF v2.5 holds a reentrancy lock while it delivers to ANY consumer: a request made from
+            // inside someone's callback fails for now only (outside review 8).
+            if (reason.length == 4 && bytes4(reason) == REENTRANT) revert SourceBusy();
+            assembly ("memory-safe") {
+                revert(add(reason, 32), mload(reason))
+            }
+        }
         if (coordinatorId == 0 || _localOf[coordinatorId] != 0) revert DuplicateRequest(coordinatorId);
         // Upstream ids are keccak hashes; consumers store compact ids (AuditSessions keeps 56 bits), so
         // the consumer sees a local sequential id and the coordinator's id is mapped to it.

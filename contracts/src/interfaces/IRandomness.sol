@@ -12,6 +12,11 @@ pragma solidity 0.8.28;
 /// Both are final: a late delivery after `Failed` is ignored, and an `Expired` request never turns
 /// `Ready` again. `Fulfilled` is final too, and its value never changes.
 interface IRandomness {
+    /// @notice The source cannot take a request right now but will later (the VRF coordinator refuses
+    /// requests while it delivers to any consumer): the caller retries in another transaction. A consumer
+    /// must never read it as a lasting refusal (outside review 8: an outsider's VRF callback could force it).
+    error SourceBusy();
+
     /// @notice Lifecycle of a request as seen by a consumer.
     enum RequestStatus {
         Unknown,

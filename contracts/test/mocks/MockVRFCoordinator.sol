@@ -35,6 +35,12 @@ contract MockVRFCoordinator is IVRFCoordinatorV2Plus {
     event RandomWordsRequested(uint256 indexed requestId, address indexed consumer);
     event RandomWordsFulfilled(uint256 indexed requestId, bool success, bytes returnData);
 
+    /// @dev Upstream VRFCoordinatorV2_5 holds this lock while it delivers to any consumer and refuses
+    /// requests meanwhile (`nonReentrant`).
+    bool public reentrancyLock;
+
+    error Reentrant();
+
     function forceNextId(uint256 id) external {
         forcedId = id;
     }
@@ -43,6 +49,7 @@ contract MockVRFCoordinator is IVRFCoordinatorV2Plus {
         external
         returns (uint256 requestId)
     {
+        if (reentrancyLock) revert Reentrant();
         bytes calldata extra = req.extraArgs;
         if (extra.length != 36 || bytes4(extra[:4]) != VRFV2PlusClient.EXTRA_ARGS_V1_TAG) {
             revert BadExtraArgs();
@@ -86,9 +93,11 @@ contract MockVRFCoordinator is IVRFCoordinatorV2Plus {
         returns (bool success)
     {
         bytes memory ret;
+        reentrancyLock = true;
         (success, ret) = consumer.call{gas: gasLimit}(
             abi.encodeCall(IVRFConsumer.rawFulfillRandomWords, (requestId, words))
         );
+        reentrancyLock = false;
         emit RandomWordsFulfilled(requestId, success, ret);
     }
 }

@@ -46,6 +46,10 @@ MEANINGS: dict[str, str] = {
         " canary window exceeds an epoch, or a VRF source's confirmations were raised): the session would"
         " never be drawn, so nothing was opened or paid; the operator must configure a faster source"
     ),
+    "SourceBusy": (
+        "the randomness source cannot take a request right now (a VRF coordinator refuses requests while it"
+        " delivers to any consumer): send the transaction again, outside that callback"
+    ),
     "SlashRequestGas": (
         "too little gas to request the slash coins' randomness; send the transaction with more gas"
     ),
