@@ -433,7 +433,9 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
         if (q.eligible) q.free = limit - pool.locked;
         q.reputation = pool.reputation;
         uint256 tail = info.tail;
-        if (tail - info.head < LEDGER_CAPACITY) q.nextEntry = tail;
+        // A first lock queues the batches past their hold first (5.1): its entry follows their FLOW.
+        uint256 next = _pushesFlow(auditor, info) ? tail + 1 : tail;
+        if (next - info.head < LEDGER_CAPACITY) q.nextEntry = next;
         q.lastEntry = tail - 1;
         // Deposits are queued only while the ledger holds entries.
         if (tail != info.head) q.queuedDeposits = _books[auditor].pendingDeposits;

@@ -131,6 +131,28 @@ abstract contract StakingHolds is StakingLedger {
         }
     }
 
+    /// @dev Whether a first lock now pushes a FLOW before its SESSION entry (`_unparkAt` queues a batch past
+    /// its hold and the tail is no FLOW): `seatQuote.nextEntry` is then tail + 1, which the draw module
+    /// records as the seat's entry.
+    function _pushesFlow(address auditor, PoolInfo storage info) internal view returns (bool) {
+        if (info.holdEpoch == 0) return false;
+        uint256 tail = info.tail;
+        uint256 head = info.head;
+        if (tail - head >= LEDGER_CAPACITY) return false;
+        if (
+            tail > head
+                && LedgerPacking.kind(_ring[auditor][(tail - 1) % LEDGER_CAPACITY]) == LedgerPacking.KIND_FLOW
+        ) {
+            return false;
+        }
+        uint256 cur = _epochNow();
+        for (uint256 i = 0; i < 3; ++i) {
+            uint256 epoch = _parked[auditor][i].epoch;
+            if (epoch != 0 && cur > epoch + HOLD_EPOCHS) return true;
+        }
+        return false;
+    }
+
     /// @dev Before a SESSION entry is pushed: queue every batch past its hold, so it bears no session
     /// drawn after its hold (it backed none).
     function _unparkAt(address auditor, PoolInfo storage info) internal {

@@ -176,6 +176,7 @@ contract StakingHandler is StakingModel {
         if (expected && entry == 0) _mUnpark(a);
         expected = expected && (entry != 0 || p.tail - p.head < 256);
         (,, uint256 bps) = staking.auditorOf(a);
+        uint256 predicted = staking.seatQuote(a).nextEntry;
         (bool ok, uint64 rep, uint256 got) = staking.lockSeat(a, 1, key, amount, entry);
         assertTrue(ok == expected, "lockSeat: outcome");
         if (!ok) return;
@@ -189,6 +190,8 @@ contract StakingHandler is StakingModel {
             assertEq(rep, p.rep, "lockSeat: reputation in force");
             uint256 e = _mOpenSession(a, key, amount, bps);
             assertEq(got, e, "lockSeat: entry index");
+            // The draw module records the quote's nextEntry as the seat's entry (LockMismatch otherwise).
+            assertEq(got, predicted, "seatQuote.nextEntry predicts the entry");
             entryOf[key][a] = e;
         } else {
             assertEq(rep, mEntry[a][entry].repAtDraw, "lockSeat: reputation recorded at the first seat");
