@@ -8,6 +8,8 @@ import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
 import {IStaking} from "./interfaces/IStaking.sol";
 import {StakingLedger} from "./StakingLedger.sol";
 import {StakingViews} from "./StakingViews.sol";
+import {StakingHoldsOps} from "./StakingHolds.sol";
+import {SortitionTrees} from "./SortitionTrees.sol";
 import {SnapshotSumTree} from "./libraries/SnapshotSumTree.sol";
 import {LedgerPacking} from "./libraries/LedgerPacking.sol";
 
@@ -41,6 +43,8 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
     address public settlementModule;
     /// @notice Receives slashed stake.
     address public treasury;
+    /// @dev The hold code run by DELEGATECALL (`_unpark`), deployed by the constructor.
+    address private immutable _holdsOps;
 
     error ZeroAddress();
     error ZeroAmount();
@@ -123,7 +127,7 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
         address treasury_,
         uint256 epochBlocks_,
         StakingParams memory params_
-    ) StakingLedger(epochBlocks_) Ownable(owner_) {
+    ) StakingLedger(epochBlocks_, new SortitionTrees(epochBlocks_)) Ownable(owner_) {
         if (address(token_) == address(0) || treasury_ == address(0)) {
             revert ZeroAddress();
         }
@@ -132,7 +136,26 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
         if (supply * 2 / WEIGHT_UNIT > SnapshotSumTree.LANE_MAX) revert SupplyTooLarge(supply);
         token = token_;
         treasury = treasury_;
+        _holdsOps = address(new StakingHoldsOps(epochBlocks_, _sortition));
         _setParams(params_);
+    }
+
+    /// @dev Queue the pool's expired batches (StakingHolds), by DELEGATECALL into `StakingHoldsOps`; a pool
+    /// that never held pays one warm read.
+    function _unpark(Work memory w) internal override {
+        if (_info[w.auditor].holdEpoch == 0) return;
+        w.tail = _ops(abi.encodeCall(StakingHoldsOps.unpark, (w.auditor, w.head, w.tail, w.generation)));
+    }
+
+    /// @dev Run `call` in `StakingHoldsOps` on this contract's storage; its one-word result.
+    function _ops(bytes memory call) private returns (uint256) {
+        (bool ok, bytes memory ret) = _holdsOps.delegatecall(call);
+        if (!ok) {
+            assembly ("memory-safe") {
+                revert(add(ret, 32), mload(ret))
+            }
+        }
+        return abi.decode(ret, (uint256));
     }
 
     // ------------------------------------------------------------------ owner
@@ -212,7 +235,7 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
         PoolInfo storage info = _info[auditor];
         info.registered = false;
         // Draws of the snapshots that counted it may still seat it (StakingHolds).
-        if (_standsInSnapshot(info)) info.holdEpoch = uint32(_epochNow());
+        _ops(abi.encodeCall(StakingHoldsOps.holdOnDeregister, (auditor)));
         emit AuditorDeactivated(auditor);
         _refresh(auditor);
     }
@@ -233,10 +256,7 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
     {
         if (amount == 0) revert ZeroAmount();
         if (!_info[auditor].registered) revert NotRegistered(auditor);
-        Globals memory g = _loadGlobals();
-        Work memory w = _load(auditor);
-        _unpark(w);
-        _drain(w, g, SIDE_DRAIN);
+        (Work memory w, Globals memory g,) = _begin(auditor, SIDE_DRAIN);
         _syncPosition(auditor, msg.sender, w.generation);
         Position storage p = _positions[auditor][msg.sender];
         if (w.head == w.tail) {
@@ -272,10 +292,7 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
     /// @return id The withdrawal id to claim with.
     function requestWithdrawal(address auditor, uint256 shareAmount) external returns (uint256 id) {
         if (shareAmount == 0) revert ZeroAmount();
-        Globals memory g = _loadGlobals();
-        Work memory w = _load(auditor);
-        _unpark(w);
-        _drain(w, g, SIDE_DRAIN);
+        (Work memory w, Globals memory g,) = _begin(auditor, SIDE_DRAIN);
         uint256 held = _syncPosition(auditor, msg.sender, w.generation);
         if (shareAmount > held) revert InsufficientShares(shareAmount, held);
         _positions[auditor][msg.sender].shares = uint128(held - shareAmount);
@@ -283,10 +300,9 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
         uint256 amount = 0;
         uint256 flow = 0;
         uint256 readyAt = 0;
-        uint256 parkEpoch = 0;
-        PoolInfo storage info = _info[auditor];
-        if (_standsInSnapshot(info)) {
-            parkEpoch = _park(w, info, shareAmount);
+        uint256 parkEpoch = _ops(abi.encodeCall(StakingHoldsOps.park, (auditor, w.generation, shareAmount)));
+        if (parkEpoch != 0) {
+            w.exitingShares += shareAmount;
         } else if (w.head == w.tail) {
             amount = shareAmount * (w.assets + 1) / (w.totalShares + 1);
             w.assets -= amount;
@@ -350,10 +366,9 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
 
     /// @inheritdoc IStaking
     function drain(address auditor, uint256 maxEntries) external returns (uint256 applied) {
-        Globals memory g = _loadGlobals();
-        Work memory w = _load(auditor);
-        _unpark(w);
-        applied = _drain(w, g, maxEntries);
+        Work memory w;
+        Globals memory g;
+        (w, g, applied) = _begin(auditor, maxEntries);
         _store(w, g);
         _settleGlobals(g);
     }
@@ -364,11 +379,20 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
     }
 
     function _refresh(address auditor) private {
-        Globals memory g = _loadGlobals();
-        Work memory w = _load(auditor);
-        _unpark(w);
+        (Work memory w, Globals memory g,) = _begin(auditor, 0);
         _store(w, g);
         _settleGlobals(g);
+    }
+
+    /// @dev Load a pool and the totals, queue its expired batches and apply up to `max` ready entries.
+    function _begin(address auditor, uint256 max)
+        private
+        returns (Work memory w, Globals memory g, uint256 applied)
+    {
+        g = _loadGlobals();
+        w = _load(auditor);
+        _unpark(w);
+        applied = _drain(w, g, max);
     }
 
     /// @dev Write the totals back and send what the pools lost to the treasury.
@@ -404,20 +428,23 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
         Pool memory pool = _pools[auditor];
         PoolInfo storage info = _info[auditor];
         q.tier = info.tier;
-        (bool registered, uint256 basis) = _lockBasis(auditor, info, pool.backing);
-        // Locked above the basis (after a slash) refuses every lock, of any amount.
-        q.eligible = registered && basis >= _params.minStake[q.tier] && pool.locked <= basis;
-        if (q.eligible) q.free = basis - pool.locked;
+        uint256 limit;
+        (q.eligible, limit) = _lockLimit(auditor, info, pool);
+        if (q.eligible) q.free = limit - pool.locked;
         q.reputation = pool.reputation;
         uint256 tail = info.tail;
-        if (tail - info.head < LEDGER_CAPACITY) q.nextEntry = tail;
+        // A first lock queues the batches past their hold first (5.1): its entry follows their FLOW.
+        uint256 next = _pushesFlow(auditor, info) ? tail + 1 : tail;
+        if (next - info.head < LEDGER_CAPACITY) q.nextEntry = next;
         q.lastEntry = tail - 1;
         // Deposits are queued only while the ledger holds entries.
         if (tail != info.head) q.queuedDeposits = _books[auditor].pendingDeposits;
     }
 
     /// @dev `lockSeat`'s rule: refuse (nothing changes) unless registered in `tier`, at the tier's minimum
-    /// and able to back `amount` more; a first lock under `key` (`entry` 0) pushes the SESSION entry.
+    /// and able to back `amount` more (`_lockLimit`: the pro-rata rule of 5.1 after a hold); a first lock
+    /// under `key` (`entry` 0) queues the batches past their hold, then pushes the SESSION entry (a
+    /// refusal for a full ledger may leave them queued, which changes no quote).
     /// Extending an entry that later entries follow counts no queued deposit (conservatively all of
     /// them: those queued before it would do, but the pool keeps only their sum).
     function _lock(address auditor, uint8 tier, uint256 key, uint256 amount, uint256 entry)
@@ -426,13 +453,13 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
     {
         Pool memory pool = _pools[auditor];
         PoolInfo storage info = _info[auditor];
-        (bool registered, uint256 basis) = _lockBasis(auditor, info, pool.backing);
-        if (!registered || info.tier != tier || basis < _params.minStake[tier]) {
-            return (false, 0, 0);
-        }
+        (bool eligible, uint256 basis) = _lockLimit(auditor, info, pool);
+        if (!eligible || info.tier != tier) return (false, 0, 0);
         uint256 lockedTotal = uint256(pool.locked) + amount;
         if (lockedTotal > basis) return (false, 0, 0);
         if (entry == 0) {
+            // Expired batches join the FLOW first: a session drawn after a hold is not theirs (5.1).
+            if (info.holdEpoch != 0) _unparkAt(auditor, info);
             entryIndex = info.tail;
             if (entryIndex - info.head >= LEDGER_CAPACITY) return (false, 0, 0);
             reputation = pool.reputation;
@@ -446,6 +473,7 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
             reputation = _extendEntry(auditor, info, key, entry, amount);
             entryIndex = entry;
         }
+        _noteLock(auditor, info, entryIndex, amount);
         _pools[auditor].locked = uint96(lockedTotal);
         emit SeatLocked(auditor, entryIndex, amount, lockedTotal);
         ok = true;

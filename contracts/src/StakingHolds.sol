@@ -2,6 +2,7 @@
 pragma solidity 0.8.28;
 
 import {StakingLedger} from "./StakingLedger.sol";
+import {SortitionTrees} from "./SortitionTrees.sol";
 import {LedgerPacking} from "./libraries/LedgerPacking.sol";
 
 /// @title StakingHolds
@@ -14,8 +15,11 @@ import {LedgerPacking} from "./libraries/LedgerPacking.sol";
 /// - a deregistered pool stays eligible in its tier (and cannot change tier) while the hold lasts;
 /// - the requested shares are parked in the batch of epoch c (ring of 3, slot c % 3): they stay shares
 ///   of the pool, are counted in `exitingShares` (no weight) and, at the current price and until the
-///   end of epoch c + 2, in the stake a lock may use. After the hold a batch joins the ledger's tail FLOW at the pool's next stake,
-///   withdrawal request, result, `drain` or `poke`; its records point at that FLOW (`_parkFlow`).
+///   end of epoch c + 2, in the stake a lock may use. After the hold a batch joins the ledger's tail
+///   FLOW at the pool's next stake, withdrawal request, result, `drain` or `poke`, and before a lock
+///   pushes a SESSION entry; its records point at that FLOW (`_parkFlow`).
+/// - after the hold, the locks ahead of a batch still in the pool are shared pro rata with it
+///   (`_lockLimit`): its end refuses no draw of a later snapshot that counted the remaining stake.
 /// Every lock that counted parked shares pushed its SESSION entry before that FLOW, so those shares
 /// bear its result: held stake stays slashable (SlashesReachExitingShares).
 abstract contract StakingHolds is StakingLedger {
@@ -29,7 +33,17 @@ abstract contract StakingHolds is StakingLedger {
         uint32 generation;
     }
 
+    /// @dev The batches a FLOW entry took after their hold (the newest such FLOW only) and the stake locked
+    /// since in entries behind it: while `flow` is pending its shares bear every lock ahead of it.
+    struct Held {
+        uint32 flow;
+        uint32 generation;
+        uint96 newLocked;
+        uint128 shares;
+    }
+
     mapping(address => Parked[3]) internal _parked;
+    mapping(address => Held) internal _held;
     /// @dev The FLOW entry each batch (auditor, epoch) joined after its hold (0 while parked).
     mapping(address => mapping(uint256 => uint256)) internal _parkFlow;
 
@@ -58,35 +72,110 @@ abstract contract StakingHolds is StakingLedger {
         return h != 0 && _epochNow() <= h + HOLD_EPOCHS;
     }
 
-    /// @dev What a lock decides on: registered (or held), and backing plus the parked shares' value.
-    function _lockBasis(address auditor, PoolInfo storage info, uint256 backing)
+    /// @dev What a lock decides on: eligible (registered or held, the basis at the tier's minimum, locked
+    /// within the limit) and the limit of locked stake, `basis + relief`. `basis` is the backing plus the
+    /// value of the batches in their own hold; `relief` the part of the locks ahead of an expired batch
+    /// still in the pool that the batch's shares bear. Expired batches (parked past their hold, or the
+    /// last FLOW that took some, while pending) back no new lock, but every lock ahead of them is shared
+    /// pro rata with them, so the pool may lock `basis + relief` in all: the remaining stake bears the
+    /// locks behind the batch and ahead * basis / (basis + x) of the rest (x the batch's value; basis
+    /// counts pending deposits, so x's part is never overstated). One group is counted (unqueued batches
+    /// first): fewer shares, less relief.
+    function _lockLimit(address auditor, PoolInfo storage info, Pool memory pool)
         internal
         view
-        returns (bool registered, uint256 basis)
+        returns (bool eligible, uint256 limit)
     {
-        registered = info.registered;
-        basis = backing;
-        if (!_holdActive(info)) return (registered, basis);
-        registered = true;
-        uint256 shares = 0;
-        uint256 gen = info.generation;
+        bool registered = info.registered;
+        uint256 basis = pool.backing;
+        uint256 relief = 0;
+        uint256 holdEpoch = info.holdEpoch;
+        if (holdEpoch != 0) {
+            if (_epochNow() <= holdEpoch + HOLD_EPOCHS) registered = true;
+            (uint256 inHold, uint256 expired, uint256 ahead) = _heldShares(auditor, info, pool.locked);
+            if (inHold != 0 || expired != 0) {
+                PoolBook memory b = _books[auditor];
+                basis += inHold * b.assets / b.totalShares;
+                uint256 x = expired * b.assets / b.totalShares;
+                if (x != 0) relief = ahead * x / (basis + x);
+            }
+        }
+        limit = basis + relief;
+        // Locked above the limit (after a slash) refuses every lock, of any amount.
+        eligible = registered && basis >= _params.minStake[info.tier] && pool.locked <= limit;
+    }
+
+    /// @dev Shares of the batches in their own hold, of the expired ones still in the pool (unqueued, or
+    /// else those of the pending held FLOW), and the locked stake ahead of the latter.
+    function _heldShares(address auditor, PoolInfo storage info, uint256 locked)
+        private
+        view
+        returns (uint256 inHold, uint256 expired, uint256 ahead)
+    {
         uint256 cur = _epochNow();
+        uint256 gen = info.generation;
         for (uint256 i = 0; i < 3; ++i) {
             Parked memory m = _parked[auditor][i];
-            // Only batches still in their own hold: queuing an expired one then changes no quote.
-            if (m.generation == gen && cur <= m.epoch + HOLD_EPOCHS) shares += m.shares;
+            if (m.epoch == 0 || m.generation != gen) continue;
+            // A batch counts in the basis only in its own hold: queuing it then changes no quote.
+            if (cur <= m.epoch + HOLD_EPOCHS) inHold += m.shares;
+            else expired += m.shares;
         }
-        if (shares != 0) {
-            PoolBook memory b = _books[auditor];
-            basis += shares * b.assets / b.totalShares;
+        ahead = locked;
+        if (expired == 0) {
+            Held memory h = _held[auditor];
+            if (h.flow >= info.head && h.generation == gen) {
+                expired = h.shares;
+                ahead = ahead > h.newLocked ? ahead - h.newLocked : 0;
+            }
         }
     }
 
-    /// @dev Park `shares` of a withdrawal request in this epoch's batch (see the contract's notes).
-    function _park(Work memory w, PoolInfo storage info, uint256 shares) internal returns (uint256 epoch) {
+    /// @dev Whether a first lock now pushes a FLOW before its SESSION entry (`_unparkAt` queues a batch past
+    /// its hold and the tail is no FLOW): `seatQuote.nextEntry` is then tail + 1, which the draw module
+    /// records as the seat's entry.
+    function _pushesFlow(address auditor, PoolInfo storage info) internal view returns (bool) {
+        if (info.holdEpoch == 0) return false;
+        uint256 tail = info.tail;
+        uint256 head = info.head;
+        if (tail - head >= LEDGER_CAPACITY) return false;
+        if (
+            tail > head
+                && LedgerPacking.kind(_ring[auditor][(tail - 1) % LEDGER_CAPACITY]) == LedgerPacking.KIND_FLOW
+        ) {
+            return false;
+        }
+        uint256 cur = _epochNow();
+        for (uint256 i = 0; i < 3; ++i) {
+            uint256 epoch = _parked[auditor][i].epoch;
+            if (epoch != 0 && cur > epoch + HOLD_EPOCHS) return true;
+        }
+        return false;
+    }
+
+    /// @dev Before a SESSION entry is pushed: queue every batch past its hold, so it bears no session
+    /// drawn after its hold (it backed none).
+    function _unparkAt(address auditor, PoolInfo storage info) internal {
+        Work memory w = _load(auditor);
+        _unpark(w);
+        info.tail = uint32(w.tail);
+    }
+
+    /// @dev A lock in an entry behind the held FLOW: only the remaining stake bears it.
+    function _noteLock(address auditor, PoolInfo storage info, uint256 entry, uint256 amount) internal {
+        if (info.holdEpoch == 0) return;
+        Held storage h = _held[auditor];
+        uint256 flow = h.flow;
+        if (entry > flow && flow >= info.head) h.newLocked += uint96(amount);
+    }
+
+    /// @dev A withdrawal request of `shares`: parked in this epoch's batch if the pool stands in a readable
+    /// snapshot (see the contract's notes; the caller counts them in `exitingShares`), else epoch 0.
+    function _park(address auditor, uint256 generation, uint256 shares) internal returns (uint256 epoch) {
+        PoolInfo storage info = _info[auditor];
+        if (!_standsInSnapshot(info)) return 0;
         epoch = _epochNow();
-        address auditor = w.auditor;
-        uint32 gen = uint32(w.generation);
+        uint32 gen = uint32(generation);
         Parked memory m = _parked[auditor][epoch % 3];
         if (m.epoch != epoch) {
             // The slot's older batch (hold over) is queued by `_unpark` unless the ledger was full.
@@ -98,12 +187,22 @@ abstract contract StakingHolds is StakingLedger {
         }
         m.shares += uint128(shares);
         _parked[auditor][epoch % 3] = m;
-        w.exitingShares += shares;
         info.holdEpoch = uint32(epoch);
     }
 
-    /// @dev Queue every batch whose hold is over in the tail FLOW (skipped while the ledger is full).
-    function _unpark(Work memory w) internal {
+    /// @dev A deregistration: held while draws of the snapshots that counted the pool may seat it.
+    function _holdOnDeregister(address auditor) internal {
+        PoolInfo storage info = _info[auditor];
+        if (_standsInSnapshot(info)) info.holdEpoch = uint32(_epochNow());
+    }
+
+    /// @dev Queue every batch whose hold is over in the tail FLOW (Staking runs `_unparkBatches` in
+    /// `StakingHoldsOps` by DELEGATECALL, for EIP-170 room).
+    function _unpark(Work memory w) internal virtual;
+
+    /// @dev `_unpark`'s code: queue every batch whose hold is over (skipped while the ledger is full) and
+    /// record the FLOW that took them in `_held`.
+    function _unparkBatches(Work memory w) internal {
         address auditor = w.auditor;
         PoolInfo storage info = _info[auditor];
         uint256 holdEpoch = info.holdEpoch;
@@ -122,12 +221,20 @@ abstract contract StakingHolds is StakingLedger {
             if (m.generation == w.generation) {
                 shares = m.shares;
                 _queueWithdrawShares(_flows[auditor][flow], shares, w.generation);
+                Held memory h = _held[auditor];
+                // A newer FLOW replaces the record: the older batch is then counted as bearing nothing.
+                if (h.flow != flow) {
+                    h = Held({flow: uint32(flow), generation: m.generation, newLocked: 0, shares: 0});
+                }
+                h.shares += uint128(shares);
+                _held[auditor] = h;
             }
             _parkFlow[auditor][m.epoch] = flow;
             delete _parked[auditor][i];
             emit ParkedBatchQueued(auditor, m.epoch, flow, shares);
         }
-        if (!left && cur > holdEpoch + HOLD_EPOCHS) info.holdEpoch = 0;
+        // `holdEpoch` stays set while the held FLOW is pending (`_lockLimit` reads `_held` only then).
+        if (!left && cur > holdEpoch + HOLD_EPOCHS && _held[auditor].flow < w.head) info.holdEpoch = 0;
     }
 
     /// @dev Whether `_tailFlow` can return an entry without reverting.
@@ -163,5 +270,77 @@ abstract contract StakingHolds is StakingLedger {
             amount = uint256(wd.shares) * f.redeemedAssets / ws;
         }
         readyAt = appliedAt + _params.cooldown;
+    }
+}
+
+/// @title StakingHoldsOps
+/// @notice Code of Staking's hold rules that Staking runs by DELEGATECALL (its runtime would pass EIP-170):
+/// deployed by Staking's constructor, with Staking's storage layout (the same bases, in the same order:
+/// Staking's own bases come after them) and its epoch length. Called directly it only writes its own
+/// storage, which nothing reads; it only reads Staking's trees, and every IStaking entry reverts.
+contract StakingHoldsOps is StakingHolds {
+    error NotStaking();
+
+    constructor(uint256 epochBlocks_, SortitionTrees sortition_) StakingLedger(epochBlocks_, sortition_) {}
+
+    /// @notice `_park`: the epoch the request's shares are parked in (0: the pool stands in no snapshot).
+    function park(address auditor, uint256 generation, uint256 shares) external returns (uint256) {
+        return _park(auditor, generation, shares);
+    }
+
+    /// @notice `_holdOnDeregister` (returns 0).
+    function holdOnDeregister(address auditor) external returns (uint256) {
+        _holdOnDeregister(auditor);
+        return 0;
+    }
+
+    /// @notice `_unparkBatches` on the pool's ledger bounds (as held in the caller's memory): the new tail.
+    function unpark(address auditor, uint256 head, uint256 tail, uint256 generation)
+        external
+        returns (uint256)
+    {
+        Work memory w;
+        w.auditor = auditor;
+        w.head = head;
+        w.tail = tail;
+        w.generation = generation;
+        _unparkBatches(w);
+        return w.tail;
+    }
+
+    function _unpark(Work memory w) internal override {
+        _unparkBatches(w);
+    }
+
+    function onRegister(address, uint8) external pure {
+        revert NotStaking();
+    }
+
+    function onDeregister(address) external pure {
+        revert NotStaking();
+    }
+
+    function lockSeat(address, uint8, uint256, uint256, uint256)
+        external
+        pure
+        returns (bool, uint64, uint256)
+    {
+        revert NotStaking();
+    }
+
+    function lockSeats(address, uint8, uint256, uint256, uint256) external pure returns (uint64, uint256) {
+        revert NotStaking();
+    }
+
+    function seatQuote(address) external pure returns (SeatQuote memory) {
+        revert NotStaking();
+    }
+
+    function resolve(uint256, SessionResult[] calldata) external pure {
+        revert NotStaking();
+    }
+
+    function drain(address, uint256) external pure returns (uint256) {
+        revert NotStaking();
     }
 }

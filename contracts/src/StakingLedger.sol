@@ -189,8 +189,9 @@ abstract contract StakingLedger is IStaking {
     /// @notice The pool's backing and sortition weight after a change.
     event PoolUpdated(address indexed auditor, uint256 backing, uint256 weight);
 
-    constructor(uint256 epochBlocks_) {
-        _sortition = new SortitionTrees(epochBlocks_);
+    /// @param sortition_ The trees (created by Staking, their only writer; none in `StakingHoldsOps`).
+    constructor(uint256 epochBlocks_, SortitionTrees sortition_) {
+        _sortition = sortition_;
         _epochBlocks = epochBlocks_;
     }
 

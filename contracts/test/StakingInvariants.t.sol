@@ -8,6 +8,10 @@ import {StakingHandler} from "./mocks/StakingHandler.sol";
 /// after every call: a session's rewards and slashes land only on the shares that existed at its
 /// draw (pro rata, exiting shares included, later shares excluded), with the commission of the draw,
 /// reputation composed in draw order whatever order results arrive in, and every token accounted for.
+/// Holds (5.1, outside review 6): the handler's `lock` asserts that no batch past its hold is still
+/// outside the ledger when a SESSION entry is pushed (so it is never paid or slashed for it) and that
+/// locks never exceed the pool's value (no over-lock); `check` compares `seatQuote` with the model's
+/// pro-rata limit (a pool never refuses a lock its pro-rata free stake covers).
 contract StakingInvariantsTest is TestBase {
     StakingHandler internal handler;
 
@@ -38,6 +42,7 @@ contract StakingInvariantsTest is TestBase {
         emit log_named_uint("results", handler.resultsDelivered());
         emit log_named_uint("keys", handler.keyCount());
         emit log_named_uint("parked withdrawals (5.1)", handler.parkedWithdrawals());
+        emit log_named_uint("locks behind a held FLOW (5.1)", handler.locksBehindHeldFlow());
     }
 
     event log_named_uint(string key, uint256 val);

@@ -25,6 +25,8 @@ contract StakingHandler is StakingModel {
     uint256 public queuedFlows;
     uint256 public stakesOk;
     uint256 public locksOk;
+    /// @dev Lock attempts while a FLOW that took expired batches is pending (the pro-rata relief, 5.1).
+    uint256 public locksBehindHeldFlow;
     uint256 public resultsDelivered;
     uint256 public parkedWithdrawals;
 
@@ -169,15 +171,27 @@ contract StakingHandler is StakingModel {
         amount = bound(_mix(amount), 0, 400e18);
         MPool storage p = mPool[a];
         bool expected = _lockExpected(a, entry, amount);
+        if (p.heldFlow >= p.head && p.heldShares != 0 && p.heldGen == p.gen) ++locksBehindHeldFlow;
+        // 5.1: batches past their hold join the FLOW before the SESSION entry is pushed.
+        if (expected && entry == 0) _mUnpark(a);
+        expected = expected && (entry != 0 || p.tail - p.head < 256);
         (,, uint256 bps) = staking.auditorOf(a);
+        uint256 predicted = staking.seatQuote(a).nextEntry;
         (bool ok, uint64 rep, uint256 got) = staking.lockSeat(a, 1, key, amount, entry);
         assertTrue(ok == expected, "lockSeat: outcome");
         if (!ok) return;
         ++locksOk;
         if (entry == 0) {
+            // No batch past its hold is still outside the ledger: it never bears this session.
+            uint256[] storage epochs = mParkedEpochs[a];
+            for (uint256 i = 0; i < epochs.length; ++i) {
+                assertTrue(_mEpoch() <= epochs[i] + 2, "an expired batch would bear a later session");
+            }
             assertEq(rep, p.rep, "lockSeat: reputation in force");
             uint256 e = _mOpenSession(a, key, amount, bps);
             assertEq(got, e, "lockSeat: entry index");
+            // The draw module records the quote's nextEntry as the seat's entry (LockMismatch otherwise).
+            assertEq(got, predicted, "seatQuote.nextEntry predicts the entry");
             entryOf[key][a] = e;
         } else {
             assertEq(rep, mEntry[a][entry].repAtDraw, "lockSeat: reputation recorded at the first seat");
@@ -185,6 +199,8 @@ contract StakingHandler is StakingModel {
             mEntry[a][entry].locked += amount;
             p.locked += amount;
         }
+        // No over-lock: what the pool's shares and deposits are worth covers every lock.
+        assertLe(p.locked, p.assets + p.pending, "locks within the pool's value");
     }
 
     /// @dev `lockSeat`'s outcome in the model. Held stake (5.1) counts: a deregistered or withdrawing
@@ -192,10 +208,9 @@ contract StakingHandler is StakingModel {
     /// later entries follow (the lock-aggregation review's SlashableStakeBacksEverySeat).
     function _lockExpected(address a, uint256 entry, uint256 amount) internal view returns (bool) {
         MPool storage p = mPool[a];
-        (bool registered, uint256 basis) = _mLockBasis(a);
-        return registered && basis >= 100e18 && p.locked + amount <= basis
-            && (entry != 0 || p.tail - p.head < 256)
-            && (entry == 0 || entry + 1 == p.tail || p.locked + amount + p.pending <= basis);
+        (bool eligible, uint256 limit) = _mLockLimit(a);
+        return eligible && p.locked + amount <= limit
+            && (entry == 0 || entry + 1 == p.tail || p.locked + amount + p.pending <= limit);
     }
 
     /// @dev Deliver results for a subset of one key's unresolved entries, in a random order.
@@ -353,6 +368,7 @@ contract StakingHandler is StakingModel {
         assertEq(head, p.head, "ledger head");
         assertEq(tail, p.tail, "ledger tail");
         assertEq(staking.weightOf(a), _mWeight(a), "sortition weight");
+        _checkQuote(a);
         for (uint256 j = 0; j < holders.length; ++j) {
             address h = holders[j];
             (uint256 shares, uint256 dep, uint256 flow) = staking.positionOf(a, h);
@@ -360,6 +376,14 @@ contract StakingHandler is StakingModel {
             assertEq(dep, mHolder[a][h].depAmount, "holder pending deposit");
             assertEq(flow, mHolder[a][h].depFlow, "holder pending flow");
         }
+    }
+
+    /// @dev The quote is the model's pro-rata limit (5.1): held locks refuse no later snapshot's draw.
+    function _checkQuote(address a) internal view {
+        (bool eligible, uint256 limit) = _mLockLimit(a);
+        IStaking.SeatQuote memory q = staking.seatQuote(a);
+        assertTrue(q.eligible == eligible, "quote: eligible");
+        assertEq(q.free, eligible ? limit - mPool[a].locked : 0, "quote: free");
     }
 
     function _checkTokens() internal view {

@@ -27,6 +27,10 @@ abstract contract StakingModel is StakingTestBase {
         uint256 tail;
         bool registered;
         uint256 holdEpoch;
+        // The newest FLOW that took batches after their hold (5.1): its batches' shares, their generation.
+        uint256 heldFlow;
+        uint256 heldShares;
+        uint256 heldGen;
     }
 
     struct MEntry {
@@ -135,23 +139,43 @@ abstract contract StakingModel is StakingTestBase {
         return h != 0 && _mEpoch() <= h + 2;
     }
 
-    /// @dev What a lock may use: (registered or held, backing + the parked shares' value while held).
-    function _mLockBasis(address auditor) internal view returns (bool registered, uint256 basis) {
+    /// @dev What a lock decides on (5.1): eligible, and the limit of locked stake = basis + relief, where
+    /// basis = backing + the value of the batches in their own hold, and relief = the part of the locks
+    /// ahead of the expired batches still in the pool (unqueued ones, else those of the pending held FLOW:
+    /// every lock but those of the entries behind that FLOW, summed here from the entries) that their
+    /// shares bear pro rata: ahead * x / (basis + x).
+    function _mLockLimit(address auditor) internal view returns (bool eligible, uint256 limit) {
         MPool storage p = mPool[auditor];
-        registered = p.registered;
-        basis = _mBacking(auditor);
-        if (!_mHoldActive(auditor)) return (registered, basis);
-        registered = true;
-        uint256 parked = 0;
+        bool registered = p.registered || _mHoldActive(auditor);
+        uint256 basis = _mBacking(auditor);
+        uint256 inHold = 0;
+        uint256 expired = 0;
         uint256[] storage epochs = mParkedEpochs[auditor];
         for (uint256 i = 0; i < epochs.length; ++i) {
-            if (_mEpoch() > epochs[i] + 2) continue; // its own hold is over
             uint256[] storage ids = mParked[auditor][epochs[i]];
+            uint256 sum = 0;
             for (uint256 j = 0; j < ids.length; ++j) {
-                if (mWithdrawals[ids[j]].gen == p.gen) parked += mWithdrawals[ids[j]].shares;
+                if (mWithdrawals[ids[j]].gen == p.gen) sum += mWithdrawals[ids[j]].shares;
             }
+            if (_mEpoch() > epochs[i] + 2) expired += sum;
+            else inHold += sum;
         }
-        if (parked != 0) basis += parked * p.assets / p.shares;
+        uint256 ahead = p.locked;
+        if (expired == 0 && p.heldFlow >= p.head && p.heldGen == p.gen) {
+            expired = p.heldShares;
+            uint256 behind = 0;
+            for (uint256 e = p.heldFlow + 1; e < p.tail; ++e) {
+                behind += mEntry[auditor][e].locked;
+            }
+            ahead = ahead > behind ? ahead - behind : 0;
+        }
+        if (inHold != 0) basis += inHold * p.assets / p.shares;
+        if (expired != 0) {
+            uint256 x = expired * p.assets / p.shares;
+            if (x != 0) limit = ahead * x / (basis + x);
+        }
+        limit += basis;
+        eligible = registered && basis >= 100e18 && p.locked <= limit;
     }
 
     /// @dev Batches whose hold is over join the tail FLOW (skipped while the ledger is full).
@@ -166,8 +190,14 @@ abstract contract StakingModel is StakingTestBase {
             if (cur <= ep + 2 || full) continue;
             uint256 flow = _mPushFlowIfNeeded(auditor);
             uint256[] storage ids = mParked[auditor][ep];
+            uint256 sum = 0;
             for (uint256 j = 0; j < ids.length; ++j) {
                 mEntry[auditor][flow].withdrawIds.push(ids[j]);
+                if (mWithdrawals[ids[j]].gen == p.gen) sum += mWithdrawals[ids[j]].shares;
+            }
+            if (sum != 0) {
+                if (p.heldFlow != flow) (p.heldFlow, p.heldShares, p.heldGen) = (flow, 0, p.gen);
+                p.heldShares += sum;
             }
             epochs[i - 1] = epochs[epochs.length - 1];
             epochs.pop();
