@@ -370,9 +370,9 @@ contract LockAggregationReviewInvariantsTest is TestBase {
 
     /// @dev A pool's locked stake is exactly the locked stake of its pending SESSION entries (a lock is
     /// released once, when its entry applies), never more than the pool holds, and - walking the ledger
-    /// from its head - the locks of the entries up to each SESSION entry never exceed the stake that entry's
-    /// slash can reach when it applies: the shares' assets less those queued for withdrawal before it,
-    /// plus the deposits queued before it (SlashableStakeBacksEverySeat; a few wei of share rounding).
+    /// from its head - each SESSION entry's lock never exceeds what is left for its slash when it applies,
+    /// every earlier lock slashed in full and every earlier withdrawal redeemed at the price of then
+    /// (SlashableStakeBacksEverySeat; a few wei of share rounding).
     /// forge-config: default.invariant.runs = 100
     /// forge-config: default.invariant.depth = 100
     function invariant_lockedIsPendingEntriesAndWithinStake() public view {
@@ -381,27 +381,46 @@ contract LockAggregationReviewInvariantsTest is TestBase {
         for (uint256 i = 0; i < list.length; ++i) {
             Staking.PoolView memory p = st.poolOf(list[i]);
             (uint256 head, uint256 tail) = st.ledgerOf(list[i]);
-            uint256 sum = 0;
-            uint256 deposits = 0;
-            uint256 exiting = 0;
-            for (uint256 e = head; e < tail; ++e) {
-                (uint256 word,) = st.entryWordOf(list[i], e);
-                if (LedgerPacking.kind(word) == LedgerPacking.KIND_SESSION) {
-                    (,, uint256 locked,) = LedgerPacking.openFields(word);
-                    sum += locked;
-                    uint256 reach = deposits;
-                    if (p.totalShares != 0) reach += p.assets * (p.totalShares - exiting) / p.totalShares;
-                    assertLe(sum, reach + 1e6, "SlashableStakeBacksEverySeat: a lock its slash cannot reach");
-                } else {
-                    Staking.Flow memory f = st.flowOf(list[i], e);
-                    deposits += f.deposits;
-                    if (f.withdrawShares != 0 && f.withdrawGeneration == p.generation) {
-                        exiting += f.withdrawShares;
-                    }
+            assertEq(
+                p.locked,
+                _walkLedger(st, list[i], p, head, tail),
+                "locked stake = the locks of pending entries"
+            );
+            assertLe(p.locked, p.assets + p.pendingDeposits, "locked stake within the pool's stake");
+        }
+    }
+
+    /// @dev Applies the pending entries from the head on a copy of the pool, each SESSION entry slashed in
+    /// full (the worst case), each FLOW redeeming its withdrawal shares at the price of then and adding its
+    /// deposits: every lock must be collectable from what is left when its entry applies. Shares still in the
+    /// pool (parked, or queued in a later FLOW) bear every entry ahead of them, as the ledger applies them
+    /// (docs/protocol-v2.md 5.1: locks taken ahead of a batch are shared pro rata with it).
+    function _walkLedger(Staking st, address a, Staking.PoolView memory p, uint256 head, uint256 tail)
+        internal
+        view
+        returns (uint256 sum)
+    {
+        uint256 assets = p.assets;
+        uint256 shares = p.totalShares;
+        for (uint256 e = head; e < tail; ++e) {
+            (uint256 word,) = st.entryWordOf(a, e);
+            if (LedgerPacking.kind(word) == LedgerPacking.KIND_SESSION) {
+                (,, uint256 locked,) = LedgerPacking.openFields(word);
+                sum += locked;
+                assertLe(locked, assets + 1e6, "SlashableStakeBacksEverySeat: a lock its slash cannot reach");
+                assets = assets > locked ? assets - locked : 0;
+            } else {
+                Staking.Flow memory f = st.flowOf(a, e);
+                if (f.withdrawShares != 0 && f.withdrawGeneration == p.generation && shares != 0) {
+                    uint256 out = f.withdrawShares >= shares ? assets : assets * f.withdrawShares / shares;
+                    assets -= out;
+                    shares = f.withdrawShares >= shares ? 0 : shares - f.withdrawShares;
+                }
+                if (f.deposits != 0) {
+                    shares += assets == 0 || shares == 0 ? f.deposits : f.deposits * shares / assets;
+                    assets += f.deposits;
                 }
             }
-            assertEq(p.locked, sum, "locked stake = the locks of pending entries");
-            assertLe(p.locked, p.assets + p.pendingDeposits, "locked stake within the pool's stake");
         }
     }
 
