@@ -29,7 +29,7 @@ def test_a_round_nobody_draws_is_abandoned_and_forfeits_the_bond() -> None:
     provider.advance(sid)
     (info,) = provider.rounds(sid)
     # its randomness was obtainable and nobody drew (outside review 6): the chain's Expired drawn short
-    assert info.state == RoundState.KEYS_WITHHELD and info.drawn_seats == 0
+    assert info.state == RoundState.ABANDONED and info.drawn_seats == 0
     assert info.segments[0].outcome == SegmentOutcome.FAIL
     assert provider.appeal_status(sid).window_ends[0] == 0  # the outcome stands and is final
     status = provider.appeal_status(sid)
