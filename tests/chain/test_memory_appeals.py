@@ -146,3 +146,17 @@ def test_a_draw_refused_by_locked_stake_ends_a_contested_pass_inconclusive_and_r
         for a in provider.seats(sid, r):
             when_ready(lambda a=a, r=r: auditors[a].settle(sid, a, r), chain.mine)  # type: ignore[misc]
     assert appellant.token_balance(appellant.address) == before  # the whole bond back
+
+
+def test_a_round_the_seat_cap_could_fail_is_refused_at_the_quote() -> None:
+    """Outside review 9: a round of more segments than the seat cap may use at most half of what the
+    tier's members can seat (6 x 8 / 2 = 24), else one busy auditor's refusal fails its draw REFUSED and
+    voids every PASS it names; up to the cap, an auditor may sit on every segment, and it is admitted."""
+    chain, provider, appellant, auditors = _staked(6)
+    sid = provider.open_session(b"\x09" * 32, [0] * 10, [1] * 10, 100 * TOKEN).session_id
+    vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
+    chain.mine(ISSUE15_PARAMS.canary_reveal_blocks + 1)  # the appeal window opens after the canaries'
+    quote = appellant.appeal_quote(sid, list(range(9)))  # 9 segments x k_1 = 3: 27 seats
+    assert quote.refusal == "PanelTooLarge" and "27 seats" in quote.reason
+    assert revert_name(lambda: appellant.appeal(sid, list(range(9)), 10**30)) == "PanelTooLarge"
+    assert appellant.appeal_quote(sid, list(range(8))).refusal is None

@@ -85,7 +85,7 @@ def _check(named: list[int], **kw: object) -> object:
     args: dict[str, object] = {
         "seats": SEATS, "appeal": PARAMS, "reward": R, "block": 100, "opens_after": 90, "outcome_final": False,
         "window_ends": [100, 100, 100, 100], "rounds_opened": 2, "running": set(), "canaries": set(),
-        "eligible": lambda i: 50,
+        "eligible": lambda i: 50, "members": lambda tier: 60, "seat_cap": 8,
     }  # fmt: skip
     args.update(kw)
     return check_session_appeal(_session(), named, **args)  # type: ignore[arg-type]
@@ -95,7 +95,8 @@ def test_one_appeal_names_segments_of_one_depth_and_pays_the_sum_of_their_bonds(
     one_tier = [seg(0, panel(0, "PPP", 1)), *_session()[1:]]
     adm = check_session_appeal(one_tier, [0, 1], seats=SEATS, appeal=PARAMS, reward=R, block=100, opens_after=90,
                                outcome_final=False, window_ends=[100] * 4, rounds_opened=2, running=set(),
-                               canaries=set(), eligible=lambda i: 50)  # fmt: skip
+                               canaries=set(), eligible=lambda i: 50, members=lambda t: 60,
+                               seat_cap=8)  # fmt: skip
     assert adm.round == 3 and adm.depth == 1
     assert adm.seats == [7, 7] and adm.bonds == [7 * R, 7 * R] and adm.bond == 14 * R
     deeper = _check([2])
@@ -134,6 +135,24 @@ def test_appeal_refusals_in_the_contracts_order(named: list[int], kw: dict[str, 
     with pytest.raises(AppealRefused) as refused:
         _check(named, **kw)
     assert refused.value.name == name
+
+
+def test_a_round_above_the_seat_cap_uses_at_most_half_of_what_the_tier_can_seat() -> None:
+    """Outside review 9: a round the seat cap can fail ends REFUSED on one busy auditor's refusal."""
+    segs = [seg(i, panel(0, "PPP", 1)) for i in range(14)]
+
+    def check(n: int, members: int = 12) -> list[int]:
+        return check_session_appeal(segs, list(range(n)), seats=SEATS, appeal=PARAMS, reward=R, block=100,
+                                    opens_after=90, outcome_final=False, window_ends=[100] * 14, rounds_opened=0,
+                                    running=set(), canaries=set(), eligible=lambda i: 9,
+                                    members=lambda t: members, seat_cap=8).seats  # fmt: skip
+
+    assert check(8) == [7] * 8  # no more segments than the cap: an auditor may sit on each
+    for n in range(9, 15):  # 7n seats > 12 * 8 / 2
+        with pytest.raises(AppealRefused) as refused:
+            check(n)
+        assert refused.value.name == "PanelTooLarge" and f"{7 * n} seats" in str(refused.value)
+    assert check(9, members=16) == [7] * 9  # 63 <= 16 * 8 / 2
 
 
 def test_windows_open_after_the_canary_reveal_and_reopen_after_each_round() -> None:

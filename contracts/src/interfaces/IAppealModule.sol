@@ -147,6 +147,9 @@ interface IAppealModule is IPanelHost {
     error NoRoundsLeft(uint256 sessionId, uint256 segment);
     error NotEnoughEligibleAuditors(uint256 sessionId, uint256 segment, uint256 eligible, uint256 needed);
     error BondAboveLimit(uint256 bond, uint256 maxBond);
+    /// @notice The round names more segments than the seat cap and more seats than half of what the tier's
+    /// members can seat under it (`capacity` = members * seatCap / 2): appeal fewer segments per round.
+    error PanelTooLarge(uint256 sessionId, uint256 seats, uint256 capacity);
     // other refusals (checked before the above where they apply)
     error AppealWindowNotOpen(uint256 sessionId, uint256 opensAfter);
     error EmptyAppeal();

@@ -129,6 +129,13 @@ contract AppealModule is AppealStore {
             uint256 tier = _checkOne(sessionId, seg, i, q, c, p, s.provider, firstTier);
             if (i == 0) firstTier = tier;
         }
+        // The seat cap binds only when a round names more segments than it: then the round's seats may
+        // use at most half of what the tier's members can seat, so that the cap ends its draw only if more
+        // than half of them refuse (a failed draw with any refusal is REFUSED; outside review 9).
+        if (segments.length > c.seatCap) {
+            uint256 capacity = _members(uint8(firstTier), s.provider) * c.seatCap / 2;
+            if (q.totalSeats > capacity) revert PanelTooLarge(sessionId, q.totalSeats, capacity);
+        }
     }
 
     /// @dev The per-segment checks of `_check`, adding the segment's seats and bond to `q`. One round names
@@ -173,10 +180,14 @@ contract AppealModule is AppealStore {
         for (uint256 j = 0; j <= d; ++j) {
             taken += AppealMath.panelSeats(k0, j);
         }
+        uint256 members = _members(tier, provider);
+        return members > taken ? members - taken : 0;
+    }
+
+    /// @dev The tier's leaves (every member that ever joined it) but the provider's.
+    function _members(uint8 tier, address provider) private view returns (uint256) {
         (bool isMember,) = sortition.leafOf(tier, provider);
-        if (isMember) ++taken;
-        uint256 leaves = sortition.leafCount(tier);
-        return leaves > taken ? leaves - taken : 0;
+        return sortition.leafCount(tier) - (isMember ? 1 : 0);
     }
 
     // ------------------------------------------------------------------------------ rounds

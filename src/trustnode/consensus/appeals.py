@@ -305,6 +305,20 @@ def check_appeal(
     return d, bond
 
 
+def check_capacity(segments: int, seats: int, *, members: int, seat_cap: int) -> None:
+    """A round naming more segments than the seat cap may use at most half of what the tier's
+    members (the provider excluded) can seat under it, so that the cap fails its draw only if more
+    than half of them refuse: a failed draw with any refusal ends REFUSED (bonds back, a contested
+    PASS voided), and a round sized at the tier's edge would let one busy honest auditor's refusal
+    void every PASS it names (outside review 9).  With no more segments than the cap, an auditor
+    can sit on every one of them, so only the per-segment count (`check_appeal`) binds."""
+    capacity = members * seat_cap // 2
+    if segments > seat_cap and seats > capacity:
+        raise AppealRefused(
+            "PanelTooLarge", f"{seats} seats over {segments} segments; at most {capacity} per round in this tier"
+        )
+
+
 class Admission(BaseModel):
     """An admitted appeal: the round it opens, the panels' depth, seats and bonds per named segment."""
 
@@ -336,6 +350,8 @@ def check_session_appeal(
     running: Collection[int],
     canaries: Collection[int],
     eligible: Callable[[int], int],
+    members: Callable[[int], int],
+    seat_cap: int,
     max_bond: int | None = None,
 ) -> Admission:
     """What `appeal(sessionId, segments, maxBond)` checks, in AppealModule's order; the round it opens.
@@ -345,12 +361,14 @@ def check_session_appeal(
     round 0 has not finalized); `window_ends[i]`: the last block of segment i's window;
     `rounds_opened`: appeals so far (the new round is that + 1); `running`: segments with a panel
     still running (it counts in their depth); `canaries`: revealed canaries; `eligible(i)`: auditors
-    who could sit on segment i's new panel.  Refusals, first match: AppealsDisabled,
+    who could sit on segment i's new panel; `members(tier)`: the tier's members but the provider;
+    `seat_cap`: the session's seats per auditor per panel.  Refusals, first match: AppealsDisabled,
     AppealWindowNotOpen (not finalized), EmptyAppeal, AppealWindowClosed (the outcome is final),
     AppealWindowNotOpen (canary window running), TooManyRounds (round above min(maxRounds * n, 255)),
     then segment by segment InvalidSegment, SegmentsNotAscending, SegmentIsCanary, MixedDepths,
     MixedTiers, AppealPending and `check_appeal`'s SegmentFinal, NoRoundsLeft, AppealWindowClosed,
-    NotEnoughEligibleAuditors; last BondAboveLimit on the sum of the bonds.
+    NotEnoughEligibleAuditors; then `check_capacity`'s PanelTooLarge; last BondAboveLimit on the sum
+    of the bonds.
     """
     if appeal.appeal_blocks == 0 or appeal.max_rounds == 0:
         raise AppealRefused("AppealsDisabled")
@@ -389,6 +407,8 @@ def check_session_appeal(
                                eligible=eligible(i))  # fmt: skip
         out_seats.append(panel_seats(k0, d))
         bonds.append(bond)
+    if tier is not None:
+        check_capacity(len(named), sum(out_seats), members=members(int(tier)), seat_cap=seat_cap)
     total = sum(bonds)
     if max_bond is not None and total > max_bond:
         raise AppealRefused("BondAboveLimit", f"the bond is {total}")
@@ -412,6 +432,7 @@ __all__ = [
     "appellant_reward",
     "check_appeal",
     "check_appeal_params",
+    "check_capacity",
     "check_session_appeal",
     "cheapest_spoil",
     "farming_loses",

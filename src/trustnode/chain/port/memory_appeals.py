@@ -165,7 +165,7 @@ class AppealOps(RoundOps):
             window_ends=s.window_ends or [0] * len(s.tiers), rounds_opened=len(s.rounds), running=running,
             canaries={c.index for c in s.canaries_revealed},
             eligible=lambda i: self._eligible_bound(s, i, len(records[i].panels) - 1 + (i in running)),
-            max_bond=max_bond,
+            members=lambda tier: self._members(s, tier), seat_cap=p.seat_cap, max_bond=max_bond,
         )  # fmt: skip
 
     def _eligible_bound(self, s: Session, seg: int, depth: int) -> int:
@@ -175,10 +175,13 @@ class AppealOps(RoundOps):
         tier = s.tiers[seg]
         k0 = self.c.params_of(s).seats_per_tier[tier]
         taken = sum(panel_seats(k0, j) for j in range(depth + 1))
+        return max(0, self._members(s, tier) - taken)
+
+    def _members(self, s: Session, tier: int) -> int:
+        """AppealModule._members: the tier's leaves (every member that ever joined) but the provider."""
         provider = self.c.auditors.get(s.provider)
-        taken += provider is not None and provider.tier == tier
         leaves = sum(1 for a in self.c.auditors.values() if a.tier == tier)
-        return max(0, leaves - taken)
+        return leaves - (provider is not None and provider.tier == tier)
 
     def appeal_quote(self, session_id: int, segments: Sequence[int]) -> AppealQuote:
         with self.c.op():

@@ -141,6 +141,8 @@ MEANINGS: dict[str, str] = {
     "NoRoundsLeft": "the segment had every appeal panel the parameters allow (maxRounds)",
     "AppealWindowClosed": "the segment's appeal window has closed (or the session's outcome is final)",
     "NotEnoughEligibleAuditors": "too few auditors of the tier never sat on this segment to seat a larger panel",
+    "PanelTooLarge": "the round names more segments than the seat cap and more seats than half of what the tier "
+    "can seat: appeal fewer segments per round",
     "BondAboveLimit": "the bond is more than the most you agreed to pay (raise --bond)",
     "TooManyRounds": "the session used every appeal round it may have",
     "UnknownRound": "the session has no such appeal round",

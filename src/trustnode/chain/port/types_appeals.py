@@ -67,8 +67,8 @@ class AppealQuote(BaseModel):
     `refusal` is the named revert the appeal would hit (IAppealModule's errors, in the order of
     `consensus.appeals.check_session_appeal`: AppealsDisabled, EmptyAppeal, InvalidSegment,
     SegmentsNotAscending, AppealWindowNotOpen, TooManyRounds, SegmentIsCanary, AppealPending,
-    MixedDepths, MixedTiers, AppealWindowClosed, SegmentFinal, NoRoundsLeft, NotEnoughEligibleAuditors; the
-    caller's `max_bond` decides BondAboveLimit), None when it would be admitted. `segments` are
+    MixedDepths, MixedTiers, AppealWindowClosed, SegmentFinal, NoRoundsLeft, NotEnoughEligibleAuditors,
+    PanelTooLarge; the caller's `max_bond` decides BondAboveLimit), None when it would be admitted. `segments` are
     sorted ascending (the contract wants them so).
     """
 
