@@ -160,3 +160,28 @@ def test_a_round_the_seat_cap_could_fail_is_refused_at_the_quote() -> None:
     assert quote.refusal == "PanelTooLarge" and "27 seats" in quote.reason
     assert revert_name(lambda: appellant.appeal(sid, list(range(9)), 10**30)) == "PanelTooLarge"
     assert appellant.appeal_quote(sid, list(range(8))).refusal is None
+
+
+def test_a_draw_left_short_past_its_deadline_is_abandoned_and_forfeits_the_bond() -> None:
+    """As round 0's DrawAbandoned: a round whose draw started and stopped short (not failed) once the seed
+    was public costs the bond; only a failed draw is refunded (UNFILLABLE, REFUSED)."""
+    chain, provider, appellant, auditors = _staked(6)
+    sid = provider.open_session(b"\x0a" * 32, [0, 0], [1, 1], 100 * TOKEN).session_id
+    vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
+    chain.mine(ISSUE15_PARAMS.canary_reveal_blocks + 1)
+    before = appellant.token_balance(appellant.address)
+    opened = appellant.appeal(sid, [0, 1], 10**30)  # 2 x k_1 = 3 seats
+    step = when_ready(lambda: provider.draw(sid, 1, 1), chain.mine)
+    assert step.drawn_seats == 1 < step.total_seats
+    chain.mine(ISSUE15_PARAMS.draw_blocks + 1)
+    provider.advance(sid)
+    (info,) = provider.rounds(sid)
+    assert info.state == RoundState.ABANDONED and info.drawn_seats == 1
+    assert [s.outcome for s in info.segments] == [SegmentOutcome.PASS, SegmentOutcome.PASS]
+    status = provider.appeal_status(sid)
+    chain.mine(max(status.window_ends) - chain.block + 1)
+    provider.advance(sid)
+    for r in (0, 1):
+        for a in provider.seats(sid, r):
+            when_ready(lambda a=a, r=r: auditors[a].settle(sid, a, r), chain.mine)  # type: ignore[misc]
+    assert before - appellant.token_balance(appellant.address) == opened.bond == 6 * ISSUE15_PARAMS.reward

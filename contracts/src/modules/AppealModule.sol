@@ -452,8 +452,11 @@ contract AppealModule is AppealStore {
             }
         } else if (st == IAuditSessions.Status.Drawing) {
             if (rd.drawnSeats != rd.totalSeats) {
+                // A draw that fails ends at once (UNFILLABLE or REFUSED, `drawPanel`); one merely left short
+                // past its deadline was abandoned, as round 0's DrawAbandoned: the seed was public and anyone
+                // could have finished it, so stopping after a glimpse of the panel is never a refund.
                 if (block.number > rd.drawDeadline) {
-                    _end(sessionId, round, rd, IAuditSessions.Status.Cancelled);
+                    _end(sessionId, round, rd, IAuditSessions.Status.Expired);
                 }
             } else if (block.number > rd.keyDeadline) {
                 _end(sessionId, round, rd, IAuditSessions.Status.Expired);

@@ -180,7 +180,9 @@ class RoundOps:
                 self._end_round(s, rnd, RoundState.ABANDONED, tx, abandoned=True)
             elif rnd.state == RoundState.DRAWING:
                 if rnd.drawn < rnd.total_seats and b > rnd.draw_deadline:
-                    self._end_round(s, rnd, RoundState.UNFILLABLE, tx)
+                    # left short, not failed (a failed draw ends at once): abandoned, as round 0's
+                    # DrawAbandoned; anyone could have finished it once the seed was public
+                    self._end_round(s, rnd, RoundState.ABANDONED, tx, abandoned=True)
                 elif rnd.drawn == rnd.total_seats and b > rnd.key_deadline:
                     self._end_round(s, rnd, RoundState.KEYS_WITHHELD, tx)
             elif rnd.state == RoundState.REVEAL and (
