@@ -142,3 +142,29 @@ def test_a_withheld_round_settles_the_earlier_ones_as_if_it_never_happened(
         assert last.refund == last.bond and st_.final == O.INCONCLUSIVE and last.reward_due == 0
     # earlier rounds are scored against the contested outcome, or FAIL over a withheld PASS
     assert st_.resolution.scoring == (O.FAIL if outcome == O.PASS else outcome)
+
+
+def _self_appeal(depth1_votes: str) -> list[Panel]:
+    """The provider's alias appeals its own correct PASS (depth 1), then appeals again and withholds."""
+    return [
+        panel(0, "PPP", 1),
+        panel(1, depth1_votes, 10, appeal=appeal(1, O.PASS, "0x" + "a1" * 20)),
+        panel(2, "U" * 15, 20, appeal=appeal(2, O.PASS, PROVIDER), status=PanelStatus.KEYS_WITHHELD),
+    ]
+
+
+def test_an_overturn_inferred_from_a_later_withholding_earns_no_reward() -> None:
+    """Review5SelfAppealThenWithholdDeeper: scored FAIL only by the adverse inference of its own later
+    withholding, the depth-1 alias's lost appeal read OVERTURNED and netted it 20% of its bond (8.4
+    TRUST) from the Treasury's appeal budget. Now its bond comes back without a reward."""
+    st_ = settle(_self_appeal("P" * 7), budget=BUDGET)
+    assert st_.final == O.INCONCLUSIVE and st_.resolution.scoring == O.FAIL
+    over, withheld = st_.payouts
+    assert over.result is AppealResult.OVERTURNED and over.refund == 7 * R
+    assert over.reward_due == over.reward_paid == 0  # was 7 R * 20% = 8.4 TRUST
+    assert withheld.result is AppealResult.KEYS_WITHHELD and withheld.refund == 15 * R
+    # the adverse inference still scores the correct PASS votes wrong (the price of withholding)
+    assert all(v.agreed is False for v in st_.votes if v.round in (0, 1))
+    assert st_.budget_used == 0
+    conserved(st_)
+

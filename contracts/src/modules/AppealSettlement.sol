@@ -76,6 +76,8 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
         uint256 paid;
         uint256 owed;
         IAppealModule.AppealResult result;
+        /// The owed seats are paid by the pot only, never the budget.
+        bool potOnly;
     }
 
     constructor(
@@ -206,15 +208,14 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
     /// budget (review finding 2: withholding is the provider's doing, and paying those seats from the
     /// Treasury let a coalition holding more than ~54% of a panel net Treasury money by appealing its own
     /// segment and withholding the keys; what the pot does not cover is a reported shortfall). Then each
-    /// OVERTURNED appellant its reward, pot first, budget second, as far as they reach.
+    /// OVERTURNED appellant its reward, pot first, budget second, as far as they reach. The agreeing seats of an
+    /// overturn scored only by a later withheld PASS's adverse inference are owed by the pot only too.
     function _fund(Env memory e, uint256 seg, Pay[] memory pays, uint256 pot) private returns (uint256) {
         for (uint256 j = 0; j < pays.length; ++j) {
             Pay memory py = pays[j];
             if (py.owed == 0) continue;
             uint256 key = PanelKey.keyOf(e.sessionId, py.round);
-            bool potOnly = py.result == IAppealModule.AppealResult.KeysWithheld
-                || py.result == IAppealModule.AppealResult.Refused;
-            uint256 pv = (pot + (potOnly ? 0 : e.budgetLeft)) / py.owed;
+            uint256 pv = (pot + (py.potOnly ? 0 : e.budgetLeft)) / py.owed;
             if (pv > e.reward) pv = e.reward;
             _perVote[key][seg] = pv;
             _rounds[key].held += uint96(pv * py.owed);
@@ -273,6 +274,7 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
         } else if (rd.refused) {
             // Refused: the bond is refunded whole, the drawn (locked) seats are owed by the pot only.
             py.owed = _drawnOn(e, py.round, rd, seg);
+            py.potOnly = true;
         } else if (AppealMath.withheld(rd)) {
             uint256 k = AppealMath.panelSeats(k0, j); // every locked seat of the panel
             if (AppealMath.withheldKeeps(j, AppealWord.appealedAt(w, j))) {
@@ -283,6 +285,7 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
                 py.refund = 0;
             } else {
                 py.owed = k;
+                py.potOnly = true;
             }
         } else {
             // Unfillable or abandoned: R per drawn seat from the bond; the rest refunded, or (abandoned: a
@@ -296,7 +299,18 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
                 py.refund = 0;
             }
         }
-        if (py.result == IAppealModule.AppealResult.Overturned) py.due = py.refund * e.rewardBps / BPS;
+        if (py.result == IAppealModule.AppealResult.Overturned) {
+            // Scored FAIL over an INCONCLUSIVE verdict: only a later panel's keys withheld over a contested
+            // PASS does that (adverse inference, `AppealMath.scoringOutcome`), not a panel's decision. Such an
+            // overturn earns no reward and its seats are owed by the pot only (else a provider's alias that
+            // lost its appeal of the provider's own correct PASS netted 20% of its bond from the budget by
+            // the provider withholding a deeper panel: Review5SelfAppealThenWithholdDeeper).
+            if (fin == SegmentWord.OUTCOME_FAIL && AppealWord.outcome(w) == SegmentWord.OUTCOME_INCONCLUSIVE) {
+                py.potOnly = true;
+            } else {
+                py.due = py.refund * e.rewardBps / BPS;
+            }
+        }
         return pot;
     }
 

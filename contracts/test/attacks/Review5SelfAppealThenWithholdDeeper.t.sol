@@ -10,10 +10,14 @@ import {IAppealSettlement} from "../../src/interfaces/IAppealSettlement.sol";
 /// @notice The wider variant of the accepted adverse inference: a provider whose segment passed correctly
 /// appeals its own PASS under one address (depth 1), the 7-seat panel upholds the PASS (the alias lost
 /// 42 TRUST), it appeals again under a second address (depth 2) and withholds the keys. The segment is scored
-/// as FAIL: the depth-1 appeal becomes OVERTURNED (bond back plus the 20% reward), the correct PASS voters of
-/// round 0 and of the depth-1 panel are scored wrong. Measured here: what the provider's three addresses net
-/// together (fee included) and where the reward came from. Property kept: the provider never nets tokens by
-/// it (the fee exceeds the reward), and the escrow ends empty.
+/// as FAIL: the depth-1 appeal becomes OVERTURNED, the correct PASS voters of round 0 and of the depth-1 panel
+/// are scored wrong. Measured here: what the provider's three addresses net together (fee included) and
+/// where any reward came from. Properties: the provider never nets tokens by it, the escrow ends empty, and
+/// (since this session's fix, `AppealSettlement._scoreRound`, `consensus.appeal_settlement.scoring_is_inferred`)
+/// an overturn that rests only on the adverse inference of a later withheld PASS earns no reward and its seats
+/// are owed by the pot only: on 481282f alias1 netted +8.4 TRUST (bond back plus 20% of 42, all from the
+/// Treasury's appeal budget, budget used 8.4); now alias1 ends at 1,000 TRUST (bond back, no reward) and the
+/// budget used is 0 (command: `scripts/forge test --match-path 'contracts/test/attacks/Review5SelfAppeal*' -vv`).
 /// @dev Tier 1 (k0 = 3, panels 7 and 15), one segment, 40 auditors of 1,000 TRUST, R = 6 TRUST.
 contract Review5SelfAppealThenWithholdDeeper is AppealsFixture {
     event log_named_uint(string key, uint256 val);
@@ -79,6 +83,8 @@ contract Review5SelfAppealThenWithholdDeeper is AppealsFixture {
         emit log_named_decimal_uint("depth-2 withheld pay per seat (TRUST)", escrow.perVoteOf(sid, r2, 0), 18);
         assertEq(_outcomeOf(sid, 0), 3, "the provider loses its PASS (INCONCLUSIVE)");
         assertTrue(t1 < t0, "the provider never nets tokens by it");
+        assertEq(token.balanceOf(alias1), 1000e18, "an inferred overturn: bond back, no reward");
+        assertEq(sm.budgetUsed, 0, "the Treasury's appeal budget pays nothing for an inference");
         assertEq(token.balanceOf(address(escrow)), 0, "escrow empty");
     }
 }

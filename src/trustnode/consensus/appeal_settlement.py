@@ -164,12 +164,20 @@ def settle_segment(
     appealing its own segment and withholding the keys; the rest is a reported shortfall).  Then
     each OVERTURNED appellant's reward, pot first, budget second, as far as they reach.  The pot's
     remainder goes to the treasury.  `budget` is what the treasury still grants.
+
+    Inferred scoring (`scoring_is_inferred`): when the last panel's keys were withheld over a
+    contested PASS, the segment is scored as FAIL by adverse inference, not by any panel.  An earlier
+    appeal that is OVERTURNED only by that inference gets its bond back but no reward, and its
+    agreeing votes are owed by the pot only, never the budget: else a provider appealing its own
+    correct PASS, losing at depth 1, then withholding its own depth-2 panel netted its depth-1 alias
+    the reward from the Treasury's appeal budget (`Review5SelfAppealThenWithholdDeeper`).
     """
     if budget < 0:
         raise ValueError("budget must be >= 0")
     R = econ.reward
     res = resolve(seg, k0, tau_bps, appeal, R)
     final = res.final
+    inferred = scoring_is_inferred(res.scoring, final)
     reserved = k0 * R
     votes: list[VoteScore] = []
     payouts: list[AppealPayout] = []
@@ -220,7 +228,7 @@ def settle_segment(
             if d == 0:
                 pot -= len(agreeing) * R
             elif result is AppealResult.OVERTURNED and agreeing:
-                owed.append((d, agreeing, False))
+                owed.append((d, agreeing, inferred))
         if panel.appeal is not None:
             assert result is not None
             b = panel.appeal.bond
@@ -231,7 +239,7 @@ def settle_segment(
                 pot += b - sum(v.rewarded for v in votes[start:])
             elif result is AppealResult.UNFILLABLE:
                 refund = b - len(panel.seats) * R
-            due = appellant_reward(b, appeal.reward_bps) if result is AppealResult.OVERTURNED else 0
+            due = appellant_reward(b, appeal.reward_bps) if result is AppealResult.OVERTURNED and not inferred else 0
             payouts.append(
                 AppealPayout(round=rnd, appellant=panel.appeal.appellant, bond=b, result=result, refund=refund,
                              reward_due=due, reward_paid=0)
@@ -272,6 +280,13 @@ def settle_segment(
     )
 
 
+def scoring_is_inferred(scoring: SegmentOutcome, final: SegmentOutcome) -> bool:
+    """Whether the scoring outcome is an adverse inference rather than a panel's decision: FAIL over
+    an INCONCLUSIVE verdict happens only when the last panel's keys were withheld over a contested
+    PASS (`scoring_outcome`; a REFUSED PASS scores PASS, every other end scores its verdict)."""
+    return scoring == SegmentOutcome.FAIL and final == SegmentOutcome.INCONCLUSIVE
+
+
 def apply_effects(reputation: int, effects: Sequence[tuple[Effect, int]]) -> int:
     """Reputation after a sequence of (effect, gamma) in seat order, one spec step
     (`rules.reputation_update`) at a time."""
@@ -298,6 +313,7 @@ __all__ = [
     "VoteScore",
     "apply_effects",
     "effects_map",
+    "scoring_is_inferred",
     "score_seat",
     "settle_segment",
 ]
