@@ -8,6 +8,7 @@ from eth_utils import to_checksum_address
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from trustnode.consensus.appeal_admission import check_appeal
 from trustnode.consensus.appeal_resolution import resolve, tally
 from trustnode.consensus.appeal_settlement import settle_segment
 from trustnode.consensus.appeals import (
@@ -22,7 +23,6 @@ from trustnode.consensus.appeals import (
     PanelStatus,
     SegmentRecord,
     Vote,
-    check_appeal,
     check_appeal_params,
     min_bond,
     panel_seats,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from eth_utils import to_checksum_address
 
+from trustnode.consensus.appeal_admission import check_session_appeal
 from trustnode.consensus.appeal_settlement import settle_segment
 from trustnode.consensus.appeals import (
     Appeal,
@@ -16,7 +17,6 @@ from trustnode.consensus.appeals import (
     PanelStatus,
     SegmentRecord,
     Vote,
-    check_session_appeal,
     first_window,
     min_bond,
     window_after_round,

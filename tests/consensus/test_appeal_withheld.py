@@ -167,4 +167,3 @@ def test_an_overturn_inferred_from_a_later_withholding_earns_no_reward() -> None
     assert all(v.agreed is False for v in st_.votes if v.round in (0, 1))
     assert st_.budget_used == 0
     conserved(st_)
-

@@ -139,7 +139,7 @@ interface IAppealModule is IPanelHost {
         uint256[] seats;
     }
 
-    // --------------------------------------------------------------- refusals (appeals.check_appeal order)
+    // --------------------------------------------------------------- refusals (appeal_admission.check_appeal order)
 
     error AppealsDisabled(uint256 sessionId);
     error AppealWindowClosed(uint256 sessionId, uint256 segment, uint256 windowEnd);

@@ -98,7 +98,7 @@ contract AppealModule is AppealStore {
         << SegmentWord.shiftOf(seg);
     }
 
-    /// @dev `appeals.check_appeal` for every named segment, in its order of refusals (a segment that can
+    /// @dev `appeal_admission.check_appeal` for every named segment, in its order of refusals (a segment that can
     /// never be appealed again says why - SegmentFinal, NoRoundsLeft - rather than AppealWindowClosed).
     function _check(uint256 sessionId, uint256[] calldata segments) private view returns (Quote memory q) {
         SessionAppeals storage sa = _sessions[sessionId];

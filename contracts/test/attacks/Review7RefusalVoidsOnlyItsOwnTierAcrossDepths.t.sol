@@ -15,7 +15,7 @@ interface VmReview7Depths {
 /// tiers of one session run side by side at different depths, opened apart or in the same block.
 /// Attack tried (does not work): segment 0 (tier 1) goes to depth 2 while segment 1 (tier 2, thin) has a
 /// depth-1 round still undrawn; one round naming both is refused with `MixedTiers` (segment 1's running
-/// round counts in its depth, as `running` does in `consensus/appeals.check_session_appeal`, so the depths
+/// round counts in its depth, as `running` does in `consensus/appeal_admission.check_session_appeal`, so the depths
 /// agree and the tiers decide); the two rounds then run side by side and one tier-2 account refuses its
 /// lock. Regression, passes (`scripts/forge test --match-path
 /// 'contracts/test/attacks/Review7RefusalVoidsOnlyItsOwnTierAcrossDepths*' -vv`): the depth-2 tier-1 round

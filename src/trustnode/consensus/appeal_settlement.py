@@ -239,7 +239,11 @@ def settle_segment(
                 pot += b - sum(v.rewarded for v in votes[start:])
             elif result is AppealResult.UNFILLABLE:
                 refund = b - len(panel.seats) * R
-            due = appellant_reward(b, appeal.reward_bps) if result is AppealResult.OVERTURNED and not inferred else 0
+            due = (
+                appellant_reward(b, appeal.reward_bps)
+                if result is AppealResult.OVERTURNED and not inferred
+                else 0
+            )
             payouts.append(
                 AppealPayout(round=rnd, appellant=panel.appeal.appellant, bond=b, result=result, refund=refund,
                              reward_due=due, reward_paid=0)

@@ -23,6 +23,7 @@ from eth_utils import keccak, to_checksum_address
 from pydantic import BaseModel, Field
 from scipy import stats
 
+from trustnode.consensus.appeal_admission import check_appeal
 from trustnode.consensus.appeal_settlement import settle_segment
 from trustnode.consensus.appeals import (
     Appeal,
@@ -34,7 +35,6 @@ from trustnode.consensus.appeals import (
     PanelStatus,
     SegmentRecord,
     Vote,
-    check_appeal,
     panel_seats,
 )
 from trustnode.consensus.rules import WAD, EconomicRules, quorum, segment_outcome, trace_verdict

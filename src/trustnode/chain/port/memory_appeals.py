@@ -1,7 +1,7 @@
 """The in-memory chain's appeal phase (issue 15): windows, appeals, finality and every round's money.
 
 When round 0 finalizes, the canary reveal window runs, then every segment's first appeal window
-(`consensus.appeals.first_window`); an appeal is admitted by `check_session_appeal` and opens a
+(`consensus.appeals.first_window`); an appeal is admitted by `appeal_admission.check_session_appeal` and opens a
 round (`memory_rounds`); the outcome is final once every window has closed and no round runs,
 and then the slash randomness is requested. The money of every round is
 `final_settlement.settle_session` over the histories kept here, computed once when the slash
@@ -26,16 +26,15 @@ from trustnode.chain.port.types_appeals import (
     RoundInfo,
     RoundSegment,
 )
+from trustnode.consensus.appeal_admission import Admission, check_session_appeal
 from trustnode.consensus.appeal_resolution import resolve
 from trustnode.consensus.appeals import (
-    Admission,
     Appeal,
     AppealRefused,
     Panel,
     PanelSeat,
     SegmentRecord,
     Vote,
-    check_session_appeal,
     first_window,
     panel_seats,
 )

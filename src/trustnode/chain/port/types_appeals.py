@@ -65,7 +65,7 @@ class AppealQuote(BaseModel):
     """What `appeal(session_id, segments, max_bond)` would do now, without sending anything.
 
     `refusal` is the named revert the appeal would hit (IAppealModule's errors, in the order of
-    `consensus.appeals.check_session_appeal`: AppealsDisabled, EmptyAppeal, InvalidSegment,
+    `consensus.appeal_admission.check_session_appeal`: AppealsDisabled, EmptyAppeal, InvalidSegment,
     SegmentsNotAscending, AppealWindowNotOpen, TooManyRounds, SegmentIsCanary, AppealPending,
     MixedDepths, MixedTiers, AppealWindowClosed, SegmentFinal, NoRoundsLeft, NotEnoughEligibleAuditors,
     PanelTooLarge; the caller's `max_bond` decides BondAboveLimit), None when it would be admitted. `segments` are
