@@ -4,6 +4,7 @@ pragma solidity 0.8.28;
 import {StakingFixture} from "./utils/StakingFixture.sol";
 import {AppealModule} from "../src/modules/AppealModule.sol";
 import {CanaryModule} from "../src/modules/CanaryModule.sol";
+import {AppealDeploy} from "./utils/AppealDeploy.sol";
 import {IAppealModule} from "../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../src/interfaces/IAuditSessions.sol";
 
@@ -29,7 +30,7 @@ contract ExtensionsWiredLateTest is StakingFixture {
         p.appealBondMultiplierBps = 10_000;
         p.appealRewardBps = 2000;
         p.canaryRevealBlocks = 5;
-        AppealModule appeals = new AppealModule(sessions, owner, p);
+        (AppealModule appeals,) = AppealDeploy.deploy(sessions, owner, p);
         CanaryModule canaries = new CanaryModule(sessions);
         vm.prank(owner);
         sessions.setExtensions(address(appeals), address(canaries));

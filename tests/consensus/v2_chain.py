@@ -20,7 +20,8 @@ from typing import Any, cast
 from eth_account.signers.local import LocalAccount
 from web3.contract import Contract
 from web3.logs import DISCARD
-from web3.types import TxReceipt
+from web3.types import Nonce, TxReceipt
+from web3.utils import get_create_address
 
 from trustnode.chain.accounts import dev_account
 from trustnode.chain.build import Artifact, compile_contracts
@@ -123,14 +124,17 @@ class V2Chain:
             self._deploy_issue15(appeal_params)
 
     def _deploy_issue15(self, appeal_params: dict[str, Any]) -> None:
-        """The AppealModule (deploying its AppealSettlement) and the CanaryModule, wired like
-        `chain.deploy.deploy_protocol` does, the Treasury funded for appeal budgets and refunds."""
-        o, c = self.owner.address, self.c
-        probe = self.owner.w3.eth.contract(abi=self.artifacts["AppealModule"].abi)
-        params = _as_tuple(probe, "constructor", "params_", appeal_params)
-        appeals = self._deploy("AppealModule", c["sessions"].address, o, params)
-        escrow_addr = self.call(appeals.functions.settlement())
-        escrow = self.owner.w3.eth.contract(address=escrow_addr, abi=self.artifacts["AppealSettlement"].abi)
+        """The AppealSettlement (bound to the AppealModule's predicted address), the AppealModule and
+        the CanaryModule, wired like `chain.deploy.deploy_protocol` does, the Treasury funded for
+        appeal budgets and refunds."""
+        o, c, w3 = self.owner.address, self.c, self.owner.w3
+        probe = w3.eth.contract(abi=self.artifacts["AppealSettlement"].abi)
+        params = _as_tuple(probe, "constructor", "p", appeal_params)
+        nonce = w3.eth.get_transaction_count(self.owner.account.address, "pending")
+        predicted = get_create_address(self.owner.account.address, Nonce(nonce + 1))
+        escrow = self._deploy("AppealSettlement", c["sessions"].address, predicted, o, params)
+        appeals = self._deploy("AppealModule", c["sessions"].address, escrow.address)
+        assert appeals.address == predicted and self.call(appeals.functions.settlement()) == escrow.address
         canaries = self._deploy("CanaryModule", c["sessions"].address)
         self.owner.transact(c["sessions"].functions.setExtensions(appeals.address, canaries.address))
         # the owner doubles as the canary operator here (it is never a provider)

@@ -32,11 +32,8 @@ contract AppealModule is AppealStore {
     uint256 private constant MAX_ENDS = 2;
 
     /// @param core_ The session core (its modules already set: the draw module is read from it).
-    /// @param owner_ Parameter owner (of the appeal settlement, which keeps the parameter versions).
-    /// @param params_ Version 0 of the parameters.
-    constructor(AuditSessions core_, address owner_, AppealParams memory params_)
-        AppealStore(core_, owner_, params_)
-    {}
+    /// @param settlement_ The appeal settlement deployed for this module's address and `core_` (AppealStore).
+    constructor(AuditSessions core_, AppealSettlement settlement_) AppealStore(core_, settlement_) {}
 
     // ------------------------------------------------------------------------------ appeal
 

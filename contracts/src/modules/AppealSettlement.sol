@@ -17,7 +17,7 @@ import {AppealWord} from "../libraries/AppealWord.sol";
 import {AppealMath} from "../libraries/AppealMath.sol";
 
 /// @title AppealSettlement
-/// @notice The money of appeals (see IAppealSettlement), deployed by the AppealModule. Reproduces
+/// @notice The money of appeals (see IAppealSettlement), deployed just before its AppealModule. Reproduces
 /// `consensus/appeals.py: settle_segment` in the same integer arithmetic and order: segments in index
 /// order draw on the session's appeal budget first come first served.
 /// @dev Token flows of one segment: in - its pot (from the core's pool, through the appeal module), the
@@ -32,7 +32,7 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
 
     /// @notice The session core.
     AuditSessions public immutable core;
-    /// @notice The appeal module that deployed this contract.
+    /// @notice The appeal module this settlement serves: fixed here, checked by the module's constructor.
     IAppealModule public immutable appeals;
     /// @notice The protocol token.
     IERC20 public immutable token;
@@ -80,6 +80,12 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
         bool potOnly;
     }
 
+    /// @param core_ The session core.
+    /// @param appeals_ The appeal module's address, predicted (the deployer's CREATE address of the next
+    /// nonce): the module is deployed right after with this settlement's address and refuses a settlement
+    /// naming another module or core (AppealStore: separate deployments keep the initcode under EIP-3860).
+    /// @param owner_ Parameter owner.
+    /// @param p Version 0 of the parameters.
     constructor(
         AuditSessions core_,
         IAppealModule appeals_,

@@ -40,14 +40,30 @@ abstract contract AppealStore is IAppealModule {
     /// @dev Appealed segments: bit i % 256 of word i / 256.
     mapping(uint256 sessionId => mapping(uint256 => uint256)) internal _appealed;
 
+    /// @notice The settlement given to the constructor was not deployed for this module and its core (its
+    /// immutable `appeals` is another address, its `core` another core) or is no contract.
+    error SettlementNotBound(address settlement);
+
     /// @param core_ The session core (its modules already set: the draw module is read from it).
-    /// @param owner_ Parameter owner (of the appeal settlement, which keeps the parameter versions).
-    /// @param params_ Version 0 of the parameters.
-    constructor(AuditSessions core_, address owner_, AppealParams memory params_) {
+    /// @param settlement_ The appeal settlement, deployed just before with this module's address (predicted:
+    /// the deployer's next CREATE address) and `core_`; it keeps the parameter versions and their owner.
+    /// @dev Why the settlement is deployed separately: a `new AppealSettlement(...)` here would embed the
+    /// settlement's whole initcode (24,259 B) in this module's, which then stood at 48,747 B of EIP-3860's
+    /// 49,152 B initcode limit, leaving no room in either contract. The binding stays one-to-one and
+    /// fixed: the settlement's `appeals` and `core` are immutables set by its own constructor (no setter
+    /// exists), and this constructor refuses (`SettlementNotBound`) a settlement naming another module or
+    /// another core, so nobody can pre-deploy a settlement for this address that the deployer did not
+    /// pass, nor re-bind one later. Hot paths read `settlement`, `core` and `token` from immutables, as
+    /// before.
+    constructor(AuditSessions core_, AppealSettlement settlement_) {
+        if (
+            address(settlement_).code.length == 0 || address(settlement_.appeals()) != address(this)
+                || address(settlement_.core()) != address(core_)
+        ) revert SettlementNotBound(address(settlement_));
         core = core_;
         token = core_.token();
         sortition = core_.sortition();
-        settlement = address(new AppealSettlement(core_, this, owner_, params_));
+        settlement = address(settlement_);
     }
 
     // ------------------------------------------------------------------------------ parameters

@@ -2,8 +2,7 @@
 pragma solidity 0.8.28;
 
 import {AppealsFixture} from "../utils/AppealsFixture.sol";
-import {AppealModule} from "../../src/modules/AppealModule.sol";
-import {AppealSettlement} from "../../src/modules/AppealSettlement.sol";
+import {AppealDeploy} from "../utils/AppealDeploy.sol";
 import {CanaryModule} from "../../src/modules/CanaryModule.sol";
 
 /// @notice Property: a session that could never commit canaries owes none. Attack (or accident): the owner
@@ -29,8 +28,7 @@ contract AppealReviewNoCanaryOwedBeforeWiringTest is AppealsFixture {
         _publish(sid);
         _commitAll(sid, 0, 0);
         _revealAll(sid, 0, 0, 0); // every segment PASS
-        appeals = new AppealModule(sessions, owner, _appealParams());
-        escrow = AppealSettlement(appeals.settlement());
+        (appeals, escrow) = AppealDeploy.deploy(sessions, owner, _appealParams());
         canaries = new CanaryModule(sessions);
         vm.prank(owner);
         sessions.setExtensions(address(appeals), address(canaries));

@@ -2,8 +2,7 @@
 pragma solidity 0.8.28;
 
 import {AppealsFixture} from "../utils/AppealsFixture.sol";
-import {AppealModule} from "../../src/modules/AppealModule.sol";
-import {AppealSettlement} from "../../src/modules/AppealSettlement.sol";
+import {AppealDeploy} from "../utils/AppealDeploy.sol";
 import {CanaryModule} from "../../src/modules/CanaryModule.sol";
 import {ICanaryModule} from "../../src/interfaces/ICanaryModule.sol";
 
@@ -33,8 +32,7 @@ contract Review4CanaryOwedOnlyWithWindow is AppealsFixture {
 
     function test_CanaryOwedOnlyWithCommitWindow() public {
         // The owner deploys the issue-15 modules ...
-        appeals = new AppealModule(sessions, owner, _appealParams());
-        escrow = AppealSettlement(appeals.settlement());
+        (appeals, escrow) = AppealDeploy.deploy(sessions, owner, _appealParams());
         canaries = new CanaryModule(sessions);
         // ... a provider opens a session before the wiring transaction lands ...
         uint8[] memory tiers = new uint8[](10);
@@ -83,8 +81,7 @@ contract Review4CanaryOwedOnlyWithWindow is AppealsFixture {
         before = bound(before, 0, 3);
         afterWiring = bound(afterWiring, 1, 3);
         uint256 n = bound(size, 1, 40);
-        appeals = new AppealModule(sessions, owner, _appealParams());
-        escrow = AppealSettlement(appeals.settlement());
+        (appeals, escrow) = AppealDeploy.deploy(sessions, owner, _appealParams());
         canaries = new CanaryModule(sessions);
         uint256 total = before + afterWiring;
         uint256[] memory sids = new uint256[](total);

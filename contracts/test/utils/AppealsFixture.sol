@@ -5,6 +5,7 @@ import {StakingFixture} from "./StakingFixture.sol";
 import {AppealModule} from "../../src/modules/AppealModule.sol";
 import {AppealSettlement} from "../../src/modules/AppealSettlement.sol";
 import {CanaryModule} from "../../src/modules/CanaryModule.sol";
+import {AppealDeploy} from "./AppealDeploy.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {ICanaryModule} from "../../src/interfaces/ICanaryModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
@@ -45,8 +46,7 @@ abstract contract AppealsFixture is StakingFixture {
 
     function _deployAppeals() internal {
         _deploy();
-        appeals = new AppealModule(sessions, owner, _appealParams());
-        escrow = AppealSettlement(appeals.settlement());
+        (appeals, escrow) = AppealDeploy.deploy(sessions, owner, _appealParams());
         canaries = new CanaryModule(sessions);
         vm.startPrank(owner);
         sessions.setExtensions(address(appeals), address(canaries));

@@ -3,8 +3,10 @@
 Order: TrustToken -> Treasury -> Staking (deploys its SortitionTrees) -> AuditorRegistry ->
 LookaheadRandomness -> AuditSessions (core) -> DrawModule -> VotingModule -> SettlementModule,
 then `AuditSessions.setModules(draw, voting, settlement)` and `Staking.wire(registry, draw,
-settlement)`; then issue 15's AppealModule (it deploys its AppealSettlement, which keeps the
-appeal and canary parameters of `session_params` and holds bonds) and CanaryModule, wired with
+settlement)`; then issue 15's AppealSettlement (it keeps the appeal and canary parameters of
+`session_params` and holds bonds), bound to the AppealModule's predicted address and deployed first
+so that its initcode is not embedded in the module's (EIP-3860), then the AppealModule (its
+constructor refuses a settlement bound to another module or core) and CanaryModule, wired with
 `AuditSessions.setExtensions(appeals, canaries)` and allowed to spend the Treasury's appeal budget
 and canary refunds (`Treasury.setSpender`). The deployer owns everything while wiring; if another
 `owner` is given, ownership is then offered to it (Ownable2Step: the owner completes it with
@@ -18,8 +20,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from web3 import Web3
+from web3.contract import Contract
+from web3.types import Nonce
+from web3.utils import get_create_address
 
 from trustnode.chain.client import ChainClient
+from trustnode.chain.errors import ChainError
 from trustnode.chain.protocol import (
     DEVNET_EPOCH_BLOCKS,
     DEVNET_RANDOMNESS_DELAY,
@@ -90,6 +96,31 @@ def checked_operators(addresses: Sequence[str]) -> list[str]:
     return out
 
 
+def deploy_appeals(
+    client: ChainClient, sessions: str, owner: str, params: tuple[int, ...]
+) -> tuple[Contract, Contract]:
+    """Deploy the AppealSettlement, then the AppealModule at the address the settlement was bound to.
+
+    Two deployments (not one through the module's constructor) keep the module's initcode under
+    EIP-3860's limit. The module's address is the deployer's CREATE address of the nonce after the
+    settlement's; the module's constructor reverts (`SettlementNotBound`) if that prediction missed,
+    e.g. if another transaction from the deployer's account landed in between.
+    """
+    me = client.account.address
+    nonce = client.w3.eth.get_transaction_count(me, "pending")
+    predicted = get_create_address(me, Nonce(nonce + 1))
+    escrow = client.deploy("AppealSettlement", sessions, predicted, owner, params)
+    if (
+        escrow.address != get_create_address(me, nonce)
+        or client.w3.eth.get_transaction_count(me, "pending") != nonce + 1
+    ):
+        raise ChainError(
+            f"another transaction from {me} took a nonce while the AppealSettlement was deployed: the "
+            f"AppealModule cannot be deployed at {predicted}, the address the settlement is bound to"
+        )
+    return escrow, client.deploy("AppealModule", sessions, escrow.address)
+
+
 def deploy_protocol(
     client: ChainClient,
     *,
@@ -135,8 +166,7 @@ def deploy_protocol(
     )
     client.transact(sessions.functions.setModules(draw.address, voting.address, settlement.address))
     client.transact(staking.functions.wire(registry.address, draw.address, settlement.address))
-    appeals = client.deploy("AppealModule", sessions.address, me, appeal_params_abi(session_params))
-    escrow = client.contract("AppealSettlement", str(client.call(appeals.functions.settlement())))
+    escrow, appeals = deploy_appeals(client, sessions.address, me, appeal_params_abi(session_params))
     canaries = client.deploy("CanaryModule", sessions.address)
     client.transact(sessions.functions.setExtensions(appeals.address, canaries.address))
     client.transact(treasury.functions.setSpender(escrow.address, SPENDER_ALLOWANCE))

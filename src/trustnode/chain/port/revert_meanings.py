@@ -150,6 +150,10 @@ MEANINGS: dict[str, str] = {
     "OutcomeNotFinal": "the session's outcome can still change (canary reveals, appeal windows, a running round)",
     "AppealsUnresolved": "the appealed segments' money is not resolved yet: call settleAppeals first",
     "CheckpointUnorderedInsertion": "parameter versions must be added in session order",
+    "SettlementNotBound": (
+        "the AppealModule is deployed only with an AppealSettlement made for it: deployed just before,"
+        " naming the module's predicted address and the same core (redeploy the pair)"
+    ),
     # gold canaries (CanaryModule; issue 15)
     "NotCoreOwner": "only the core's owner (governance) authorizes canary operators",
     "ZeroOperator": "a canary operator's address is zero",

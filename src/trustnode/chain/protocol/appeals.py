@@ -1,4 +1,4 @@
-"""Bindings of the issue-15 modules: appeals (IAppealModule, with the IAppealSettlement it deploys,
+"""Bindings of the issue-15 modules: appeals (IAppealModule, with the IAppealSettlement bound to it,
 which holds the bonds, the parameters and the money) and gold canaries (ICanaryModule).
 
 They are optional parts of a deployment (`AuditSessions.appealModule()` / `canaryModule()` read
@@ -57,7 +57,7 @@ class AppealBindings(ProtocolBase):
 
     @cached_property
     def appeal_settlement(self) -> Contract | None:
-        """The AppealSettlement the appeal module deployed (bonds, parameters, money)."""
+        """The AppealSettlement bound to the appeal module (bonds, parameters, money)."""
         m = self.appeal_module
         if m is None:
             return None
