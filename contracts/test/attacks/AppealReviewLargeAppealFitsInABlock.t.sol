@@ -16,10 +16,10 @@ contract AppealReviewLargeAppealFitsInABlockTest is AppealsFixture {
     uint256 internal constant HALF_BLOCK = 15_000_000;
 
     /// @dev A seat cap high enough for one round of 256 x 3 seats among 40 auditors (`PanelTooLarge`: at most
-    /// members * seatCap / 2 seats in a round of more segments than the cap; 40 * 255 / 2 = 5,100 >= 768).
+    /// members * seatCap / 2 seats in a round of more segments than the cap; 40 * 64 / 2 = 1,280 >= 768).
     function _sessionParams() internal pure override returns (IAuditSessions.SessionParams memory p) {
         p = super._sessionParams();
-        p.seatCap = 255;
+        p.seatCap = 64; // SessionStore.MAX_SEAT_CAP
     }
 
     function setUp() public {
