@@ -653,8 +653,9 @@ contract AuditSessions is SessionStore {
 
     /// @dev End a session whose draw never started. RandomnessFailed (refund) when its randomness became
     /// obtainable only after the snapshot's last readable block, or never (a VRF timeout, a delivery in or
-    /// after `readable`): nobody could have drawn (`_startDraw` waits for `obtainableAt`), and whether it is refunded was fixed before any seed existed
-    /// (lookahead: target + 1, fixed at opening) or by the oracle alone (VRF), so it re-rolls nothing.
+    /// after `readable`): nobody could have drawn (`_startDraw` waits for `obtainableAt`), and whether it is
+    /// refunded was fixed before any seed existed (lookahead: target + 1, fixed at opening) or by the oracle
+    /// alone (VRF), so it re-rolls nothing.
     /// `inTime` (forfeit) when the value was obtainable while the snapshot was readable and nobody drew.
     function _endUndrawn(uint256 sessionId, Session storage s, Termination inTime) private {
         bool late = _sources[s.source].obtainableAt(s.drawRequest) > _readableUntil(s.epoch);

@@ -122,7 +122,7 @@ contract Review8VrfLastBlockAppealPanel is AppealsFixture {
             "branch lapse: round status (7 Cancelled: refunded, 8 Expired)", uint256(rd.status)
         );
         emit log_named_decimal_uint("branch lapse: appellant's cost (TRUST)", cost, 18);
-        assertTrue(rd.status == IAuditSessions.Status.Cancelled, "a value usable only after readable: refund");
+        assertTrue(rd.status == IAuditSessions.Status.Cancelled, "usable only after readable: refund");
         assertTrue(
             !drewEarly, "Review8: the appellant draws behind a last-block delivery or takes the refund"
         );
