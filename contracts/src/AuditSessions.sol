@@ -65,6 +65,9 @@ contract AuditSessions is SessionStore {
     error RandomnessTooSlow(uint256 delay, uint256 limit);
     /// @notice Too little gas to give the slash-seed request its full `SLASH_REQUEST_GAS`.
     error SlashRequestGas(uint256 left);
+    /// @notice The draw's randomness is fixed but usable only from block `obtainableAt` (a VRF value in its
+    /// delivery block): draw again from that block (the selector is LookaheadRandomness's `TooEarly`).
+    error TooEarly(uint256 requestId, uint256 obtainableAt);
 
     event ParamsChanged(uint256 indexed version, SessionParams params);
     event RandomnessSourceChanged(uint256 indexed index, address source);
@@ -197,9 +200,10 @@ contract AuditSessions is SessionStore {
     }
 
     /// @dev The one rule for a source and a canary window: `max(source.minDelay(), window) <= epochBlocks`.
-    /// A draw value is then obtainable by `open + epochBlocks + 1`, and the shortest readability after an
-    /// opening is `2 * epochBlocks` (an epoch's last block), so every session keeps an epoch less one block
-    /// to be drawn in (outside reviews 4 and 5: a slower source or window left accepted sessions undrawable).
+    /// A draw value is then obtainable by `open + epochBlocks + 1` (VRF with a window of at least its
+    /// confirmations: + 2, `IRandomness.minDelay`), and the shortest readability after an opening is
+    /// `2 * epochBlocks` (an epoch's last block), so every session keeps an epoch less one block (two) to be
+    /// drawn in (outside reviews 4 and 5: a slower source or window left accepted sessions undrawable).
     /// The window's half stays InvalidParams (a parameter error); the source's is RandomnessTooSlow.
     function _checkDelay(IRandomness source, uint256 window) private view {
         if (window > _epochBlocks) revert InvalidParams();
@@ -269,7 +273,9 @@ contract AuditSessions is SessionStore {
     /// @dev Pin the source and the snapshot epoch; ask for a draw randomness unknown for `minBlocks` blocks.
     /// The source's delay may have grown since `setRandomness` (VRF `setConfig`): an opening whose value
     /// could not be obtained while its snapshot is readable reverts, so nothing is paid for a session that
-    /// can never be drawn (outside review 5).
+    /// can never be drawn (outside review 5). The VRF window case's extra block (`IRandomness.minDelay`) is
+    /// not counted: window <= epochBlocks <= left - epochBlocks covers it whenever epochBlocks >= 2 (VRF
+    /// v2.5 asks at least 3 confirmations, <= epochBlocks).
     function _requestDraw(Session storage s, uint256 minBlocks) private {
         uint256 sourceIndex = _sources.length - 1;
         IRandomness source = _sources[sourceIndex];
@@ -367,8 +373,15 @@ contract AuditSessions is SessionStore {
     /// @dev Fix the seed; the draw must end while the snapshot is readable (`_sync` already ended a session
     /// past it: a seed that was obtainable in time is then the provider's abandonment, not a refund: anyone
     /// could have drawn, and a refund would let the provider look at the (public) seed first and re-roll).
+    /// Never before `obtainableAt` (outside review 8): a VRF value delivered in the snapshot's last readable
+    /// block is refunded, so a draw ordered behind the delivery in that block would let whoever can backrun
+    /// it draw on a seed it likes and take the refund on one it does not.
     function _startDraw(uint256 sessionId, Session storage s) private {
-        bytes32 seed = _sources[s.source].fulfil(s.drawRequest);
+        IRandomness source = _sources[s.source];
+        uint256 id = s.drawRequest;
+        bytes32 seed = source.fulfil(id);
+        uint256 first = source.obtainableAt(id);
+        if (block.number < first) revert TooEarly(id, first);
         uint256 readable = _readableUntil(s.epoch);
         uint256 deadline = block.number + _params[s.paramsVersion].drawBlocks;
         if (deadline > readable) deadline = readable;
@@ -639,9 +652,10 @@ contract AuditSessions is SessionStore {
     }
 
     /// @dev End a session whose draw never started. RandomnessFailed (refund) when its randomness became
-    /// obtainable only after the snapshot's last readable block, or never (a VRF timeout, a delivery after
-    /// `readable`): nobody could have drawn, and whether it is refunded was fixed before any seed existed
-    /// (lookahead: target + 1, fixed at opening) or by the oracle alone (VRF), so it re-rolls nothing.
+    /// obtainable only after the snapshot's last readable block, or never (a VRF timeout, a delivery in or
+    /// after `readable`): nobody could have drawn (`_startDraw` waits for `obtainableAt`), and whether it is
+    /// refunded was fixed before any seed existed (lookahead: target + 1, fixed at opening) or by the oracle
+    /// alone (VRF), so it re-rolls nothing.
     /// `inTime` (forfeit) when the value was obtainable while the snapshot was readable and nobody drew.
     function _endUndrawn(uint256 sessionId, Session storage s, Termination inTime) private {
         bool late = _sources[s.source].obtainableAt(s.drawRequest) > _readableUntil(s.epoch);

@@ -15,7 +15,7 @@ import {IVRFCoordinatorV2Plus, VRFV2PlusClient} from "./interfaces/IVRFCoordinat
 /// request never leaves `Failed`. There is no `Ready` or `Expired`: nobody has to fix a VRF value.
 /// Only allowed requesters (the session core) may spend the subscription. Each request is one slot:
 /// its deadline while pending, then the value: top bit set, the delivery block in bits 191-254
-/// (`obtainableAt`) and the first word's low 191 bits.
+/// (`obtainableAt` is that block + 1) and the first word's low 191 bits.
 contract VRFRandomness is IRandomness, Ownable2Step {
     /// @dev `VRFCoordinatorV2_5`'s `Reentrant()` selector.
     bytes4 private constant REENTRANT = bytes4(keccak256("Reentrant()"));
@@ -224,15 +224,21 @@ contract VRFRandomness is IRandomness, Ownable2Step {
     }
 
     /// @inheritdoc IRandomness
-    /// @dev The block of the delivery that fixed the value; not known before (the oracle chooses it).
+    /// @dev The block after the delivery that fixed the value; not known before (the oracle chooses it). A
+    /// transaction sent on seeing the delivery lands in the next block at the earliest: only one ordered
+    /// behind the delivery inside its own block (a bundle) could use it there, so that block does not count
+    /// (outside review 8: a delivery in the snapshot's last readable block left no keeper a block to draw
+    /// in, and was forfeited). As lookahead's target + 1; consumers draw from this block on.
     function obtainableAt(uint256 requestId) external view returns (uint256) {
         uint256 word = _requests[requestId];
-        return word & FIXED != 0 ? uint64(word >> DELIVERY_SHIFT) : type(uint256).max;
+        return word & FIXED != 0 ? uint64(word >> DELIVERY_SHIFT) + 1 : type(uint256).max;
     }
 
     /// @inheritdoc IRandomness
     /// @dev The configured `requestConfirmations`: a delivery counts from request + max(confirmations,
-    /// w + 1) on (`requestAfter(w)`). The owner may raise it later; consumers check it at each request too.
+    /// w + 1) on (`requestAfter(w)`, w > 0) and is obtainable the block after, so a window w >= confirmations
+    /// is obtainable one block later than `IRandomness.minDelay`'s bound (see there). The owner may raise it
+    /// later; consumers check it at each request too.
     function minDelay() external view returns (uint256) {
         return _config.requestConfirmations;
     }

@@ -49,15 +49,21 @@ interface IRandomness {
 
     /// @notice The source's own delay: a request made in block b with `requestAfter(w)` can be obtainable
     /// (an honest oracle delivering at once) by block `b + max(minDelay(), w) + 1`, and no earlier than the
-    /// delay the source promises (lookahead: its `delay`; VRF: its `requestConfirmations`). A consumer that
+    /// delay the source promises (lookahead: its `delay`; VRF: its `requestConfirmations`). Exception: a VRF
+    /// request with `w >= requestConfirmations` stays Pending through b + w, so it is delivered in b + w + 1
+    /// at the earliest and obtainable (`obtainableAt`) in b + w + 2, one block later. A consumer that
     /// must draw on the value while other state is readable (AuditSessions: the opening epoch's snapshot)
     /// refuses a source whose delay does not fit (outside review 5). May change over time (VRF `setConfig`).
     function minDelay() external view returns (uint256);
 
-    /// @notice The first block in which anyone could obtain the value: a lookahead source's target + 1 (known
-    /// from the request on, kept after the value is fixed), a VRF source's delivery block (stored with the
-    /// value). `type(uint256).max` while not known (a VRF request undelivered or Failed) or for an unknown
-    /// request. A consumer that must act while other state is readable (the draw snapshot) tells "the value
-    /// came too late" (nobody could act: refund) from "nobody acted in time" (forfeit) with it.
+    /// @notice The first block in which anyone could obtain the value and use it in a transaction sent after
+    /// seeing it: a lookahead source's target + 1 (known from the request on, kept after the value is
+    /// fixed), a VRF source's delivery block + 1 (stored with the value: inside the delivery block only a
+    /// transaction ordered behind the delivery, a bundle, could use it). `type(uint256).max` while not known
+    /// (a VRF request undelivered or Failed) or for an unknown request. A consumer uses a value only from
+    /// this block on (AuditSessions' draw reverts `TooEarly` before it), so a consumer that must act while
+    /// other state is readable (the draw snapshot) tells "the value came too late" (nobody could act:
+    /// refund) from "nobody acted in time" (forfeit) with it, and a delivery nobody could act on in time
+    /// gives nobody a choice between drawing and a refund (outside review 8).
     function obtainableAt(uint256 requestId) external view returns (uint256 firstBlock);
 }

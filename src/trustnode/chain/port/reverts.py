@@ -17,7 +17,8 @@ from trustnode.chain.artifacts_io import all_artifacts, load_artifact
 from trustnode.chain.errors import ContractRevertError
 from trustnode.chain.port.revert_meanings import DEPLOYED, MEANINGS
 
-# Waiting for randomness: the draw's (LookaheadRandomness) or the slash coins' (AuditSessions).
+# Waiting for randomness: the draw's (LookaheadRandomness, or AuditSessions for a VRF value in its
+# delivery block: usable from the next block) or the slash coins' (AuditSessions).
 TOO_EARLY = "TooEarly"
 SLASH_SEED_PENDING = "SlashSeedPending"
 # Already done: the action's effect is on chain (a retry after a crash).
