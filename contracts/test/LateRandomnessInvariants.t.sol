@@ -144,7 +144,7 @@ contract LateRandomnessHandler is StakingFixture {
         words[0] = uint256(keccak256(abi.encode(sid, block.number)));
         coord.deliver(address(vrf), vrf.coordinatorRequestOf(id), words, 60_000);
         if (vrf.status(id) != IRandomness.RequestStatus.Fulfilled) ++ignoredDeliveries;
-        else if (forDraw) obtainableOf[sid] = block.number;
+        else if (forDraw) obtainableOf[sid] = block.number + 1; // usable from the next block (review 8)
     }
 
     /// @dev The VRF source stops (or resumes) taking requests at any moment: the adapter's requester
@@ -352,6 +352,7 @@ contract LateRandomnessInvariantsTest is TestBase {
     function test_refusedSlashSeedAndOpeningStillEnd() public {
         handler.open(0, true);
         handler.deliver(0, 3); // draw value delivered after the confirmations
+        handler.passTime(0); // usable from the block after the delivery (outside review 8)
         for (uint256 i = 0; i < 3; ++i) {
             handler.progress(0, 0, 0, 0); // draw, publish, vote
         }

@@ -150,6 +150,7 @@ contract SourceDelayFuzzTest is StakingFixture {
         vm.stopPrank();
         vm.roll(block.number + c.requestConfirmations);
         coord.fulfill(vrf.coordinatorRequestOf(sessions.sessionOf(sid).drawRequest), 7);
+        vm.roll(block.number + 1); // usable from the block after the delivery (obtainableAt)
         while (sessions.statusOf(sid) == IAuditSessions.Status.Created || _drawing(sid)) {
             sessions.draw(sid, 16);
         }
@@ -183,6 +184,7 @@ contract SourceDelayFuzzTest is StakingFixture {
         if (stopAt == 1) _revoke(vrf);
         vm.roll(block.number + 3 + late);
         coord.fulfill(vrf.coordinatorRequestOf(sessions.sessionOf(sid).drawRequest), 7);
+        vm.roll(block.number + 1); // usable from the block after the delivery (obtainableAt)
         while (_drawing(sid) || sessions.statusOf(sid) == IAuditSessions.Status.Created) {
             try sessions.draw(sid, 16) {}
             catch {

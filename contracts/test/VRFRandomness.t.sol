@@ -133,7 +133,7 @@ contract VRFRandomnessTest is TestBase {
             bytes32((1 << 255) | (block.number << 191) | (word & ((1 << 191) - 1))),
             "the word, delivery block"
         );
-        assertEq(vrf.obtainableAt(id), block.number, "obtainable from the delivery block");
+        assertEq(vrf.obtainableAt(id), block.number + 1, "obtainable from the block after the delivery");
         assertEq(vrf.fulfil(id), v, "fulfil returns it");
         vm.roll(block.number + 10 * TIMEOUT);
         assertEq(_status(id), uint256(IRandomness.RequestStatus.Fulfilled), "fulfilled is final");
@@ -148,7 +148,7 @@ contract VRFRandomnessTest is TestBase {
             uint256(v) & ((1 << 191) - 1),
             "same word, same random bits (the word is the randomness)"
         );
-        assertEq(vrf.obtainableAt(other), block.number, "each value keeps its own delivery block");
+        assertEq(vrf.obtainableAt(other), block.number + 1, "each value keeps its own delivery block");
     }
 
     function test_neverFulfilledFails() public {

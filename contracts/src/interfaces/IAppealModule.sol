@@ -150,6 +150,9 @@ interface IAppealModule is IPanelHost {
     /// @notice The round names more segments than the seat cap and more seats than half of what the tier's
     /// members can seat under it (`capacity` = members * seatCap / 2): appeal fewer segments per round.
     error PanelTooLarge(uint256 sessionId, uint256 seats, uint256 capacity);
+    /// @notice The round's randomness is fixed but usable only from block `obtainableAt` (a VRF value in its
+    /// delivery block): draw again from that block (the selector is LookaheadRandomness's `TooEarly`).
+    error TooEarly(uint256 requestId, uint256 obtainableAt);
     // other refusals (checked before the above where they apply)
     error AppealWindowNotOpen(uint256 sessionId, uint256 opensAfter);
     error EmptyAppeal();

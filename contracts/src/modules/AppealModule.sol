@@ -221,7 +221,13 @@ contract AppealModule is AppealStore {
     }
 
     function _startDraw(uint256 sessionId, uint256 round, Round storage rd) private {
-        bytes32 seed = core.sourceOf(sessionId).fulfil(rd.drawRequest);
+        IRandomness src = core.sourceOf(sessionId);
+        uint256 id = rd.drawRequest;
+        bytes32 seed = src.fulfil(id);
+        // Never before `obtainableAt`, as `AuditSessions._startDraw`: a VRF value delivered in the snapshot's
+        // last readable block is refunded, so a draw ordered behind it in that block would be a free option.
+        uint256 first = src.obtainableAt(id);
+        if (block.number < first) revert TooEarly(id, first);
         // Past the snapshot `_sync` (always called first) has ended the round.
         uint256 readable = sortition.snapshotReadableUntil(rd.epoch);
         uint256 deadline = block.number + _coreParams(sessionId).drawBlocks;

@@ -311,7 +311,8 @@ contract AppealSettlement is IAppealSettlement, Ownable2Step {
             // overturn earns no reward and its seats are owed by the pot only (else a provider's alias that
             // lost its appeal of the provider's own correct PASS netted 20% of its bond from the budget by
             // the provider withholding a deeper panel: Review5SelfAppealThenWithholdDeeper).
-            if (fin == SegmentWord.OUTCOME_FAIL && AppealWord.outcome(w) == SegmentWord.OUTCOME_INCONCLUSIVE) {
+            if (fin == SegmentWord.OUTCOME_FAIL && AppealWord.outcome(w) == SegmentWord.OUTCOME_INCONCLUSIVE)
+            {
                 py.potOnly = true;
             } else {
                 py.due = py.refund * e.rewardBps / BPS;

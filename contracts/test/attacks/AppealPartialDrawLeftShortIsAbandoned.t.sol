@@ -57,7 +57,9 @@ contract AppealPartialDrawLeftShortIsAbandoned is AppealsFixture {
         vm.roll(uint256(rd.drawDeadline) + 1);
         appeals.advance(sid);
         rd = appeals.roundOf(sid, round);
-        assertTrue(rd.status == IAuditSessions.Status.Expired && !rd.refused, "Expired drawn short: ABANDONED");
+        assertTrue(
+            rd.status == IAuditSessions.Status.Expired && !rd.refused, "Expired drawn short: ABANDONED"
+        );
         assertEq(_outcomeOf(sid, 0), PASS, "the contested PASS stands");
         assertEq(_outcomeOf(sid, 1), PASS, "the contested PASS stands");
         _closeAndSettle(sid);

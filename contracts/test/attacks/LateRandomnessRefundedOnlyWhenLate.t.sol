@@ -112,7 +112,7 @@ contract LateRandomnessRefundedOnlyWhenLate is StakingFixture {
         assertEq(vrf.obtainableAt(id), type(uint256).max, "an ignored delivery sets nothing");
         vm.roll(block.number + 20);
         coord.fulfill(vrf.coordinatorRequestOf(id), 7);
-        assertEq(vrf.obtainableAt(id), block.number, "the delivery block");
+        assertEq(vrf.obtainableAt(id), block.number + 1, "the block after the delivery (outside review 8)");
         vm.prank(address(sessions));
         uint256 late = vrf.request();
         vm.roll(vrf.deadlineOf(late) + 1);
@@ -141,8 +141,8 @@ contract LateRandomnessRefundedOnlyWhenLate is StakingFixture {
         uint256 d = bound(deliverAt, opened + CONFIRMATIONS, vrf.deadlineOf(id));
         vm.roll(d);
         coord.fulfill(vrf.coordinatorRequestOf(id), deliverAt);
-        assertEq(vrf.obtainableAt(id), d, "obtainable at the delivery block");
-        uint256 p = bound(pokeAt, d, d + 300);
+        assertEq(vrf.obtainableAt(id), d + 1, "obtainable from the block after the delivery");
+        uint256 p = bound(pokeAt, d + 1, d + 300); // a draw in block d reverts TooEarly (outside review 8)
         vm.roll(p);
         uint256 held = _held();
         uint256 providerBefore = token.balanceOf(provider);
@@ -151,7 +151,7 @@ contract LateRandomnessRefundedOnlyWhenLate is StakingFixture {
         assertEq(_held(), held, "conservation");
         if (p <= readable) {
             assertTrue(sessions.statusOf(sid) == IAuditSessions.Status.Drawing, "drawn while readable");
-        } else if (d > readable) {
+        } else if (d >= readable) {
             assertTrue(_termination(sid) == IAuditSessions.Termination.RandomnessFailed, "late value: refund");
             assertEq(token.balanceOf(provider) - providerBefore, _pool(), "pool refunded");
         } else {
@@ -174,7 +174,8 @@ contract LateRandomnessRefundedOnlyWhenLate is StakingFixture {
     ) public {
         _useVrf();
         (uint256 sid, uint256 readable) = _openAt(openOffset);
-        uint256 d = bound(deliverAt, block.number + CONFIRMATIONS, readable);
+        // In time: usable from d + 1 <= readable (a delivery at readable is refunded, outside review 8).
+        uint256 d = bound(deliverAt, block.number + CONFIRMATIONS, readable - 1);
         vm.roll(d);
         coord.fulfill(vrf.coordinatorRequestOf(_request(sid)), deliverAt);
         vm.roll(readable + 1 + bound(wait, 0, 2000));

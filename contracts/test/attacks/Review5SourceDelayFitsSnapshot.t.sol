@@ -126,6 +126,7 @@ contract Review5SourceDelayFitsSnapshot is AppealsFixture {
         uint256 sid = _open(tw, FEE);
         vm.roll(block.number + 120);
         coord.fulfill(vrf.coordinatorRequestOf(sessions.sessionOf(sid).drawRequest), 7);
+        vm.roll(block.number + 1); // usable from the block after the delivery (obtainableAt)
         sessions.draw(sid, 64);
         assertEq(uint256(sessions.statusOf(sid)), uint256(IAuditSessions.Status.Drawing), "drawn");
         vm.roll(_lastBlockOfEpoch()); // 100 blocks of readability: 120 does not fit

@@ -70,14 +70,14 @@ contract Review5VrfEarlyAnswerBricksNothing is AppealsFixture {
         vm.roll(opened + CANARY_COMMIT_BLOCKS + 1);
         assertTrue(_answer(local, "on time"), "on-time answer");
         bytes32 value = vrf.valueOf(local);
-        // The value keeps the first word's low 191 bits, and the delivery block above them (obtainableAt).
+        // The value keeps the first word's low 191 bits, and the delivery block above them (obtainableAt - 1).
         assertEq(
             uint256(value) & ((1 << 191) - 1),
             uint256(keccak256(abi.encode(bytes32("on time")))) & ((1 << 191) - 1),
             "the on-time words, not the early ones"
         );
         assertEq(
-            vrf.obtainableAt(local), opened + CANARY_COMMIT_BLOCKS + 1, "obtainable from the on-time answer"
+            vrf.obtainableAt(local), opened + CANARY_COMMIT_BLOCKS + 2, "obtainable after the on-time answer"
         );
         assertTrue(!_answer(local, "replay"), "a second answer is refused");
         assertEq(vrf.valueOf(local), value, "value unchanged");

@@ -9,11 +9,6 @@ import {VRFRandomness} from "../../src/VRFRandomness.sol";
 import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
 import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 
-/// @dev The cheatcode TestBase's `Vm` does not declare.
-interface VmSkipReview8AppealLastBlock {
-    function skip(bool) external;
-}
-
 /// @title Review8VrfLastBlockAppealPanel (follow-up of outside review 8's VRF last-block delivery; appeals)
 /// @notice Property (as round 0 since `Review8VrfLastBlockDeliveryRefunded`): a panel draw uses a randomness
 /// value only from its `obtainableAt` on, so an appellant never chooses between drawing on a seed and a
@@ -31,10 +26,9 @@ interface VmSkipReview8AppealLastBlock {
 /// - main 481282f (delivery block counted): a draw behind the delivery draws 7 seats; the lapse ends the
 ///   round Expired (abandoned), appellant's cost 42 TRUST (an honest appellant forfeits on an outage).
 /// - branch vrf (`obtainableAt` = delivery + 1, AppealModule unchanged): a draw behind the delivery still
-///   draws 7 seats; the lapse ends it Cancelled, cost 0: the option is free. Stays `_KNOWN` until
-///   AppealModule applies the rule; then the draw reverts and the lapse is the only (refunded) ending.
-/// - with the fix above applied to AppealModule (scratch copy of branch vrf, skip removed): 0 seats drawn in
-///   the delivery block (TooEarly), the lapse Cancelled, cost 0; the test passes.
+///   draws 7 seats; the lapse ends it Cancelled, cost 0: the option is free.
+/// - fixed (`AppealModule._startDraw` reverts `TooEarly` before `obtainableAt`): 0 seats drawn in the
+///   delivery block, the lapse Cancelled, cost 0: the refund is the only ending, chosen by nobody.
 contract Review8VrfLastBlockAppealPanel is AppealsFixture {
     event log_named_uint(string key, uint256 val);
     event log_named_decimal_uint(string key, uint256 val, uint256 decimals);
@@ -91,8 +85,7 @@ contract Review8VrfLastBlockAppealPanel is AppealsFixture {
         }
     }
 
-    function test_AppellantChoosesOnALastBlockDelivery_KNOWN() public {
-        VmSkipReview8AppealLastBlock(address(vm)).skip(true);
+    function test_AppellantNeverChoosesOnALastBlockDelivery() public {
         uint256 sid = _finalizedOnVrf();
         uint256 before = token.balanceOf(appellant);
         uint256 round = _appeal(sid, _segs(0));

@@ -152,6 +152,8 @@ contract Review9OversubscribedAppealIsRefused is AppealsFixture {
         _drawRound(sid, round);
         IAppealModule.Round memory rd = appeals.roundOf(sid, round);
         assertEq(rd.drawnSeats, 7 * n, "seated whole");
-        assertTrue(!rd.refused && rd.status != IAuditSessions.Status.Cancelled, "never REFUSED nor UNFILLABLE");
+        assertTrue(
+            !rd.refused && rd.status != IAuditSessions.Status.Cancelled, "never REFUSED nor UNFILLABLE"
+        );
     }
 }
