@@ -70,10 +70,11 @@ contract AdvanceInCallback {
 /// worktree of it, the SourceBusy selector written out): all three fail - (1) the callback SUCCEEDS and
 /// records request 2 (the old mock had no lock, so no suite could see review 8's attack), the busy fuzz
 /// branch and (3) record no seed instead of reverting.
-/// Fix proposal: none needed. Note: the core's `catch (bytes memory reason)` copies the source's whole
-/// revert data with the ~28k gas left after the 500k call; a source returning a huge revert would make
-/// finalization revert rather than record a refusal. A trusted source never does; reading only
-/// `returndatasize() == 4` and the first word in assembly would make the branch independent of it.
+/// Fix proposal: none needed. Note: the core's new `catch (bytes memory reason)` copies the source's whole
+/// revert data; a caller sending just the `SlashRequestGas` floor keeps ~28k after the 500k call, so a source
+/// reverting with ~100 KB would make that caller's finalization run out of gas (a caller with more gas gets
+/// the refusal recorded; nothing false is ever recorded). The adapters revert with at most a few words;
+/// checking `returndatasize() == 4` in assembly before copying would make the branch independent of it.
 contract Review10BusySourceRetriedNeverRefused is StakingFixture {
     uint256 internal constant FEE = 1000e18;
 
