@@ -174,7 +174,7 @@ contract AuditSessions is SessionStore {
         emit TreasuryChanged(treasury_);
     }
 
-    /// @notice Stop opening and drawing sessions; voting, finalizing and settling keep working.
+    /// @notice Stop opening sessions; drawing, voting, finalizing and settling keep working (outside review 8).
     function pause() external onlyOwner {
         _pause();
     }

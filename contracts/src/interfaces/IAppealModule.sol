@@ -287,7 +287,7 @@ interface IAppealModule is IPanelHost {
         returns (uint256 packed, uint256 count);
 
     /// @notice The appeal settlement (escrow of bonds, pots, budget and appeal panel rewards), deployed
-    /// by this module's constructor.
+    /// before this module and bound to it (its constructor checks the binding).
     function settlement() external view returns (address);
 
     /// @notice The appeal settlement takes the pots of appealed segments from the session pool (through

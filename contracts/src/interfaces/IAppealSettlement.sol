@@ -16,7 +16,8 @@ import {IAppealModule} from "./IAppealModule.sol";
 /// k_0 R reservation not paid to agreeing round-0 votes (taken from the core's pool) and ends in the
 /// treasury. It holds the bonds from the appeal on, and each round's panel rewards until its auditors
 /// settle through the settlement module, which reads `panelContext` and calls `payOut`.
-/// @dev Deployed by the AppealModule's constructor (`IAppealModule.settlement()`).
+/// @dev Deployed before its AppealModule, bound to the module's predicted address (`IAppealModule.settlement()`;
+/// the module's constructor refuses a settlement bound to another module or core: `SettlementNotBound`).
 interface IAppealSettlement {
     /// @notice What the settlement module needs besides the core's session context.
     struct PanelContext {

@@ -23,7 +23,7 @@ import {AppealStore} from "./AppealStore.sol";
 /// (through the draw module), keys, the voting callbacks, the round's quorum, the appeal windows, the
 /// moment the outcome becomes final. Reproduces `consensus/appeals.py` (`check_appeal`, `resolve`) in the
 /// same integer arithmetic.
-/// @dev Holds no tokens: bonds go to the appeal settlement it deploys (`settlement`), which resolves the
+/// @dev Holds no tokens: bonds go to its appeal settlement (`settlement`, deployed first and bound to it), which resolves the
 /// money once the outcome is final (IAppealSettlement).
 contract AppealModule is AppealStore {
     using SafeERC20 for IERC20;

@@ -9,11 +9,6 @@ import {VRFRandomness} from "../../src/VRFRandomness.sol";
 import {IVRFCoordinatorV2Plus, VRFV2PlusClient} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
 import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 
-/// @dev The cheatcode TestBase's `Vm` does not declare.
-interface VmSkipReview10MockLock {
-    function skip(bool) external;
-}
-
 /// @notice An outsider's consumer whose callback first has a second word delivered (a nested fulfilment),
 /// then finalizes a session. It records what it saw, so a reverting step does not undo the record.
 contract NestedThenAdvance {
@@ -83,10 +78,8 @@ contract NestedThenAdvance {
 /// Measured (`scripts/forge test --match-path 'contracts/test/attacks/Review10MockVrf*' -vv`, skip removed):
 /// nested delivery succeeded 1, lock after it 0, advance inside the callback succeeded 1, status 6
 /// (Finalized), slashRequest 2 (a real request made from inside a callback). Expected upstream: 0, 1, 0,
-/// 5 (Reveal), 0. With the fix below applied to the mock (tried locally, not committed): 0, 1, 0, 5, 0.
-/// Fix proposal (test double only): make the mock's delivery non-reentrant like upstream's
-/// `fulfillRandomWords`: `if (reentrancyLock) revert Reentrant();` first in `deliver` (the nested fulfil
-/// then reverts, the lock stays set, and this test passes unchanged).
+/// 5 (Reveal), 0. Fixed (test double only): the mock's `deliver` is non-reentrant like upstream's
+/// `fulfillRandomWords` (`if (reentrancyLock) revert Reentrant();` first): now 0, 1, 0, 5, 0.
 contract Review10MockVrfLockSpansDelivery is StakingFixture {
     uint256 internal constant FEE = 1000e18;
 
@@ -115,8 +108,7 @@ contract Review10MockVrfLockSpansDelivery is StakingFixture {
         outsider = new NestedThenAdvance(coord, sessions);
     }
 
-    function test_NestedDeliveryKeepsTheLock_KNOWN() public {
-        VmSkipReview10MockLock(address(vm)).skip(true);
+    function test_NestedDeliveryKeepsTheLock() public {
         uint256 sid = _open(_uniform(1, 1), FEE);
         vm.roll(block.number + 3);
         assertTrue(coord.fulfill(vrf.coordinatorRequestOf(sessions.sessionOf(sid).drawRequest), 7), "drawn");

@@ -19,7 +19,7 @@ interface IVRFConsumerRaw {
 /// is `nonReentrant` (`if (s_config.reentrancyLock) revert Reentrant()`), and `_deliverRandomness` sets
 /// `s_config.reentrancyLock = true` around the consumer's callback (`_callWithExactGas(callbackGasLimit, ...)`,
 /// whose failure does not revert the fulfilment). Any subscription owner's consumer gets such a callback.
-/// (The project's MockVRFCoordinator has no reentrancy lock.)
+/// (The project's MockVRFCoordinator now holds the same lock, `Review10MockVrfLockSpansDelivery`.)
 contract ReentrancyLockedCoordinator is IVRFCoordinatorV2Plus {
     struct Req {
         address consumer;
@@ -190,7 +190,7 @@ contract Review8SlashSeedRefusalNotForcible is AppealsFixture {
         assertTrue(vrf.coordinatorRequestOf(slash) != 0, "at the coordinator");
     }
 
-    /// @notice Fuzz: whenever the outsider's word lands (before, at or after the block the outcome can
+    /// @notice Fuzz: whenever the outsider's word lands (at or after the block the outcome can
     /// become final) and whether a keeper advanced first, a healthy source never yields "no seed".
     function testFuzz_BusySourceNeverRecordsNoSeed(uint8 offset, bool keeperFirst) public {
         (uint256 sid, uint256 finalAt) = _votedSession();

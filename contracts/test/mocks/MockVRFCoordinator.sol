@@ -92,6 +92,9 @@ contract MockVRFCoordinator is IVRFCoordinatorV2Plus {
         public
         returns (bool success)
     {
+        // Non-reentrant like upstream's fulfillRandomWords: a delivery inside a callback never releases
+        // the lock early (outside review 10).
+        if (reentrancyLock) revert Reentrant();
         bytes memory ret;
         reentrancyLock = true;
         (success, ret) = consumer.call{gas: gasLimit}(
