@@ -73,8 +73,9 @@ contract StakingHoldsOps is StakingAccounts {
 
     error NotStaking();
 
-    // Staking's errors and events that this code raises, declared again with the same signatures (so the
-    // same selectors and topics: `StakingOpsTest` checks them); Staking keeps its own for its ABI.
+    // Staking's errors and events that this code raises, declared again with the same signatures, so the
+    // same selectors and topics (`StakingOpsTest` checks them). Staking declares its own: callers and tests
+    // name them `Staking.X`, which Solidity resolves only for a contract's own declarations.
     error ZeroAmount();
     error NotRegistry();
     error NotRegistered(address auditor);
