@@ -6,9 +6,9 @@ import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol
 import {Ownable, Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
 import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
 import {IStaking} from "./interfaces/IStaking.sol";
-import {StakingLedger} from "./StakingLedger.sol";
 import {StakingViews} from "./StakingViews.sol";
-import {StakingHoldsOps} from "./StakingHolds.sol";
+import {StakingLedger} from "./StakingLedger.sol";
+import {StakingAccounts, StakingHoldsOps} from "./StakingHoldsOps.sol";
 import {SortitionTrees} from "./SortitionTrees.sol";
 import {SnapshotSumTree} from "./libraries/SnapshotSumTree.sol";
 import {LedgerPacking} from "./libraries/LedgerPacking.sol";
@@ -33,17 +33,8 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
     uint256 public constant MAX_MIN_STAKE = 1e9 * 1e18;
     uint256 public constant MAX_EPOCH_BLOCKS = 1e6;
 
-    /// @notice The protocol token.
-    IERC20 public immutable token;
-    /// @notice The auditor registry (set once by `wire`).
-    address public registry;
-    /// @notice The module allowed to lock seats (set once by `wire`).
-    address public drawModule;
-    /// @notice The module allowed to deliver results (set once by `wire`).
-    address public settlementModule;
-    /// @notice Receives slashed stake.
-    address public treasury;
-    /// @dev The hold code run by DELEGATECALL (`_unpark`), deployed by the constructor.
+    /// @dev Code off the draw and settlement paths, run by DELEGATECALL (`_unpark` and the operations that
+    /// `_forward`), deployed by the constructor.
     address private immutable _holdsOps;
 
     error ZeroAddress();
@@ -111,11 +102,6 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
         bool early
     );
 
-    modifier onlyRegistry() {
-        if (msg.sender != registry) revert NotRegistry();
-        _;
-    }
-
     /// @param token_ The protocol token (its whole supply must fit a tree lane at the highest weight).
     /// @param owner_ Parameter owner.
     /// @param treasury_ Receives slashed stake.
@@ -127,16 +113,15 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
         address treasury_,
         uint256 epochBlocks_,
         StakingParams memory params_
-    ) StakingLedger(epochBlocks_, new SortitionTrees(epochBlocks_)) Ownable(owner_) {
+    ) StakingLedger(epochBlocks_, new SortitionTrees(epochBlocks_)) StakingAccounts(token_) Ownable(owner_) {
         if (address(token_) == address(0) || treasury_ == address(0)) {
             revert ZeroAddress();
         }
         if (epochBlocks_ == 0 || epochBlocks_ > MAX_EPOCH_BLOCKS) revert InvalidEpochBlocks(epochBlocks_);
         uint256 supply = token_.totalSupply();
         if (supply * 2 / WEIGHT_UNIT > SnapshotSumTree.LANE_MAX) revert SupplyTooLarge(supply);
-        token = token_;
         treasury = treasury_;
-        _holdsOps = address(new StakingHoldsOps(epochBlocks_, _sortition));
+        _holdsOps = address(new StakingHoldsOps(token_, epochBlocks_, _sortition));
         _setParams(params_);
     }
 
@@ -156,6 +141,20 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
             }
         }
         return abi.decode(ret, (uint256));
+    }
+
+    /// @dev Run this call's own calldata (the same function of `StakingHoldsOps`) on this contract's storage
+    /// and end the call with its return or revert data. Stubs name their parameters and results (no-op
+    /// statements) so that Staking's ABI stays what the callers decode.
+    function _forward() private {
+        address ops = _holdsOps;
+        assembly {
+            calldatacopy(0, 0, calldatasize())
+            let ok := delegatecall(gas(), ops, 0, calldatasize(), 0, 0)
+            returndatacopy(0, 0, returndatasize())
+            if iszero(ok) { revert(0, returndatasize()) }
+            return(0, returndatasize())
+        }
     }
 
     // ------------------------------------------------------------------ owner
@@ -210,34 +209,18 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
     // --------------------------------------------------------------- registry
 
     /// @inheritdoc IStaking
-    function onRegister(address auditor, uint8 tier) external onlyRegistry {
-        if (tier > 2) revert InvalidTier(tier);
-        PoolInfo storage info = _info[auditor];
-        if (!info.known) {
-            info.known = true;
-            info.head = 1;
-            info.tail = 1;
-            _pools[auditor].reputation = _params.initialReputation;
-        } else if (info.tier != tier) {
-            if (_holdActive(info)) revert TierHeld(auditor, info.holdEpoch + HOLD_EPOCHS);
-            if (info.leafPlusOne != 0) _sortition.setWeight(info.tier, auditor, info.leafPlusOne, 0);
-            (bool exists, uint256 leaf) = _sortition.leafOf(tier, auditor);
-            info.leafPlusOne = exists ? uint32(leaf + 1) : 0;
-        }
-        info.tier = tier;
-        info.registered = true;
-        emit AuditorActivated(auditor, tier, _pools[auditor].reputation);
-        _refresh(auditor);
+    /// @dev Run in `StakingHoldsOps` (only the registry).
+    function onRegister(address auditor, uint8 tier) external {
+        auditor;
+        tier;
+        _forward();
     }
 
     /// @inheritdoc IStaking
-    function onDeregister(address auditor) external onlyRegistry {
-        PoolInfo storage info = _info[auditor];
-        info.registered = false;
-        // Draws of the snapshots that counted it may still seat it (StakingHolds).
-        _ops(abi.encodeCall(StakingHoldsOps.holdOnDeregister, (auditor)));
-        emit AuditorDeactivated(auditor);
-        _refresh(auditor);
+    /// @dev Run in `StakingHoldsOps` (only the registry).
+    function onDeregister(address auditor) external {
+        auditor;
+        _forward();
     }
 
     // ---------------------------------------------------------------- stakers
@@ -246,7 +229,8 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
     /// @dev With an empty ledger (after a bounded side drain) shares are minted at once. Otherwise the
     /// deposit joins the FLOW entry at the tail: it backs the auditor from now on and becomes shares
     /// when the entry is applied, at the price left by every session drawn before it. A holder has at
-    /// most one pending deposit per pool (`DepositPending` until it applies; `drain` helps).
+    /// most one pending deposit per pool (`DepositPending` until it applies; `drain` helps). Run in
+    /// `StakingHoldsOps` after the pause check.
     /// @return shares Shares minted now (0 when queued).
     /// @return flow The FLOW entry the deposit waits in (0 when minted now).
     function stake(address auditor, uint256 amount)
@@ -254,82 +238,24 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
         whenNotPaused
         returns (uint256 shares, uint256 flow)
     {
-        if (amount == 0) revert ZeroAmount();
-        if (!_info[auditor].registered) revert NotRegistered(auditor);
-        (Work memory w, Globals memory g,) = _begin(auditor, SIDE_DRAIN);
-        _syncPosition(auditor, msg.sender, w.generation);
-        Position storage p = _positions[auditor][msg.sender];
-        if (w.head == w.tail) {
-            shares = amount * (w.totalShares + 1) / (w.assets + 1);
-            if (shares == 0) revert ZeroAmount();
-            w.assets += amount;
-            w.totalShares += shares;
-            if (w.totalShares > type(uint128).max) revert AmountOverflow();
-            p.shares += uint128(shares);
-        } else {
-            flow = _tailFlow(w);
-            uint256 pendingFlow = p.depositFlow;
-            if (p.depositAmount != 0 && pendingFlow != flow) revert DepositPending(auditor, pendingFlow);
-            Flow storage f = _flows[auditor][flow];
-            uint256 total = f.deposits + amount;
-            if (total > type(uint96).max) revert AmountOverflow();
-            f.deposits = uint96(total);
-            p.depositFlow = uint32(flow);
-            p.depositAmount += uint96(amount);
-            w.pendingDeposits += amount;
-            g.pendingDeposits += amount;
-        }
-        emit Staked(auditor, msg.sender, amount, shares, flow);
-        _store(w, g);
-        _settleGlobals(g);
-        token.safeTransferFrom(msg.sender, address(this), amount);
+        auditor;
+        amount;
+        shares;
+        flow;
+        _forward();
     }
 
     /// @notice Redeem `shareAmount` of the caller's shares in `auditor`'s pool.
     /// @dev With an empty ledger the shares are redeemed at once and the cooldown starts now. Otherwise
     /// they join the FLOW entry at the tail: they stop backing new draws at once, still bear the result
     /// of every session drawn before, and are redeemed when the entry is applied (cooldown from then).
+    /// A pool standing in a readable snapshot parks them instead (StakingHolds). Run in `StakingHoldsOps`.
     /// @return id The withdrawal id to claim with.
     function requestWithdrawal(address auditor, uint256 shareAmount) external returns (uint256 id) {
-        if (shareAmount == 0) revert ZeroAmount();
-        (Work memory w, Globals memory g,) = _begin(auditor, SIDE_DRAIN);
-        uint256 held = _syncPosition(auditor, msg.sender, w.generation);
-        if (shareAmount > held) revert InsufficientShares(shareAmount, held);
-        _positions[auditor][msg.sender].shares = uint128(held - shareAmount);
-        id = _withdrawals.length;
-        uint256 amount = 0;
-        uint256 flow = 0;
-        uint256 readyAt = 0;
-        uint256 parkEpoch = _ops(abi.encodeCall(StakingHoldsOps.park, (auditor, w.generation, shareAmount)));
-        if (parkEpoch != 0) {
-            w.exitingShares += shareAmount;
-        } else if (w.head == w.tail) {
-            amount = shareAmount * (w.assets + 1) / (w.totalShares + 1);
-            w.assets -= amount;
-            w.totalShares -= shareAmount;
-            g.withdrawals += amount;
-            readyAt = block.timestamp + _params.cooldown;
-        } else {
-            flow = _tailFlow(w);
-            _queueWithdrawShares(_flows[auditor][flow], shareAmount, w.generation);
-            w.exitingShares += shareAmount;
-        }
-        _withdrawals.push(
-            Withdrawal({
-                owner: msg.sender,
-                readyAt: uint40(readyAt),
-                claimed: false,
-                auditor: auditor,
-                flow: uint32(flow),
-                generation: uint32(w.generation),
-                shares: uint128(shareAmount),
-                amount: uint96(amount),
-                parkEpoch: uint32(parkEpoch)
-            })
-        );
-        emit WithdrawalRequested(id, auditor, msg.sender, shareAmount, amount, flow, readyAt);
-        _store(w, g);
-        _settleGlobals(g);
+        auditor;
+        shareAmount;
+        id;
+        _forward();
     }
 
     /// @notice Collect a withdrawal once it is redeemed and its cooldown is over.
@@ -376,29 +302,6 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
     /// @notice Recompute `auditor`'s backing and weight (e.g. after a parameter change).
     function poke(address auditor) external {
         _refresh(auditor);
-    }
-
-    function _refresh(address auditor) private {
-        (Work memory w, Globals memory g,) = _begin(auditor, 0);
-        _store(w, g);
-        _settleGlobals(g);
-    }
-
-    /// @dev Load a pool and the totals, queue its expired batches and apply up to `max` ready entries.
-    function _begin(address auditor, uint256 max)
-        private
-        returns (Work memory w, Globals memory g, uint256 applied)
-    {
-        g = _loadGlobals();
-        w = _load(auditor);
-        _unpark(w);
-        applied = _drain(w, g, max);
-    }
-
-    /// @dev Write the totals back and send what the pools lost to the treasury.
-    function _settleGlobals(Globals memory g) private {
-        _storeGlobals(g);
-        if (g.toTreasury != 0) token.safeTransfer(treasury, g.toTreasury);
     }
 
     // ------------------------------------------------------------- draw module

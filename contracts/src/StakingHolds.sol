@@ -2,7 +2,6 @@
 pragma solidity 0.8.28;
 
 import {StakingLedger} from "./StakingLedger.sol";
-import {SortitionTrees} from "./SortitionTrees.sol";
 import {LedgerPacking} from "./libraries/LedgerPacking.sol";
 
 /// @title StakingHolds
@@ -270,77 +269,5 @@ abstract contract StakingHolds is StakingLedger {
             amount = uint256(wd.shares) * f.redeemedAssets / ws;
         }
         readyAt = appliedAt + _params.cooldown;
-    }
-}
-
-/// @title StakingHoldsOps
-/// @notice Code of Staking's hold rules that Staking runs by DELEGATECALL (its runtime would pass EIP-170):
-/// deployed by Staking's constructor, with Staking's storage layout (the same bases, in the same order:
-/// Staking's own bases come after them) and its epoch length. Called directly it only writes its own
-/// storage, which nothing reads; it only reads Staking's trees, and every IStaking entry reverts.
-contract StakingHoldsOps is StakingHolds {
-    error NotStaking();
-
-    constructor(uint256 epochBlocks_, SortitionTrees sortition_) StakingLedger(epochBlocks_, sortition_) {}
-
-    /// @notice `_park`: the epoch the request's shares are parked in (0: the pool stands in no snapshot).
-    function park(address auditor, uint256 generation, uint256 shares) external returns (uint256) {
-        return _park(auditor, generation, shares);
-    }
-
-    /// @notice `_holdOnDeregister` (returns 0).
-    function holdOnDeregister(address auditor) external returns (uint256) {
-        _holdOnDeregister(auditor);
-        return 0;
-    }
-
-    /// @notice `_unparkBatches` on the pool's ledger bounds (as held in the caller's memory): the new tail.
-    function unpark(address auditor, uint256 head, uint256 tail, uint256 generation)
-        external
-        returns (uint256)
-    {
-        Work memory w;
-        w.auditor = auditor;
-        w.head = head;
-        w.tail = tail;
-        w.generation = generation;
-        _unparkBatches(w);
-        return w.tail;
-    }
-
-    function _unpark(Work memory w) internal override {
-        _unparkBatches(w);
-    }
-
-    function onRegister(address, uint8) external pure {
-        revert NotStaking();
-    }
-
-    function onDeregister(address) external pure {
-        revert NotStaking();
-    }
-
-    function lockSeat(address, uint8, uint256, uint256, uint256)
-        external
-        pure
-        returns (bool, uint64, uint256)
-    {
-        revert NotStaking();
-    }
-
-    function lockSeats(address, uint8, uint256, uint256, uint256) external pure returns (uint64, uint256) {
-        revert NotStaking();
-    }
-
-    function seatQuote(address) external pure returns (SeatQuote memory) {
-        revert NotStaking();
-    }
-
-    function resolve(uint256, SessionResult[] calldata) external pure {
-        revert NotStaking();
-    }
-
-    function drain(address, uint256) external pure returns (uint256) {
-        revert NotStaking();
     }
 }

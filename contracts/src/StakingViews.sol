@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {StakingHolds} from "./StakingHolds.sol";
+import {StakingAccounts} from "./StakingHoldsOps.sol";
 
 /// @title StakingViews
 /// @notice The read side of Staking: pools, ledgers, positions, withdrawals, weights and the commission
 /// in force (`Staking` adds the operations).
-abstract contract StakingViews is StakingHolds {
+abstract contract StakingViews is StakingAccounts {
     /// @notice A pool's accounting: assets of its shares, pending deposits, shares (all / queued for
     /// withdrawal), backing, locked stake, reputation (WAD) and share generation.
     struct PoolView {
