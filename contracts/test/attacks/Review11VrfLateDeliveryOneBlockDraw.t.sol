@@ -31,8 +31,9 @@ interface VmReview11Vrf {
 /// appealed (56 seats, bond 336 TRUST), delivery at readable - 1: draw window 1 block (obtainableAt ==
 /// drawDeadline == readable); the griefer's call draws 7 seats, the completing call needs 1,697,183 gas (see
 /// log); one block later the round ends Expired (8): the appellant loses its whole 336 TRUST bond and the
-/// PASSes stand. On main (22739ac) the same lapse was Cancelled (refunded: the diff of `_sync`, not re-run); a round not started in that one
-/// block is forfeited on both (pre-existing: Created past readable with obtainableAt == readable).
+/// PASSes stand. On main (22739ac) the same lapse was Cancelled (refunded; read from the diff of `_sync`,
+/// not re-run); a round not started in that one block is forfeited on both (pre-existing: Created past
+/// readable with obtainableAt == readable is Expired).
 /// Fix proposal: treat the randomness as late when the draw window it leaves is shorter than the draw
 /// needs - `late = obtainableAt + minDrawWindow > readable + 1` (e.g. minDrawWindow = drawBlocks), in both
 /// `_sync` branches (and in `AuditSessions._endUndrawn` for round 0) - so the oracle's timing, not the
