@@ -13,7 +13,8 @@ interface VmReview11Leaves {
 /// @title Review11ChurnedLeavesInflateCapacity (outside review 11 of review11 6acf406, PanelTooLarge)
 /// @notice Property (docs/appeals-canaries.md "Round size"): an admitted round's draw fails on the seat cap
 /// only if more than half of the tier's members refuse, so an appellant cannot void correct PASSes through
-/// one busy auditor's refusal (a failed draw with any refusal ends REFUSED: bonds back, PASS -> INCONCLUSIVE).
+/// one busy auditor's refusal (a failed draw with any refusal ends REFUSED: bonds back, PASS ->
+/// INCONCLUSIVE).
 /// Attack: `members` is the tier's leaf count, and a leaf is created by one minimum stake and never removed.
 /// The appellant registers Z sybil accounts in the tier, stakes the minimum (100 TRUST) in each and
 /// deregisters them in the same epoch (they never hold snapshot weight; the stake goes to a withdrawal
@@ -25,7 +26,8 @@ interface VmReview11Leaves {
 /// (1,300 TRUST parked for one cooldown, 1 day, 1,300 TRUST claimed back) lift capacity from 48 to 100
 /// seats (25 leaves); the 98-seat round is admitted (bond 588 TRUST), 75 of 98 seats drawn, REFUSED, the
 /// bond refunded whole after settlement (net loss 0), the trace's score 10,000 -> 0 bps (verdict FAIL),
-/// segment outcomes INCONCLUSIVE (3). The leaves are permanent: every later session of the tier is exposed at no
+/// segment outcomes INCONCLUSIVE (3). The leaves are permanent: every later session of the tier is exposed
+/// at no
 /// further cost. Honest churn does the same without any attacker cost (auditors that left still count),
 /// and the same dead leaves also inflate the per-segment `_eligible` bound (a 1-segment round).
 /// The doc's "same capital as owning that many members outright" does not hold: the capital is parked

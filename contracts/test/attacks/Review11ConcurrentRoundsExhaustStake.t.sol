@@ -13,7 +13,8 @@ interface VmReview11Concurrent {
 /// @title Review11ConcurrentRoundsExhaustStake (outside review 11 of review11 6acf406, REFUSED rounds)
 /// @notice Property (docs/appeals-canaries.md "Round size", Review9OversubscribedAppealIsRefused): a correct
 /// PASS becomes INCONCLUSIVE only through a panel that decides, never through refusals the appellant causes;
-/// rounds of at most `seatCap` segments are "unaffected" because the tier, not the appellant, sets their slack.
+/// rounds of at most `seatCap` segments are "unaffected" because the tier, not the appellant, sets their
+/// slack.
 /// Attack: refusals the appellant causes itself. Two concurrent rounds of one session and tier share the
 /// auditors' free stake (the seat cap is per panel, the stake is not). The appellant appeals 6 segments
 /// (round A, 42 seats) and 8 segments (round B, 56 seats; 8 = seatCap, so PanelTooLarge never looks), draws
