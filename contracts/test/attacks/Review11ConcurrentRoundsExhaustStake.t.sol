@@ -26,8 +26,8 @@ interface VmReview11Concurrent {
 /// auditors of 100 TRUST (the minimum stake; 68 TRUST free = 8 seats of 8 TRUST after round 0), seat cap 8,
 /// k_0 = 3, 14 correct PASS segments (score 10,000 bps). A drawn 42/42 and upheld, B drawn 55/56 and
 /// REFUSED; after settlement the trace FAILS (score 4,285 bps, segments 6-13 INCONCLUSIVE) for the
-/// appellant's net loss of 252 TRUST (A's bond) - an honest 8-segment appeal of correct PASSes loses 336
-/// TRUST and changes nothing; all 14 in compliant rounds without the stake exhaustion: 588 TRUST lost, trace
+/// appellant's net loss of 252 TRUST (A's bond) - an upheld 8-segment appeal of correct PASSes would lose
+/// 8 x 42 = 336 TRUST (computed, not run) and change nothing; all 14 upheld: 588 TRUST (Review9's bonds), trace
 /// passes. With 1,000 TRUST stakes (Review9's world) the same split is seated whole: the exposure is a tier
 /// whose free stake is near the demand, which the appellant can also simply wait for (busy tiers).
 /// Fix proposal: a lock refused because the auditor's stake is held by another open panel of the same
