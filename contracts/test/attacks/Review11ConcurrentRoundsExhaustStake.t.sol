@@ -28,9 +28,9 @@ interface VmReview11Concurrent {
 /// REFUSED; after settlement the trace FAILS (score 4,285 bps, segments 6-13 INCONCLUSIVE) for the
 /// appellant's net loss of 252 TRUST (A's bond) - an upheld 8-segment appeal of correct PASSes would lose
 /// 8 x 42 = 336 TRUST (computed, not run) and change nothing; all 14 upheld: 588 TRUST (Review9's bonds),
-/// trace
-/// passes. A 7 + 7 split drawn in turn was seated whole at 110, 120, 150 and 200 TRUST stakes
-/// (an earlier run of this file), and Review9's 8 + 6 at 1,000 TRUST: the exposure is a tier
+/// trace passes. A 7 + 7 split drawn in turn (an earlier run of this file) was seated whole at 110, 120,
+/// 150 and 200 TRUST stakes and its second round REFUSED at 48/49 at 100 TRUST; Review9's 8 + 6 is seated
+/// whole at 1,000 TRUST: the exposure is a tier
 /// whose free stake is near the demand, which the appellant can also simply wait for (busy tiers).
 /// Fix proposal: a lock refused because the auditor's stake is held by another open panel of the same
 /// session counts as no refusal (the draw then ends UNFILLABLE: R per drawn seat from the bond), e.g. the
