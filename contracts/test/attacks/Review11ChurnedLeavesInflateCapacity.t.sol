@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity 0.8.28;
+
+import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
+import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
+
+/// @dev The cheatcodes TestBase's `Vm` does not declare.
+interface VmReview11Leaves {
+    function skip(bool) external;
+}
+
+/// @title Review11ChurnedLeavesInflateCapacity (outside review 11 of review11 6acf406, PanelTooLarge)
+/// @notice Property (docs/appeals-canaries.md "Round size"): an admitted round's draw fails on the seat cap
+/// only if more than half of the tier's members refuse, so an appellant cannot void correct PASSes through
+/// one busy auditor's refusal (a failed draw with any refusal ends REFUSED: bonds back, PASS ->
+/// INCONCLUSIVE).
+/// Attack: `members` is the tier's leaf count, and a leaf is created by one minimum stake and never removed.
+/// The appellant registers Z sybil accounts in the tier, stakes the minimum (100 TRUST) in each and
+/// deregisters them in the same epoch (they never hold snapshot weight; the stake goes to a withdrawal
+/// claimable after the cooldown). Capacity `members * seatCap / 2` counts the dead leaves, the draw cannot
+/// seat them, and the Review9 round (14 segments, 98 seats) is admitted and fails on the cap with one busy
+/// honest auditor's refusal: REFUSED.
+/// Measured (`scripts/forge test --match-path 'contracts/test/attacks/Review11ChurnedLeaves*' -vv`):
+/// 12 honest auditors of 1,000 TRUST, seat cap 8, k_0 = 3, 14 correct PASS segments; Z = 13 sybil leaves
+/// (1,300 TRUST parked for one cooldown, 1 day, 1,300 TRUST claimed back) lift capacity from 48 to 100
+/// seats (25 leaves); the 98-seat round is admitted (bond 588 TRUST), 75 of 98 seats drawn, REFUSED, the
+/// bond refunded whole after settlement (net loss 0), the trace's score 10,000 -> 0 bps (verdict FAIL),
+/// segment outcomes INCONCLUSIVE (3). The leaves are permanent: every later session of the tier is exposed
+/// at no
+/// further cost. Honest churn does the same without any attacker cost (auditors that left still count),
+/// and the same dead leaves also inflate the per-segment `_eligible` bound (a 1-segment round).
+/// The doc's "same capital as owning that many members outright" does not hold: the capital is parked
+/// for one cooldown and returned, once for all future sessions.
+/// Fix proposal: count members with positive weight in the round's snapshot (a per-tier, per-snapshot
+/// counter of non-zero leaves kept by SortitionTrees when a leaf's weight crosses 0), for `_members` and
+/// `_eligible` both; or refuse REFUSED endings for rounds whose draw would fail without the refusals
+/// (count refusals only when the refused weight exceeds the segment's slack at failure).
+contract Review11ChurnedLeavesInflateCapacity_KNOWN is AppealsFixture {
+    event log_named_uint(string key, uint256 val);
+
+    uint256 internal constant SEGMENTS = 14;
+    uint256 internal constant SYBILS = 13;
+    uint256 internal sid;
+    uint256[] internal claims;
+
+    function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
+        p = super._appealParams();
+        p.canaryRateBps = 0;
+    }
+
+    function setUp() public {
+        _deployAppeals();
+        _addAuditors(1, 12, STAKE);
+        _sybils(SYBILS);
+        _nextEpoch();
+        sid = _open(_uniform(SEGMENTS, 1), FEE);
+        _commitCanaries(sid, new bytes32[](0));
+        _drawAll(sid);
+        _publish(sid);
+        _voteRound0(sid, 0, 0, 0); // every segment PASS: the correct verdict
+        vm.roll(block.number + 1);
+        _toAppealWindow(sid);
+    }
+
+    /// @dev `z` accounts register in tier 1, stake the minimum and leave in the same epoch.
+    function _sybils(uint256 z) internal {
+        for (uint256 i = 0; i < z; ++i) {
+            address a = vm.addr(0x5B00 + i);
+            token.transfer(a, 100e18);
+            vm.startPrank(a);
+            registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
+            token.approve(address(stakingContract), type(uint256).max);
+            staking.stake(a, 100e18);
+            registry.deregister();
+            claims.push(staking.requestWithdrawal(a, staking.sharesOf(a, a)));
+            vm.stopPrank();
+        }
+    }
+
+    function _range(uint256 count) internal pure returns (uint256[] memory s) {
+        s = new uint256[](count);
+        for (uint256 i = 0; i < count; ++i) {
+            s[i] = i;
+        }
+    }
+
+    function test_DeadLeavesAdmitARoundTheCapFails_KNOWN() public {
+        VmReview11Leaves(address(vm)).skip(true);
+        emit log_named_uint("tier-1 leaves", _sortition().leafCount(1));
+        // one honest auditor busy in another session (as Review9): all but 7 TRUST of its free stake locked
+        address busy = auditorAddrs[11];
+        uint256 free = staking.seatQuote(busy).free;
+        vm.prank(address(drawModule));
+        (bool ok,,) = staking.lockSeat(busy, 1, 0xB05E, free - 7e18, 0);
+        assertTrue(ok, "setup: busy");
+        uint256 before = token.balanceOf(appellant);
+        vm.prank(appellant);
+        uint256 round = appeals.appeal(sid, _range(SEGMENTS), type(uint256).max);
+        emit log_named_uint("bond paid", before - token.balanceOf(appellant));
+        _drawRound(sid, round);
+        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
+        emit log_named_uint("seats drawn (of 98)", rd.drawnSeats);
+        assertTrue(rd.status == IAuditSessions.Status.Cancelled && rd.refused, "REFUSED");
+        _closeAndSettle(sid);
+        emit log_named_uint("appellant net loss", before - token.balanceOf(appellant));
+        assertEq(token.balanceOf(appellant), before, "bond refunded whole");
+        (bool passed, uint256 score,,,) = escrow.verdictOf(sid);
+        emit log_named_uint("trace passed (1/0)", passed ? 1 : 0);
+        emit log_named_uint("trace score bps", score);
+        emit log_named_uint("segment 0 outcome", _outcomeOf(sid, 0));
+        // the sybils' stake comes back after one cooldown
+        vm.warp(block.timestamp + 1 days + 1);
+        uint256 back = 0;
+        for (uint256 i = 0; i < SYBILS; ++i) {
+            address a = vm.addr(0x5B00 + i);
+            vm.prank(a);
+            staking.claimWithdrawal(claims[i]);
+            back += token.balanceOf(a);
+        }
+        emit log_named_uint("sybil stake recovered", back);
+        // the property: an admitted round is not failed on the cap by one refusal
+        assertTrue(false, "an admitted round failed on the cap with one busy auditor");
+    }
+}

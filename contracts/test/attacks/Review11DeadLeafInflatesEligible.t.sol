@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity 0.8.28;
+
+import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
+import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
+
+/// @dev The cheatcodes TestBase's `Vm` does not declare.
+interface VmReview11DeadLeaf {
+    function skip(bool) external;
+}
+
+/// @title Review11DeadLeafInflatesEligible (outside review 11 of review11 6acf406, small rounds)
+/// @notice Property (docs/appeals-canaries.md "Round size": "per segment, the slack eligible - k_{d+1} is
+/// set by
+/// the tier and the depth, not by the appellant"): a segment whose tier cannot seat the next panel is refused
+/// at the quote (NotEnoughEligibleAuditors) and its PASS stands; an admitted one-segment round is never
+/// failed by one refusal.
+/// Attack: `_eligible` counts leaves (every account that ever staked in the tier), not members with weight
+/// in the round's snapshot. The appellant adds ONE dead leaf (register, stake the 100 TRUST minimum,
+/// deregister and request the withdrawal in the same epoch) to a tier of 9 auditors: the depth-1 panel of a
+/// segment (7 seats, 3 round-0 auditors excluded) needs 7 of the 6 who can sit; the quote said 9 - 3 = 6 < 7
+/// before, 10 - 3 = 7 after. The draw must run out; a failing draw samples every eligible auditor first, so
+/// one busy auditor (or one the appellant runs) supplies the refusal: REFUSED, bond back, PASS INCONCLUSIVE.
+/// Measured (`scripts/forge test --match-path 'contracts/test/attacks/Review11DeadLeaf*' -vv`, skip removed):
+/// 9 tier-1 auditors of 1,000 TRUST, k_0 = 3, 2 correct PASS segments; without the leaf the appeal of
+/// segment 0 is refused (NotEnoughEligibleAuditors 6 < 7); with it (100 TRUST parked for a 1-day cooldown,
+/// claimed back) it is admitted (bond 42 TRUST), 5 of 7 seats drawn, REFUSED, net loss 0, segment 0
+/// INCONCLUSIVE, the trace's score 10,000 -> 5,000 bps. The leaf is permanent (every later session of the
+/// tier). Rounds of <= seatCap segments are untouched by PanelTooLarge but not safe from this.
+/// Fix proposal: count leaves with positive weight in the round's snapshot (a per-tier, per-snapshot count
+/// of non-zero leaves kept by SortitionTrees) in `_eligible` and `_members`.
+contract Review11DeadLeafInflatesEligible_KNOWN is AppealsFixture {
+    event log_named_uint(string key, uint256 val);
+
+    uint256 internal sid;
+    uint256 internal claim;
+
+    function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
+        p = super._appealParams();
+        p.canaryRateBps = 0;
+    }
+
+    function _world(bool withLeaf) internal {
+        _deployAppeals();
+        _addAuditors(1, 9, STAKE);
+        if (withLeaf) {
+            address a = vm.addr(0x5B00);
+            token.transfer(a, 100e18);
+            vm.startPrank(a);
+            registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
+            token.approve(address(stakingContract), type(uint256).max);
+            staking.stake(a, 100e18);
+            registry.deregister();
+            claim = staking.requestWithdrawal(a, staking.sharesOf(a, a));
+            vm.stopPrank();
+        }
+        _nextEpoch();
+        sid = _open(_uniform(2, 1), FEE);
+        _commitCanaries(sid, new bytes32[](0));
+        _drawAll(sid);
+        _publish(sid);
+        _voteRound0(sid, 0, 0, 0);
+        vm.roll(block.number + 1);
+        _toAppealWindow(sid);
+        // one auditor busy in another session (all but 7 TRUST of its free stake locked)
+        address busy = auditorAddrs[8];
+        uint256 free = staking.seatQuote(busy).free;
+        vm.prank(address(drawModule));
+        (bool ok,,) = staking.lockSeat(busy, 1, 0xB05E, free - 7e18, 0);
+        assertTrue(ok, "setup: busy");
+    }
+
+    function test_WithoutTheLeafTheAppealIsRefused() public {
+        _world(false);
+        vm.expectRevert(
+            abi.encodeWithSelector(IAppealModule.NotEnoughEligibleAuditors.selector, sid, 0, 6, 7)
+        );
+        appeals.quote(sid, _segs(0));
+    }
+
+    function test_OneDeadLeafVoidsAPass_KNOWN() public {
+        VmReview11DeadLeaf(address(vm)).skip(true);
+        _world(true);
+        uint256 before = token.balanceOf(appellant);
+        uint256 round = _appeal(sid, _segs(0));
+        emit log_named_uint("bond paid", before - token.balanceOf(appellant));
+        _drawRound(sid, round);
+        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
+        emit log_named_uint("seats drawn (of 7)", rd.drawnSeats);
+        assertTrue(rd.status == IAuditSessions.Status.Cancelled && rd.refused, "REFUSED");
+        _closeAndSettle(sid);
+        emit log_named_uint("appellant net loss", before - token.balanceOf(appellant));
+        (, uint256 score,,,) = escrow.verdictOf(sid);
+        emit log_named_uint("trace score bps", score);
+        emit log_named_uint("segment 0 outcome", _outcomeOf(sid, 0));
+        vm.warp(block.timestamp + 1 days + 1);
+        address a = vm.addr(0x5B00);
+        vm.prank(a);
+        staking.claimWithdrawal(claim);
+        emit log_named_uint("leaf stake recovered", token.balanceOf(a));
+        assertEq(_outcomeOf(sid, 0), 1, "a PASS the tier could not re-examine stands");
+    }
+}
