@@ -458,8 +458,17 @@ contract AppealModule is AppealStore {
                 // A draw that fails ends at once (UNFILLABLE or REFUSED, `drawPanel`); one merely left short
                 // past its deadline was abandoned, as round 0's DrawAbandoned: the seed was public and anyone
                 // could have finished it, so stopping after a glimpse of the panel is never a refund.
+                // A value that left less than a full draw window before the snapshot lapsed (a late oracle:
+                // outside review 11) blames nobody for an unfinished draw: UNFILLABLE, as before.
                 if (block.number > rd.drawDeadline) {
-                    _end(sessionId, round, rd, IAuditSessions.Status.Expired);
+                    bool full = core.sourceOf(sessionId).obtainableAt(rd.drawRequest)
+                            + _coreParams(sessionId).drawBlocks <= sortition.snapshotReadableUntil(rd.epoch);
+                    _end(
+                        sessionId,
+                        round,
+                        rd,
+                        full ? IAuditSessions.Status.Expired : IAuditSessions.Status.Cancelled
+                    );
                 }
             } else if (block.number > rd.keyDeadline) {
                 _end(sessionId, round, rd, IAuditSessions.Status.Expired);
