@@ -109,7 +109,7 @@ contract SortitionTrees is ISortition {
         return _tree(tier).leafCount();
     }
 
-    /// @notice The member at leaf `leaf` of `tier` (address(0) beyond the last leaf).
+    /// @inheritdoc ISortition
     function memberAt(uint8 tier, uint256 leaf) external view returns (address) {
         return _tree(tier).leafAt[leaf];
     }

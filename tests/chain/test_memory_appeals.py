@@ -185,3 +185,32 @@ def test_a_draw_left_short_past_its_deadline_is_abandoned_and_forfeits_the_bond(
         for a in provider.seats(sid, r):
             when_ready(lambda a=a, r=r: auditors[a].settle(sid, a, r), chain.mine)  # type: ignore[misc]
     assert before - appellant.token_balance(appellant.address) == opened.bond == 6 * ISSUE15_PARAMS.reward
+
+
+def test_a_member_who_left_cannot_turn_a_shortage_into_refused() -> None:
+    """Outside review 11: admission counts every member that ever joined the tier, so a round can be
+    admitted that the live members cannot seat; one busy auditor's refusal then must not void the PASS.
+    The failed draw redoes the count with live members (`refusals_decide`): 3 live, 1 on the round-0
+    panel, 2 < k_1 = 3, so the round ends UNFILLABLE, the PASS stands, R per drawn seat is paid."""
+    chain, provider, appellant, auditors = _staked(4)
+    sid = provider.open_session(b"\x0b" * 32, [0, 0], [1, 1], 100 * TOKEN).session_id
+    vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
+    chain.mine(ISSUE15_PARAMS.canary_reveal_blocks + 1)
+    seg0_r0 = {a for a, s in provider.seats(sid, 0).items() if 0 in s}
+    gone, busy, *_ = [a for a in auditors if a not in seg0_r0]
+    chain.auditors[gone].registered = False  # left the tier: its leaf stays, its weight is 0
+    assert appellant.appeal_quote(sid, [0]).refusal is None  # 4 members - 1 on round 0 >= 3
+    before = appellant.token_balance(appellant.address)
+    appellant.appeal(sid, [0], 10**30)
+    chain.auditors[busy].locked = chain.auditors[busy].assets  # its stake locked elsewhere
+    when_ready(lambda: provider.draw(sid, 16, 1), chain.mine)
+    (info,) = provider.rounds(sid)
+    assert info.state == RoundState.UNFILLABLE and info.segments[0].outcome == SegmentOutcome.PASS
+    chain.auditors[busy].locked = 0
+    status = provider.appeal_status(sid)
+    chain.mine(max(status.window_ends) - chain.block + 1)
+    provider.advance(sid)
+    for r in (0, 1):
+        for a in provider.seats(sid, r):
+            when_ready(lambda a=a, r=r: auditors[a].settle(sid, a, r), chain.mine)  # type: ignore[misc]
+    assert before - appellant.token_balance(appellant.address) == info.drawn_seats * ISSUE15_PARAMS.reward

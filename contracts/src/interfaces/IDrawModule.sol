@@ -30,9 +30,11 @@ interface IDrawModule {
         uint256 drawnSeats;
         uint256 auditorCount;
         bool failed;
-        /// @dev Lock refusals over the whole panel, every segment and call (0 unless `failed`): a failure
-        /// after refusals is not the snapshot's own lack of auditors (refusing early segments can push
-        /// the others onto the seat cap), so the core refunds nothing (no re-roll by refusing).
+        /// @dev Lock refusals over the whole panel, every segment and call, that the failure is charged
+        /// with (0 unless `failed`): a failure after refusals is not the snapshot's own lack of auditors
+        /// (refusing early segments can push the others onto the seat cap), so the core refunds nothing
+        /// (no re-roll by refusing). An appeal panel (round > 0) is charged only if the tier's live members
+        /// could have seated it (`DrawModule._decisiveRefusals`), else 0 (UNFILLABLE).
         uint256 lockRefusals;
     }
 

@@ -45,4 +45,7 @@ interface ISortition {
 
     /// @notice Leaves of `tier`'s tree (members that ever joined it; leaves are permanent).
     function leafCount(uint8 tier) external view returns (uint256);
+
+    /// @notice The member at leaf `leaf` of `tier` (address(0) beyond the last leaf).
+    function memberAt(uint8 tier, uint256 leaf) external view returns (address);
 }

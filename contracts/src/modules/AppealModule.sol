@@ -171,7 +171,8 @@ contract AppealModule is AppealStore {
     /// @dev Auditors of the tier who sat on none of the segment's d + 1 panels, the provider excluded: the
     /// tier's leaves (every member that ever joined it) minus k_0 + ... + k_d minus the provider's leaf.
     /// An upper bound on who can serve (a leaf may have no stake now): a draw that still runs out of
-    /// eligible weight ends UNFILLABLE.
+    /// eligible weight ends UNFILLABLE, even after refusals, unless the live members it then counts could
+    /// have seated it (`DrawModule._decisiveRefusals`, outside review 11).
     function _eligible(uint8 tier, uint256 k0, uint256 d, address provider) private view returns (uint256) {
         uint256 taken = 0;
         for (uint256 j = 0; j <= d; ++j) {

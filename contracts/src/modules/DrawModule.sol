@@ -53,8 +53,8 @@ contract DrawModule is IDrawModule {
     mapping(uint256 key => mapping(address => mapping(uint256 => uint256))) private _high;
     mapping(uint256 key => uint256[]) private _excluded;
     mapping(uint256 key => uint256[]) private _resume;
-    /// @dev 1 | seatInSegment << 8 | lock refusals in the segment << 16 | rejections << 32 when a call
-    /// stopped inside a segment, else 0.
+    /// @dev 1 | seatInSegment << 8 | lock refusals in the segment << 16 | earlier-panel exclusions in the
+    /// segment << 32 | rejections << 48 when a call stopped inside a segment, else 0.
     mapping(uint256 key => uint256) private _resumeAt;
 
     /// @dev Lock refusals over the whole panel so far (any segment, any call): a failed draw with any is
@@ -80,6 +80,7 @@ contract DrawModule is IDrawModule {
         uint256 seat;
         uint256 rejections;
         uint256 refusals;
+        uint256 earlier;
         uint256 panelRefusals;
         uint256 refusalsBefore;
         uint256 drawnNow;
@@ -109,6 +110,7 @@ contract DrawModule is IDrawModule {
         Walk memory w = _begin(job);
         ExclusionList.List[3] memory ex = _loadExclusions(w, job);
         bool failed = false;
+        uint256 charged = 0;
         while (w.segment < job.segmentCount) {
             if (w.seat == 0 && w.rejections == 0 && w.drawnNow >= job.maxSeats) break;
             uint256 laneValue =
@@ -122,6 +124,7 @@ contract DrawModule is IDrawModule {
             uint256 total = _total(w, tier, job.epoch);
             if (total <= list.weightSum) {
                 _fail(job, w, list, tier);
+                charged = _decisiveRefusals(job, w, list, tier);
                 failed = true;
                 break;
             }
@@ -140,7 +143,7 @@ contract DrawModule is IDrawModule {
         r.drawnSeats = w.drawnSeats;
         r.auditorCount = w.auditorCount;
         r.failed = failed;
-        if (failed) r.lockRefusals = w.panelRefusals;
+        if (failed) r.lockRefusals = charged;
         else if (w.panelRefusals != w.refusalsBefore) _panelRefusals[w.key] = w.panelRefusals;
     }
 
@@ -168,6 +171,8 @@ contract DrawModule is IDrawModule {
             if (reason == REASON_LOCK_REFUSED) {
                 ++w.refusals;
                 ++w.panelRefusals;
+            } else if (reason == REASON_EARLIER_PANEL) {
+                ++w.earlier;
             }
             ++w.rejections;
             ++w.rejectedNow;
@@ -308,6 +313,7 @@ contract DrawModule is IDrawModule {
         ++w.segment;
         w.seat = 0;
         w.refusals = 0;
+        w.earlier = 0;
     }
 
     function _fail(DrawJob calldata job, Walk memory w, ExclusionList.List memory list, uint256 tier)
@@ -322,6 +328,38 @@ contract DrawModule is IDrawModule {
             list.length() - list.permanent - w.refusals,
             w.panelRefusals
         );
+    }
+
+    /// @dev The lock refusals a failed draw is charged with: the panel's, or none when the snapshot's live
+    /// members could not have seated the round even had nobody refused (outside review 11: the appeal
+    /// module's admission counts leaves, and a leaf stays after its member left, so a round can be
+    /// admitted that the tier cannot seat; one refusal must not then turn that shortage into REFUSED).
+    /// A draw fails only once every leaf with snapshot weight is excluded, so `list` then holds exactly the
+    /// tier's live members, and the admission checks are redone with them: the failing segment's eligible
+    /// auditors (live, not the provider, not on an earlier panel of it) must number at least its seats,
+    /// and a round naming more segments than the seat cap must fit in half of what the live members can
+    /// seat (`AppealModule._check`'s `PanelTooLarge` rule). Round 0 keeps every refusal (no re-roll).
+    /// Earlier-panel members of the segment were counted when sampled for it (`w.earlier`), except those
+    /// the seat cap had excluded for the rest of the panel before: the permanent entries are checked here.
+    function _decisiveRefusals(
+        DrawJob calldata job,
+        Walk memory w,
+        ExclusionList.List memory list,
+        uint256 tier
+    ) private view returns (uint256) {
+        uint256 refusals = w.panelRefusals;
+        if (refusals == 0 || job.round == 0) return refusals;
+        uint256 members = list.length();
+        uint256 earlier = w.earlier;
+        for (uint256 i = 0; i < list.permanent; ++i) {
+            address a = sortition.memberAt(uint8(tier), list.leaves[i]);
+            if (a == job.provider) --members;
+            else if (_satBefore(job.sessionId, w.segment, a)) ++earlier;
+        }
+        if (members < earlier + job.seatsPerTier[tier]) return 0;
+        IAppealModule.Round memory rd = IAppealModule(msg.sender).roundOf(job.sessionId, job.round);
+        if (rd.segmentCount > job.seatCap && 2 * uint256(rd.totalSeats) > members * job.seatCap) return 0;
+        return refusals;
     }
 
     function _total(Walk memory w, uint256 tier, uint256 epoch) private view returns (uint256 total) {
@@ -362,7 +400,8 @@ contract DrawModule is IDrawModule {
         if (resumeAt != 0) {
             w.seat = (resumeAt >> 8) & 0xff;
             w.refusals = (resumeAt >> 16) & 0xffff;
-            w.rejections = resumeAt >> 32;
+            w.earlier = (resumeAt >> 32) & 0xffff;
+            w.rejections = resumeAt >> 48;
             delete _resumeAt[w.key];
         }
         w.firstSegment = w.segment;
@@ -417,7 +456,7 @@ contract DrawModule is IDrawModule {
         for (uint256 i = cur.permanent; i < cur.length(); ++i) {
             resume.push(_packExclusion(0, cur.leaves[i], cur.weights[i]));
         }
-        _resumeAt[w.key] = 1 | (w.seat << 8) | (w.refusals << 16) | (w.rejections << 32);
+        _resumeAt[w.key] = 1 | (w.seat << 8) | (w.refusals << 16) | (w.earlier << 32) | (w.rejections << 48);
     }
 
     function _packExclusion(uint256 tier, uint256 leaf, uint256 weight) private pure returns (uint256) {

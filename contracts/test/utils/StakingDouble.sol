@@ -148,6 +148,10 @@ contract StakingDouble is IStaking, ISortition {
         return leafAt[tier].length;
     }
 
+    function memberAt(uint8 tier, uint256 leaf) external view returns (address) {
+        return leaf < leafAt[tier].length ? leafAt[tier][leaf] : address(0);
+    }
+
     function weightAt(uint8 tier, uint256 leaf, uint256 epoch) public view returns (uint256 w) {
         Checkpoint[] storage h = _history[tier][leaf];
         for (uint256 i = 0; i < h.length && h[i].epoch < epoch; ++i) {

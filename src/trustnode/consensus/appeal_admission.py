@@ -74,6 +74,31 @@ def check_capacity(segments: int, seats: int, *, members: int, seat_cap: int) ->
         )
 
 
+def refusals_decide(
+    refusals: int,
+    *,
+    live_members: int,
+    earlier: int,
+    seats: int,
+    segments: int,
+    total_seats: int,
+    seat_cap: int,
+) -> bool:
+    """Whether a failed appeal draw is charged with its lock refusals (REFUSED: bond back, a
+    contested PASS voided) rather than ending UNFILLABLE (the outcome stands, R per drawn seat).
+
+    Admission counts leaves, which stay after their member left, so a round can be admitted that
+    the tier's live members cannot seat (outside review 11); a refusal must not turn that shortage
+    into REFUSED.  A failed draw has excluded every member with snapshot weight, so the draw module
+    knows them all and redoes the admission checks with them (`DrawModule._decisiveRefusals`):
+    `live_members` (the provider excluded) minus the `earlier` live members who sat on an earlier
+    panel of the failing segment must cover its `seats`, and a round naming more `segments` than
+    the seat cap must fit `total_seats` in half of what the live members can seat."""
+    if refusals == 0 or live_members < earlier + seats:
+        return False
+    return not (segments > seat_cap and 2 * total_seats > live_members * seat_cap)
+
+
 class Admission(BaseModel):
     """An admitted appeal: the round it opens, the panels' depth, seats and bonds per named segment."""
 
@@ -170,4 +195,4 @@ def check_session_appeal(
     return Admission(round=rounds_opened + 1, depth=depth, segments=list(named), seats=out_seats, bonds=bonds)
 
 
-__all__ = ["Admission", "check_appeal", "check_capacity", "check_session_appeal"]
+__all__ = ["Admission", "check_appeal", "check_capacity", "check_session_appeal", "refusals_decide"]
