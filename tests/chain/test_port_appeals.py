@@ -20,6 +20,7 @@ from tests.chain.port_scenarios import (
     expected_withheld,
     withheld_scenario,
 )
+from tests.chain.port_scenarios_unseatable import expected_unseatable, unseatable_scenario
 from tests.chain.port_scenarios_withheld import expected_withheld_deeper, withheld_deeper_scenario
 from tests.conftest import client_for, free_port
 from trustnode.chain import devnet
@@ -68,6 +69,11 @@ def test_keys_withheld_at_depth_two_keep_the_decided_fail_on_the_memory_port() -
     chain, provider, appellant, auditors = _memory(12)
     got = withheld_deeper_scenario(provider, appellant, auditors, chain.mine)
     assert got == expected_withheld_deeper(ISSUE15_PARAMS)
+
+
+def test_the_node_will_not_pay_for_a_round_the_live_tier_cannot_seat_on_the_memory_port() -> None:
+    chain, provider, appellant, auditors = _memory(4)
+    assert unseatable_scenario(provider, appellant, auditors, chain.mine) == expected_unseatable()
 
 
 @pytest.fixture
@@ -133,3 +139,11 @@ def test_keys_withheld_at_depth_two_keep_the_decided_fail_on_the_deployed_contra
     mine, provider, appellant, auditors = _web3(issue15_devnet, 12)
     got = withheld_deeper_scenario(provider, appellant, auditors, mine)
     assert got == expected_withheld_deeper(ISSUE15_PARAMS)
+
+
+@pytest.mark.chain
+def test_the_node_will_not_pay_for_a_round_the_live_tier_cannot_seat_on_the_deployed_contracts(
+    issue15_devnet: Deployment,
+) -> None:
+    mine, provider, appellant, auditors = _web3(issue15_devnet, 4)
+    assert unseatable_scenario(provider, appellant, auditors, mine) == expected_unseatable()

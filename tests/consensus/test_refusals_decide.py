@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trustnode.consensus.appeal_admission import check_capacity, refusals_decide
+from trustnode.consensus.appeal_admission import check_capacity, live_shortfall, refusals_decide
 from trustnode.consensus.appeals import AppealRefused
 
 
@@ -55,3 +55,16 @@ def test_live_counts_decide_exactly_as_admission_would(
     admissible = live - earlier >= seats and fits
     assert refusals_decide(1, live_members=live, earlier=earlier, seats=seats, segments=segments,
                            total_seats=total, seat_cap=seat_cap) == admissible  # fmt: skip
+
+
+def test_live_shortfall_names_the_segment_or_the_capacity() -> None:
+    live = {f"a{i}" for i in range(9)}
+    # review 11's dead leaf seen from the node: 9 live, 3 of them on round 0's panel, k_1 = 7
+    short = live_shortfall([7], [{"a0", "a1", "a2"}], live=live, seat_cap=8)
+    assert short is not None and "6 live auditors" in short and "needs 7" in short
+    # a departed round-0 auditor is not live: it takes no place among the 7
+    assert live_shortfall([7], [{"a0", "a1", "gone"}], live=live | {"a9"}, seat_cap=8) is None
+    # 14 segments x 7 seats in a tier of 12 live auditors with seat cap 8
+    twelve = {f"b{i}" for i in range(12)}
+    short = live_shortfall([7] * 14, [set()] * 14, live=twelve, seat_cap=8)
+    assert short is not None and "196 seat slots" in short and "96" in short

@@ -25,6 +25,11 @@ def appeal_cmd(
         None, "--bond", metavar="TRUST", help="The most you agree to pay (default: the quoted bond)."
     ),
     quote_only: bool = typer.Option(False, "--quote", help="Print the quote and send nothing."),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Send even if the tier's live auditors cannot seat the round (its draw would end UNFILLABLE).",
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Appeal segments of a finalized session to a larger panel (2k+1 seats of their tier), paying a bond."""
@@ -47,7 +52,7 @@ def appeal_cmd(
                 raise typer.Exit(1)
             return
         try:
-            q, opened = appeal(port, session, wanted, limit)
+            q, opened = appeal(port, session, wanted, limit, force=force)
         except AppealRefused as exc:
             if json_out:
                 print_json({"quote": q.model_dump(mode="json"), "refusal": exc.name, "reason": exc.reason})
@@ -75,6 +80,10 @@ def _print_quote(q: object) -> None:
         console.print(f"  segment {i}: a panel of {seats} seats, bond {format_trust(b)}", highlight=False)
     window = f"; appealable until block {q.appealable_until}" if q.appealable_until is not None else ""
     console.print(f"  total bond {format_trust(q.bond)}{window}", highlight=False)
+    if q.unseatable is not None:
+        console.print(
+            f"  [yellow]the tier's live auditors cannot seat it:[/] {q.unseatable}", highlight=False
+        )
     if q.refusal is not None:
         reason = q.reason or q.refusal
         shown = reason if reason.startswith(q.refusal) else f"{q.refusal}: {reason}"

@@ -99,6 +99,44 @@ def refusals_decide(
     return not (segments > seat_cap and 2 * total_seats > live_members * seat_cap)
 
 
+def live_shortfall(
+    seats: Sequence[int],
+    earlier: Sequence[Collection[str]],
+    *,
+    live: Collection[str],
+    seat_cap: int,
+) -> str | None:
+    """Why the tier's live members (weight in the round's snapshot, the provider excluded) cannot
+    seat a round whatever anyone refuses, or None.  Admission counts leaves, an upper bound, so it
+    admits such a round; its draw then fails and ends UNFILLABLE (the outcome stands, R per drawn
+    seat from the bond).  The node checks this before paying: the same test `refusals_decide`
+    applies to the failed draw, per named segment (`seats[i]` its panel, `earlier[i]` who sat on
+    its earlier panels)."""
+    live = set(live)
+    total = sum(seats)
+    for i, (k, before) in enumerate(zip(seats, earlier, strict=True)):
+        sat = len(live & set(before))
+        if not refusals_decide(
+            1,
+            live_members=len(live),
+            earlier=sat,
+            seats=k,
+            segments=len(seats),
+            total_seats=total,
+            seat_cap=seat_cap,
+        ):
+            if len(live) - sat < k:
+                return (
+                    f"named segment {i + 1} of {len(seats)}: {len(live) - sat} live auditors of its tier sat on "
+                    f"none of its panels, its new panel needs {k}"
+                )
+            return (
+                f"{total} seats over {len(seats)} segments need {2 * total} seat slots; the tier's "
+                f"{len(live)} live auditors have {len(live) * seat_cap} (seat cap {seat_cap})"
+            )
+    return None
+
+
 class Admission(BaseModel):
     """An admitted appeal: the round it opens, the panels' depth, seats and bonds per named segment."""
 
@@ -195,4 +233,11 @@ def check_session_appeal(
     return Admission(round=rounds_opened + 1, depth=depth, segments=list(named), seats=out_seats, bonds=bonds)
 
 
-__all__ = ["Admission", "check_appeal", "check_capacity", "check_session_appeal", "refusals_decide"]
+__all__ = [
+    "Admission",
+    "check_appeal",
+    "check_capacity",
+    "check_session_appeal",
+    "live_shortfall",
+    "refusals_decide",
+]

@@ -16,6 +16,8 @@ from trustnode.chain.port.types_appeals import AppealOpened, AppealQuote
 from trustnode.chain.units import format_trust
 
 BOND_ABOVE_LIMIT = "BondAboveLimit"
+#: Node-side refusal: the tier's live auditors cannot seat the round (`AppealQuote.unseatable`).
+LIVE_TIER_TOO_SMALL = "LiveTierTooSmall"
 
 
 class AppealRefused(Exception):
@@ -42,12 +44,28 @@ def quote(port: ChainPort, session_id: int, segments: Sequence[int]) -> AppealQu
 
 
 def appeal(
-    port: ChainPort, session_id: int, segments: Sequence[int], max_bond: int | None = None
+    port: ChainPort,
+    session_id: int,
+    segments: Sequence[int],
+    max_bond: int | None = None,
+    *,
+    force: bool = False,
 ) -> tuple[AppealQuote, AppealOpened]:
-    """Quote, check, send. `max_bond` None: exactly the quoted bond (the protocol takes no more)."""
+    """Quote, check, send. `max_bond` None: exactly the quoted bond (the protocol takes no more).
+
+    A round the tier's live auditors cannot seat is admitted by the contract (it counts every
+    leaf) but its draw ends UNFILLABLE, which costs R per drawn seat and changes nothing: refused
+    here unless `force`."""
     q = quote(port, session_id, segments)
     if q.refusal is not None:
         raise AppealRefused(q.refusal, q.reason or q.refusal, q)
+    if q.unseatable is not None and not force:
+        raise AppealRefused(
+            LIVE_TIER_TOO_SMALL,
+            f"{q.unseatable}: the draw would end UNFILLABLE and keep R per drawn seat of the bond "
+            "(send anyway with force / --force)",
+            q,
+        )
     limit = q.bond if max_bond is None else max_bond
     if q.bond > limit:
         raise AppealRefused(

@@ -31,6 +31,7 @@ from trustnode.chain.port.types_appeals import (
 from trustnode.chain.protocol import Protocol, SessionStatus
 from trustnode.chain.protocol.models import SessionInfo
 from trustnode.chain.protocol.models_appeals import RoundView
+from trustnode.consensus.appeal_admission import live_shortfall
 from trustnode.consensus.appeal_resolution import appeal_result, outcome_after_withheld, scoring_outcome
 from trustnode.consensus.appeals import min_bond, panel_seats
 from trustnode.consensus.encoding import SegmentLane
@@ -186,8 +187,27 @@ class AppealOps:
             )
         return AppealQuote(
             session_id=session_id, segments=named, round=q.round, depth=q.depth, seats=q.seats, bonds=bonds,
-            bond=q.bond, appealable_until=until,
+            bond=q.bond, appealable_until=until, unseatable=self._unseatable(session_id, named, q.seats, q.round),
         )  # fmt: skip
+
+    def _unseatable(
+        self, session_id: int, named: Sequence[int], seats: Sequence[int], round: int
+    ) -> str | None:
+        """`live_shortfall` from the chain: the tier's members with weight in the current snapshot
+        (the one the round would draw from), the provider excluded, and each named segment's
+        auditors of rounds 0 .. round - 1."""
+        p = self.protocol
+        info = p.session(session_id)
+        tier = p.segments(session_id)[named[0]].tier
+        live = {to_checksum_address(a) for a in p.snapshot_members(int(tier))} - {
+            to_checksum_address(info.provider)
+        }
+        panels = [self.seats(session_id, r) for r in range(round)]
+        earlier = [
+            {to_checksum_address(a) for s in panels for a, segs in s.items() if i in segs} for i in named
+        ]
+        cap = p.params(info.params_version).seat_cap
+        return live_shortfall(seats, earlier, live=live, seat_cap=cap)
 
     def appeal(self, session_id: int, segments: Sequence[int], max_bond: int) -> AppealOpened:
         p = self.protocol

@@ -26,7 +26,7 @@ from trustnode.chain.port.types_appeals import (
     RoundInfo,
     RoundSegment,
 )
-from trustnode.consensus.appeal_admission import Admission, check_session_appeal
+from trustnode.consensus.appeal_admission import Admission, check_session_appeal, live_shortfall
 from trustnode.consensus.appeal_resolution import resolve
 from trustnode.consensus.appeals import (
     Appeal,
@@ -195,9 +195,17 @@ class AppealOps(RoundOps):
                     session_id=s.id, segments=named, round=len(s.rounds) + 1, depth=depth, seats=[], bonds=[],
                     bond=0, appealable_until=status.appealable_until, refusal=exc.name, reason=str(exc),
                 )  # fmt: skip
+            tier = s.tiers[named[0]]
+            live = {
+                addr
+                for addr, a in self.c.auditors.items()
+                if addr != s.provider and a.tier == tier and self.c.weight(a) > 0
+            }
+            earlier = [self.earlier_auditors(s, i, adm.round) for i in named]
+            short = live_shortfall(adm.seats, earlier, live=live, seat_cap=self.c.params_of(s).seat_cap)
             return AppealQuote(
                 session_id=s.id, segments=named, round=adm.round, depth=adm.depth, seats=adm.seats,
-                bonds=adm.bonds, bond=adm.bond, appealable_until=status.appealable_until,
+                bonds=adm.bonds, bond=adm.bond, appealable_until=status.appealable_until, unseatable=short,
             )  # fmt: skip
 
     def appeal(self, session_id: int, segments: Sequence[int], max_bond: int) -> AppealOpened:

@@ -82,6 +82,11 @@ class AppealQuote(BaseModel):
     appealable_until: int | None = Field(description="last block of the window now open, if any")
     refusal: str | None = None
     reason: str | None = Field(default=None, description="the refusal in words")
+    unseatable: str | None = Field(
+        default=None,
+        description="why the tier's live auditors cannot seat the round (admission counts every leaf, so "
+        "it admits it): its draw would end UNFILLABLE and cost R per drawn seat; None when they can",
+    )
 
     @property
     def admissible(self) -> bool:

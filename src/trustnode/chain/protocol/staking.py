@@ -157,6 +157,17 @@ class StakingOps(ProtocolBase):
         epoch = self.current_epoch() if epoch is None else epoch
         return int(self._call(self.sortition.functions.leafWeightAt(tier, epoch, leaf)))
 
+    def snapshot_members(self, tier: int, epoch: int | None = None) -> list[str]:
+        """Members of `tier` with weight in the snapshot "start of `epoch`" (default: the current
+        epoch): the leaves that a draw from it can seat (a leaf stays after its member left)."""
+        epoch = self.current_epoch() if epoch is None else epoch
+        count = int(self._call(self.sortition.functions.leafCount(tier)))
+        return [
+            str(self._call(self.sortition.functions.memberAt(tier, leaf)))
+            for leaf in range(count)
+            if int(self._call(self.sortition.functions.leafWeightAt(tier, epoch, leaf))) > 0
+        ]
+
     # -- settlement -------------------------------------------------------------------------
 
     def settle(self, session_id: int, auditor: str, round: int = 0) -> TxReceipt:
