@@ -23,7 +23,14 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// Mutations tried (each reverted): `<=` -> `<` in `_sync`'s `full` fails `test_FullWindowLeftShortIsAbandoned`
 /// (Cancelled, 42 TRUST); `full` forced true (c0fad00 undone) fails `test_OneBlockShortWindowLeftShortIsUnfillable`
 /// (Expired, 84); `full` forced false fails the first; deleting `pot += py.refund` in AppealSettlement's
-/// abandoned branch leaves 42 TRUST stuck in the settlement and fails the first test's conservation check.
+/// abandoned branch leaves 42 TRUST stuck in the settlement and fails the first test's conservation check;
+/// reading `full` from the started draw (`rd.drawDeadline < readable`, "the deadline was not clipped") fails
+/// `test_LateSelfStartInAFullWindowIsStillAbandoned` (and the first); `late = obtainableAt > readable + 1`
+/// in the Created branch fails `test_UndrawnLateValueIsRefundedWhole`.
+/// Also measured: an appellant that waits for the last readable block (130 blocks after obtainableAt) and
+/// draws one call there has its deadline clipped to `readable` and still loses 84 TRUST (Expired); a round
+/// nobody draws costs 84 (value in time, Expired) or 0 (value delivered in `readable`, Cancelled); in every
+/// ending the settlement's balance returns to its pre-appeal 0.
 contract Review12FullDrawWindowBoundary is Review12VrfBase {
     uint256 internal sid;
     uint256 internal round;
@@ -82,5 +89,58 @@ contract Review12FullDrawWindowBoundary is Review12VrfBase {
         assertTrue(st == IAuditSessions.Status.Cancelled, "a window one block short is UNFILLABLE");
         assertEq(cost, 7 * R, "R per drawn seat, the rest refunded");
         assertEq(_outcomeOf(sid, 0), 1, "the contested PASS stands");
+    }
+
+    /// @dev Settle and return the appellant's cost; the appeal settlement must end as it began.
+    function _settleCost(IAuditSessions.Status want) internal returns (uint256 cost) {
+        appeals.advance(sid);
+        IAuditSessions.Status st = appeals.roundOf(sid, round).status;
+        _closeAndSettleOnVrf(sid);
+        cost = before - token.balanceOf(appellant);
+        emit log_named_uint("round status (7 Cancelled, 8 Expired)", uint256(st));
+        emit log_named_decimal_uint("appellant's cost (TRUST)", cost, 18);
+        assertTrue(st == want, "status");
+        assertEq(token.balanceOf(address(escrow)), escrowBefore, "nothing stuck in the appeal settlement");
+    }
+
+    /// @dev The appellant waits for the snapshot's last readable block, then starts the draw with one
+    /// call: the deadline is clipped to that block, but the value left a full window, so it is abandoned.
+    /// Fails if `full` were read from the started draw (e.g. `rd.drawDeadline == start + drawBlocks`).
+    function test_LateSelfStartInAFullWindowIsStillAbandoned() public {
+        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
+        uint256 readable = _sortition().snapshotReadableUntil(rd.epoch);
+        vm.roll(block.number + 4);
+        _deliver(rd.drawRequest, 7);
+        vm.roll(readable);
+        appeals.drawPanel(sid, round, 1);
+        rd = appeals.roundOf(sid, round);
+        emit log_named_uint(
+            "blocks from obtainableAt to readable", readable - vrf.obtainableAt(rd.drawRequest)
+        );
+        emit log_named_uint("draw deadline - readable (clipped: 0)", rd.drawDeadline - readable);
+        vm.roll(readable + 1);
+        uint256 cost = _settleCost(IAuditSessions.Status.Expired);
+        assertEq(cost, bond, "a late start buys nothing");
+    }
+
+    /// @dev Created branch, value in time, nobody draws: Expired, the whole bond to the pot (0 seats).
+    function test_UndrawnInTimeForfeitsTheWholeBond() public {
+        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
+        uint256 readable = _sortition().snapshotReadableUntil(rd.epoch);
+        vm.roll(block.number + 4);
+        _deliver(rd.drawRequest, 7);
+        vm.roll(readable + 1);
+        assertEq(_settleCost(IAuditSessions.Status.Expired), bond, "forfeited");
+    }
+
+    /// @dev Created branch, value delivered in the last readable block (obtainable only after it): Cancelled,
+    /// the whole bond back (0 seats). Fails if `late` compared with `<` or read the delivery block.
+    function test_UndrawnLateValueIsRefundedWhole() public {
+        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
+        uint256 readable = _sortition().snapshotReadableUntil(rd.epoch);
+        vm.roll(readable);
+        _deliver(rd.drawRequest, 7);
+        vm.roll(readable + 1);
+        assertEq(_settleCost(IAuditSessions.Status.Cancelled), 0, "refunded whole");
     }
 }
