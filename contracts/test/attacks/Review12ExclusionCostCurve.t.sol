@@ -3,7 +3,16 @@ pragma solidity 0.8.28;
 
 import {AppealsFixture} from "../utils/AppealsFixture.sol";
 
-/// @notice Measurement only: the gas of one `sampleAt` as a function of the exclusion list's length.
+/// @title Review12ExclusionCostCurve (outside review 12 of c0fad00; measurement for
+/// Review12AdmittedRoundOutgrowsDrawWindow)
+/// @notice Property measured: the gas of one `SnapshotSumTree.sampleAt` (through `SortitionTrees.sampleAt`) as a
+/// function of the exclusion list's length n, on a tier of 400 members of equal stake.
+/// Measured (`scripts/forge test --match-path 'contracts/test/attacks/Review12ExclusionCost*' -vv`; in-test
+/// `gasleft()` deltas, later calls on warm slots): n = 0: 20,652; 50: 290,576; 100: 829,521; 200: 2,786,883;
+/// 392: 9,750,239 gas, i.e. about 63 n^2: `_exclusions`' duplicate scan is quadratic. A draw call samples
+/// at least one whole segment, so at n of a few hundred one call exceeds a 30M-gas block.
+/// The test fails if one sample with 200 exclusions costs more than 4M gas (a regression that makes it
+/// worse); a linear `_exclusions` would bring it far below.
 contract Review12ExclusionCostCurve is AppealsFixture {
     event log_named_uint(string key, uint256 val);
 
@@ -27,6 +36,7 @@ contract Review12ExclusionCostCurve is AppealsFixture {
             g -= gasleft();
             emit log_named_uint("exclusions", n);
             emit log_named_uint("  gas of one sampleAt", g);
+            if (n == 200) assertTrue(g < 4_000_000, "one sample with 200 exclusions stays below 4M gas");
         }
     }
 }

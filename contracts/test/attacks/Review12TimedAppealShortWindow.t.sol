@@ -29,6 +29,8 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// (`test_AppealAtEpochEndWalksAwayForHalf_KNOWN`, skipped: it asserts the property). The draw deadline there
 /// is clipped to `readable`: the appellant had 98 blocks to draw 14 seats (one call does it), so nothing
 /// but the parameter made the window "short". With n segments the walk-away costs 1/n of the bond.
+/// Introduced by c0fad00: with its `_sync` hunk undone (`full` forced true, i.e. 4a2766c's rule) the same
+/// lapse is Expired and costs 84 TRUST (measured: the `_KNOWN` test passes then).
 /// Fix proposal: make a timely value always leave a full window: reject params with
 /// `drawBlocks + minDelay + 1 > 2 * epochBlocks` (in `AuditSessions._pushParams`/`_checkDelay` and on
 /// `setRandomness`, with the same check in `trustnode deploy` and the devnet defaults, e.g. epochs of 24
