@@ -26,12 +26,9 @@ import {Vm} from "../utils/TestBase.sol";
 /// Both draws need one block of 30M gas against a window of drawBlocks + 1 = 21 blocks: the griefer would
 /// have to keep the appellant's transactions out of 21 consecutive blocks (block stuffing, 630M gas) to
 /// force an abandonment. Not a finding at these sizes. What nothing checks is the round size against the
-/// window: at ~50k gas per seat a window holds about (drawBlocks + 1) x 30M / 50k seats (12,600 here,
-/// 24,600 with the default drawBlocks = 40), while `_check` admits up to 1,024 segments x 63 seats =
-/// 64,512 when members * seatCap / 2 allows it: such a round can be admitted that nobody can draw in time,
-/// and it ends ABANDONED (bond forfeited). Proposal (LOW): bound `q.totalSeats` in `_check` by a constant
-/// sized to the draw window (e.g. `MAX_ROUND_SEATS = drawBlocks * 400`), or end a round whose draw made
-/// progress in every block of its window UNFILLABLE.
+/// window, and the per-seat gas is not constant: it grows with the panel's exclusion list (quadratically,
+/// `Review12ExclusionCostCurve`), so a large admitted round can outgrow its window
+/// (`Review12AdmittedRoundOutgrowsDrawWindow`, skipped `_KNOWN`, with the fix proposal).
 /// The test fails if a call exceeds 30M gas, if the draw does not complete, or if it needs more blocks of
 /// 30M gas than its window has (e.g. a regression that made a rejection-heavy call cost O(rejections^2)).
 contract Review12GrieferCannotOutrunDrawWindow is AppealsFixture {
