@@ -26,6 +26,10 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// (`AuditSessions._pushParams` / `setRandomness`) and in `trustnode deploy` (next to `check_randomness_delay`),
 /// and change the devnet defaults (e.g. `draw_blocks = 20` with 12-block epochs: 20 + 2 + 1 <= 24, or
 /// 24-block epochs with `draw_blocks = 40`); see Review12TimedAppealShortWindow for the alternative rule.
+/// Tried locally (reverted): the alternative rule in `_sync` (`need = min(drawBlocks, 2 * sortition.epochBlocks()
+/// - source.minDelay() - 1)`, `full = obtainableAt + need <= readable`) makes this `_KNOWN` test and
+/// Review12DevnetDefaultsNeverAbandon / Review12TimedAppealShortWindow pass, while
+/// Review11VrfLateDeliveryOneBlockDraw and Review12FullDrawWindowBoundary still pass.
 contract Review12DevnetDefaultsNeverAbandon is AppealsFixture {
     event log_named_uint(string key, uint256 val);
     event log_named_decimal_uint(string key, uint256 val, uint256 decimals);

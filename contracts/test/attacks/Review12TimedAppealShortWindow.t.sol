@@ -36,6 +36,10 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// `setRandomness`, with the same check in `trustnode deploy` and the devnet defaults, e.g. epochs of 24
 /// blocks or `draw_blocks = 20`); or, equivalently, measure the window against the shortest one a timely
 /// value leaves: `full = obtainableAt + min(drawBlocks, 2 * epochBlocks - minDelay - 1) <= readable`.
+/// Tried locally (reverted): the alternative rule in `_sync` (`need = min(drawBlocks, 2 * sortition.epochBlocks()
+/// - source.minDelay() - 1)`, `full = obtainableAt + need <= readable`) makes this `_KNOWN` test and
+/// Review12DevnetDefaultsNeverAbandon / Review12TimedAppealShortWindow pass, while
+/// Review11VrfLateDeliveryOneBlockDraw and Review12FullDrawWindowBoundary still pass.
 /// Mutation: forcing `full` false in `_sync` (UNFILLABLE always) fails `test_AppealAtEpochStartForfeits`.
 contract Review12TimedAppealShortWindow is AppealsFixture {
     event log_named_uint(string key, uint256 val);
