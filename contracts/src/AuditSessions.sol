@@ -15,6 +15,7 @@ import {ISortition} from "./interfaces/ISortition.sol";
 import {IRandomness} from "./interfaces/IRandomness.sol";
 import {PanelKey} from "./libraries/PanelKey.sol";
 import {SegmentWord} from "./libraries/SegmentWord.sol";
+import {DrawWindow} from "./libraries/DrawWindow.sol";
 import {SessionStore} from "./SessionStore.sol";
 
 /// @title AuditSessions
@@ -640,9 +641,9 @@ contract AuditSessions is SessionStore {
             }
         } else if (st == Status.Drawing) {
             if (s.drawnSeats != s.totalSeats) {
-                if (block.number > s.drawDeadline) {
-                    _terminate(sessionId, s, Status.Expired, Termination.DrawAbandoned);
-                }
+                // Left short past its deadline: abandoned if the randomness was in time (anyone could have
+                // finished the draw), else a late oracle's short window, refunded (`DrawWindow`, review 12).
+                if (block.number > s.drawDeadline) _endUndrawn(sessionId, s, Termination.DrawAbandoned);
             } else if (block.number > s.keyDeadline) {
                 _terminate(sessionId, s, Status.Expired, Termination.KeysWithheld);
             }
@@ -651,15 +652,24 @@ contract AuditSessions is SessionStore {
         }
     }
 
-    /// @dev End a session whose draw never started. RandomnessFailed (refund) when its randomness became
-    /// obtainable only after the snapshot's last readable block, or never (a VRF timeout, a delivery in or
-    /// after `readable`): nobody could have drawn (`_startDraw` waits for `obtainableAt`), and whether it is
-    /// refunded was fixed before any seed existed (lookahead: target + 1, fixed at opening) or by the oracle
-    /// alone (VRF), so it re-rolls nothing.
-    /// `inTime` (forfeit) when the value was obtainable while the snapshot was readable and nobody drew.
+    /// @dev End a session whose draw never started or was left short. RandomnessFailed (refund after R per
+    /// drawn seat) when its randomness was not in time (`DrawWindow.inTime`): obtainable only after the
+    /// snapshot's last readable block, never (a VRF timeout), or too late to leave the guaranteed draw
+    /// window. Whether it is in time was fixed before any seed existed (lookahead: target + 1, fixed at
+    /// opening, always in time) or by the oracle alone (VRF), so it re-rolls nothing.
+    /// `inTime` (forfeit) otherwise: the value left the window and nobody drew, or nobody finished.
     function _endUndrawn(uint256 sessionId, Session storage s, Termination inTime) private {
-        bool late = _sources[s.source].obtainableAt(s.drawRequest) > _readableUntil(s.epoch);
-        _terminate(sessionId, s, Status.Expired, late ? Termination.RandomnessFailed : inTime);
+        uint256 epoch = s.epoch;
+        SessionParams storage p = _params[s.paramsVersion];
+        bool ok = DrawWindow.inTime(
+            _sources[s.source],
+            s.drawRequest,
+            _readableUntil(epoch),
+            epoch * _epochBlocks - 1,
+            p.drawBlocks,
+            p.canaryCommitBlocks
+        );
+        _terminate(sessionId, s, Status.Expired, ok ? inTime : Termination.RandomnessFailed);
     }
 
     /// @dev The last block in which the snapshot of `epoch` is readable (`ISortition.snapshotReadableUntil`).

@@ -16,6 +16,7 @@ import {PanelKey} from "../libraries/PanelKey.sol";
 import {SegmentWord} from "../libraries/SegmentWord.sol";
 import {AppealWord} from "../libraries/AppealWord.sol";
 import {AppealMath} from "../libraries/AppealMath.sol";
+import {DrawWindow} from "../libraries/DrawWindow.sol";
 import {AppealStore} from "./AppealStore.sol";
 
 /// @title AppealModule
@@ -434,43 +435,17 @@ contract AppealModule is AppealStore {
         IAuditSessions.Status st = rd.status;
         if (st == IAuditSessions.Status.Created) {
             // Past the snapshot nobody can draw, whatever the randomness (a value fixed by anyone but never
-            // drawn on included): the round ends here, so `advance` alone ends every lapsed round. As round 0
-            // (`AuditSessions._endUndrawn`, outside review 6): Cancelled (UNFILLABLE, bond refunded) when the
-            // randomness became obtainable only after the snapshot's last readable block, or never; Expired
-            // drawn short (abandoned: the contested outcome stands, the bond is forfeited) when it was
-            // obtainable in time and nobody drew, so that looking at the seed and walking away is never free.
-            IRandomness src = core.sourceOf(sessionId);
-            IRandomness.RequestStatus r = src.status(rd.drawRequest);
-            uint256 readable = sortition.snapshotReadableUntil(rd.epoch);
+            // drawn on included): the round ends here, so `advance` alone ends every lapsed round.
+            IRandomness.RequestStatus r = core.sourceOf(sessionId).status(rd.drawRequest);
             if (
                 r == IRandomness.RequestStatus.Expired || r == IRandomness.RequestStatus.Failed
-                    || block.number > readable
-            ) {
-                bool late = src.obtainableAt(rd.drawRequest) > readable;
-                _end(
-                    sessionId,
-                    round,
-                    rd,
-                    late ? IAuditSessions.Status.Cancelled : IAuditSessions.Status.Expired
-                );
-            }
+                    || block.number > sortition.snapshotReadableUntil(rd.epoch)
+            ) _endUndrawn(sessionId, round, rd);
         } else if (st == IAuditSessions.Status.Drawing) {
+            // A draw that fails ends at once (UNFILLABLE or REFUSED, `drawPanel`); one merely left short past
+            // its deadline ends as one never drawn.
             if (rd.drawnSeats != rd.totalSeats) {
-                // A draw that fails ends at once (UNFILLABLE or REFUSED, `drawPanel`); one merely left short
-                // past its deadline was abandoned, as round 0's DrawAbandoned: the seed was public and anyone
-                // could have finished it, so stopping after a glimpse of the panel is never a refund.
-                // A value that left less than a full draw window before the snapshot lapsed (a late oracle:
-                // outside review 11) blames nobody for an unfinished draw: UNFILLABLE, as before.
-                if (block.number > rd.drawDeadline) {
-                    bool full = core.sourceOf(sessionId).obtainableAt(rd.drawRequest)
-                            + _coreParams(sessionId).drawBlocks <= sortition.snapshotReadableUntil(rd.epoch);
-                    _end(
-                        sessionId,
-                        round,
-                        rd,
-                        full ? IAuditSessions.Status.Expired : IAuditSessions.Status.Cancelled
-                    );
-                }
+                if (block.number > rd.drawDeadline) _endUndrawn(sessionId, round, rd);
             } else if (block.number > rd.keyDeadline) {
                 _end(sessionId, round, rd, IAuditSessions.Status.Expired);
             }
@@ -479,6 +454,24 @@ contract AppealModule is AppealStore {
                 _setStatus(sessionId, round, rd, IAuditSessions.Status.Reveal);
             }
         }
+    }
+
+    /// @dev End a round nobody drew, or left short, in time. As round 0 (`AuditSessions._endUndrawn`, outside
+    /// reviews 6, 11 and 12): Expired (ABANDONED: the contested outcome stands, the bond is forfeited) when
+    /// its randomness was in time (`DrawWindow.inTime`): the seed was public and anyone could have drawn,
+    /// so looking at the panel and walking away is never a refund; else Cancelled (UNFILLABLE: a late
+    /// oracle blames nobody; R per drawn seat from the bond, the rest refunded).
+    function _endUndrawn(uint256 sessionId, uint256 round, Round storage rd) private {
+        uint256 epoch = rd.epoch;
+        bool ok = DrawWindow.inTime(
+            core.sourceOf(sessionId),
+            rd.drawRequest,
+            sortition.snapshotReadableUntil(epoch),
+            epoch * sortition.epochBlocks() - 1,
+            _coreParams(sessionId).drawBlocks,
+            0
+        );
+        _end(sessionId, round, rd, ok ? IAuditSessions.Status.Expired : IAuditSessions.Status.Cancelled);
     }
 
     function _setStatus(uint256 sessionId, uint256 round, Round storage rd, IAuditSessions.Status to)

@@ -11,10 +11,13 @@ import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 
 /// @title LateRandomnessRefundedOnlyWhenLate (outside review 4, finding 1)
 /// @notice Property: a session whose draw never started is refunded (RandomnessFailed) exactly when its
-/// randomness became obtainable after the last block its draw snapshot was readable (`IRandomness.obtainableAt`
-/// > `snapshotReadableUntil(epoch)`): then nobody could have drawn. When the value was obtainable while the
-/// snapshot was readable, the session is forfeited (SnapshotUnavailable or RandomnessMissed) whoever pokes it,
-/// whenever, and in whatever order: the provider cannot turn a seed it saw in time into a refund (a re-roll).
+/// randomness was not in time (`DrawWindow.inTime`): obtainable after the last block its draw snapshot was
+/// readable (`IRandomness.obtainableAt` > `snapshotReadableUntil(epoch)`), or too late to leave the draw window
+/// every timely value is guaranteed (outside review 12; before, any value obtainable while readable was in
+/// time, and a delivery one block before the end left a one-block window a griefer could make the provider
+/// miss). When the value was in time, the session is forfeited (SnapshotUnavailable or RandomnessMissed)
+/// whoever pokes it, whenever, and in whatever order: the provider cannot turn a seed it saw in time into a
+/// refund (a re-roll).
 /// Measured on edc6491 (main, before the fix): a VRF delivery at readable + 1 followed by a draw ended the
 /// session SnapshotUnavailable with 800 TRUST forfeited (`Review4CanaryWindowFitsSnapshot`), while a poke
 /// before the delivery in the same block refunded it: the ending depended on the poke order, not on when the
@@ -121,6 +124,17 @@ contract LateRandomnessRefundedOnlyWhenLate is StakingFixture {
         assertEq(vrf.obtainableAt(late), type(uint256).max, "failed: never obtainable");
     }
 
+    /// @dev The last VRF delivery block whose value is in time: obtainable (delivery + 1) at least `need`
+    /// blocks before `readable`, `need` = drawBlocks capped at what a value requested in the epoch's last
+    /// block and served at once leaves (readable - epochEnd - max(minDelay, canaryCommitBlocks) - 2).
+    function _lastTimelyDelivery(uint256 sid, uint256 readable) internal view returns (uint256) {
+        uint256 epochEnd = sessions.sessionOf(sid).epoch * EPOCH_BLOCKS - 1;
+        uint256 delay = vrf.minDelay() > CANARY_COMMIT_BLOCKS ? vrf.minDelay() : CANARY_COMMIT_BLOCKS;
+        uint256 guaranteed = readable - epochEnd - delay - 2;
+        uint256 drawBlocks = _sessionParams().drawBlocks;
+        return readable - 1 - (drawBlocks < guaranteed ? drawBlocks : guaranteed);
+    }
+
     function _words(uint256 w) internal pure returns (uint256[] memory words) {
         words = new uint256[](1);
         words[0] = w;
@@ -129,8 +143,8 @@ contract LateRandomnessRefundedOnlyWhenLate is StakingFixture {
     // ------------------------------------------------------------------ the rule, fuzzed
 
     /// @dev Any opening block, any delivery block within the VRF timeout, any poke block after the delivery:
-    /// the draw starts while readable; after it, refund iff the delivery came after `readable`. Tokens are
-    /// conserved either way.
+    /// the draw starts while readable; after it, refund iff the delivery came too late to leave the guaranteed
+    /// draw window. Tokens are conserved either way.
     function testFuzz_VrfDeliveryBlockDecidesTheEnding(uint256 openOffset, uint256 deliverAt, uint256 pokeAt)
         public
     {
@@ -151,7 +165,7 @@ contract LateRandomnessRefundedOnlyWhenLate is StakingFixture {
         assertEq(_held(), held, "conservation");
         if (p <= readable) {
             assertTrue(sessions.statusOf(sid) == IAuditSessions.Status.Drawing, "drawn while readable");
-        } else if (d >= readable) {
+        } else if (d > _lastTimelyDelivery(sid, readable)) {
             assertTrue(_termination(sid) == IAuditSessions.Termination.RandomnessFailed, "late value: refund");
             assertEq(token.balanceOf(provider) - providerBefore, _pool(), "pool refunded");
         } else {
@@ -174,8 +188,8 @@ contract LateRandomnessRefundedOnlyWhenLate is StakingFixture {
     ) public {
         _useVrf();
         (uint256 sid, uint256 readable) = _openAt(openOffset);
-        // In time: usable from d + 1 <= readable (a delivery at readable is refunded, outside review 8).
-        uint256 d = bound(deliverAt, block.number + CONFIRMATIONS, readable - 1);
+        // In time: usable from d + 1, a full guaranteed draw window before readable (outside reviews 8, 12).
+        uint256 d = bound(deliverAt, block.number + CONFIRMATIONS, _lastTimelyDelivery(sid, readable));
         vm.roll(d);
         coord.fulfill(vrf.coordinatorRequestOf(_request(sid)), deliverAt);
         vm.roll(readable + 1 + bound(wait, 0, 2000));
@@ -190,6 +204,33 @@ contract LateRandomnessRefundedOnlyWhenLate is StakingFixture {
         }
         assertEq(token.balanceOf(provider), providerBefore, "no refund for a value obtainable in time");
         assertTrue(_termination(sid) == IAuditSessions.Termination.SnapshotUnavailable, "forfeited");
+    }
+
+    /// @dev A late oracle (a delivery that leaves less than the guaranteed window): whether nobody draws or a
+    /// draw is started and left short, the provider gets the pool back but R per drawn seat (outside review 12:
+    /// before, a delivery one block before the end forfeited the pool when the provider's completing call
+    /// missed that block). Conservation either way.
+    function testFuzz_ShortWindowIsRefunded(uint256 openOffset, uint256 deliverAt, bool start) public {
+        _useVrf();
+        (uint256 sid, uint256 readable) = _openAt(openOffset);
+        uint256 first = _lastTimelyDelivery(sid, readable) + 1;
+        uint256 d = bound(deliverAt, first, readable - 1);
+        vm.roll(d);
+        coord.fulfill(vrf.coordinatorRequestOf(_request(sid)), deliverAt);
+        vm.roll(d + 1);
+        uint256 held = _held();
+        uint256 providerBefore = token.balanceOf(provider);
+        uint256 drawn = 0;
+        if (start) drawn = sessions.draw(sid, 1); // a griefer draws one seat and stops
+        vm.roll(readable + 1);
+        sessions.advance(sid);
+        assertEq(_held(), held, "conservation");
+        assertTrue(_termination(sid) == IAuditSessions.Termination.RandomnessFailed, "short window: refund");
+        assertEq(
+            token.balanceOf(provider) - providerBefore,
+            _pool() - drawn * _sessionParams().reward,
+            "R per seat"
+        );
     }
 
     /// @dev Lookahead with the fixture's delay: target + 1 is always within the snapshot's readability, so a

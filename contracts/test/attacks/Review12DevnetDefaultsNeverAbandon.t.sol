@@ -63,8 +63,7 @@ contract Review12DevnetDefaultsNeverAbandon is AppealsFixture {
         _toAppealWindow(sid);
     }
 
-    function test_EpochStartAppealWalksAwayForHalf_KNOWN() public {
-        VmReview12(address(vm)).skip(true); // open (outside review 12): see the NatSpec's fix proposal
+    function test_EpochStartAppealWalksAwayForHalf() public {
         _nextEpoch(); // the longest window an appeal can get
         uint256 before = token.balanceOf(appellant);
         uint256 round = _appeal(sid, _segs(0, 1));

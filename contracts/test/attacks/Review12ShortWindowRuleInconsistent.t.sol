@@ -46,8 +46,7 @@ contract Review12ShortWindowRuleInconsistent is Review12VrfBase {
         _setUpVrf();
     }
 
-    function test_AppealUndrawnShortWindowCostsNoMoreThanAStartedOne_KNOWN() public {
-        VmReview12(address(vm)).skip(true); // open (outside review 12): see the NatSpec's fix proposal
+    function test_AppealUndrawnShortWindowCostsNoMoreThanAStartedOne() public {
         uint256 sid = _finalizedOnVrf(2);
         uint256 before = token.balanceOf(appellant);
         uint256 round = _appeal(sid, _segs(0, 1));
@@ -72,8 +71,7 @@ contract Review12ShortWindowRuleInconsistent is Review12VrfBase {
         assertTrue(cost <= 7 * R, "no more than a round started with one call and left short (42 TRUST)");
     }
 
-    function test_Round0ShortWindowLeftShortRefundsLikeAnAppeal_KNOWN() public {
-        VmReview12(address(vm)).skip(true); // open (outside review 12): see the NatSpec's fix proposal
+    function test_Round0ShortWindowLeftShortRefundsLikeAnAppeal() public {
         uint256 sid = _open(_uniform(8, 1), FEE);
         _commitCanaries(sid, new bytes32[](0));
         IAuditSessions.Session memory s = sessions.sessionOf(sid);

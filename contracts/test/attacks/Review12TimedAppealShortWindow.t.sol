@@ -109,8 +109,7 @@ contract Review12TimedAppealShortWindow is AppealsFixture {
         assertEq(cost, bond, "the whole bond");
     }
 
-    function test_AppealAtEpochEndWalksAwayForHalf_KNOWN() public {
-        VmReview12(address(vm)).skip(true); // open (outside review 12): see the NatSpec's fix proposal
+    function test_AppealAtEpochEndWalksAwayForHalf() public {
         uint256 at = (block.number / EPOCH_BLOCKS + 2) * EPOCH_BLOCKS - 1; // the next epoch's last block
         (uint256 bond, uint256 cost, IAuditSessions.Status st) = _appealAndWalkAway(at);
         assertTrue(
