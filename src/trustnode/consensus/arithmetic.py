@@ -106,7 +106,7 @@ class Termination(IntEnum):
 
     NONE = 0
     RANDOMNESS_MISSED = 1  # draw randomness available and nobody fixed it: provider's abandonment
-    RANDOMNESS_FAILED = 2  # the source never delivered (VRF timeout): nobody's fault
+    RANDOMNESS_FAILED = 2  # no value in time (VRF timeout, or too late for the draw window): nobody's fault
     SNAPSHOT_UNAVAILABLE = 3  # the draw started after its snapshot stopped being readable
     DRAW_FAILED = 4  # eligible weight truly cannot fill the seats
     DRAW_ABANDONED = 5  # nobody finished the draw before its deadline
