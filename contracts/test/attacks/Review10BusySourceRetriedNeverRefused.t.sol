@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {VrfAttackFixture} from "./VrfAttackFixture.sol";
+import {VrfAttackFixture, outsiderRequest} from "./VrfAttackFixture.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {IRandomness} from "../../src/interfaces/IRandomness.sol";
 import {AuditSessions} from "../../src/AuditSessions.sol";
-import {IVRFCoordinatorV2Plus, VRFV2PlusClient} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
+import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
 import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 import {Vm} from "../utils/TestBase.sol";
 
@@ -29,16 +29,7 @@ contract AdvanceInCallback {
 
     function arm(uint256 sessionId) external returns (uint256) {
         target = sessionId;
-        return coord.requestRandomWords(
-            VRFV2PlusClient.RandomWordsRequest({
-                keyHash: keccak256("outsider lane"),
-                subId: 666,
-                requestConfirmations: 1,
-                callbackGasLimit: 2_000_000,
-                numWords: 1,
-                extraArgs: VRFV2PlusClient.argsToBytes(VRFV2PlusClient.ExtraArgsV1({nativePayment: false}))
-            })
-        );
+        return outsiderRequest(coord);
     }
 
     function rawFulfillRandomWords(uint256, uint256[] calldata) external {

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {VrfAttackFixture} from "./VrfAttackFixture.sol";
+import {VrfAttackFixture, outsiderRequest} from "./VrfAttackFixture.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {AuditSessions} from "../../src/AuditSessions.sol";
-import {VRFV2PlusClient} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
 import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 
 /// @notice An outsider's consumer whose callback first has a second word delivered (a nested fulfilment),
@@ -24,16 +23,7 @@ contract NestedThenAdvance {
     }
 
     function _ask() private returns (uint256) {
-        return coord.requestRandomWords(
-            VRFV2PlusClient.RandomWordsRequest({
-                keyHash: keccak256("outsider lane"),
-                subId: 666,
-                requestConfirmations: 1,
-                callbackGasLimit: 2_000_000,
-                numWords: 1,
-                extraArgs: VRFV2PlusClient.argsToBytes(VRFV2PlusClient.ExtraArgsV1({nativePayment: false}))
-            })
-        );
+        return outsiderRequest(coord);
     }
 
     /// @return outer The request whose delivery runs the attack.

@@ -6,7 +6,7 @@ import {AppealsFixture} from "../utils/AppealsFixture.sol";
 import {IRandomness} from "../../src/interfaces/IRandomness.sol";
 import {ISettlementModule} from "../../src/interfaces/ISettlementModule.sol";
 import {VRFRandomness} from "../../src/VRFRandomness.sol";
-import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
+import {IVRFCoordinatorV2Plus, VRFV2PlusClient} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
 import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 import {Vm} from "../utils/TestBase.sol";
 
@@ -14,6 +14,21 @@ import {Vm} from "../utils/TestBase.sol";
 /// attack tests write): deliver the words derived from `seed` to a request's consumer.
 interface IFulfillingCoordinator {
     function fulfill(uint256 requestId, uint256 seed) external returns (bool success);
+}
+
+/// @dev An outsider's one-word request on its own subscription (lane "outsider lane", 1 confirmation, a
+/// 2,000,000-gas callback), made by the calling consumer contract.
+function outsiderRequest(MockVRFCoordinator coord) returns (uint256) {
+    return coord.requestRandomWords(
+        VRFV2PlusClient.RandomWordsRequest({
+            keyHash: keccak256("outsider lane"),
+            subId: 666,
+            requestConfirmations: 1,
+            callbackGasLimit: 2_000_000,
+            numWords: 1,
+            extraArgs: VRFV2PlusClient.argsToBytes(VRFV2PlusClient.ExtraArgsV1({nativePayment: false}))
+        })
+    );
 }
 
 /// @notice The VRF set-up the attack tests share, so each test states only what its attack changes: a
