@@ -1,20 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {VrfAppealsAttackFixture} from "./VrfAttackFixture.sol";
 import {ICanaryModule} from "../../src/interfaces/ICanaryModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {IRandomness} from "../../src/interfaces/IRandomness.sol";
 import {LookaheadRandomness} from "../../src/LookaheadRandomness.sol";
 import {VRFRandomness} from "../../src/VRFRandomness.sol";
-import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
 import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 
 /// @notice The canary commit window (second review: it used to be only the randomness delay). A session
 /// owing canaries requests its draw randomness so that nobody knows it before `open + max(delay,
 /// canaryCommitBlocks)`: the operator can commit in every block of that window, never after it, and never
 /// once the draw's randomness is known - over any window within bounds, any lookahead delay, and VRF.
-contract CanaryCommitWindowTest is AppealsFixture {
+contract CanaryCommitWindowTest is VrfAppealsAttackFixture {
     uint8 internal constant FAIL = 2;
     /// @dev The longest window the core accepts with these 50-block epochs (at most an epoch).
     uint256 internal constant MAX_WINDOW = EPOCH_BLOCKS;
@@ -113,18 +112,7 @@ contract CanaryCommitWindowTest is AppealsFixture {
     function testFuzz_VrfDeliversOnlyAfterTheWindow(uint256 configured, uint256 commitBlocks) public {
         configured = bound(configured, 1, EPOCH_BLOCKS); // slower sources are refused (RandomnessTooSlow)
         commitBlocks = bound(commitBlocks, 1, MAX_WINDOW);
-        MockVRFCoordinator coord = new MockVRFCoordinator();
-        VRFRandomness.Config memory c;
-        c.keyHash = keccak256("lane");
-        c.subscriptionId = 1;
-        c.requestConfirmations = uint16(configured);
-        c.callbackGasLimit = 60_000;
-        c.timeoutBlocks = 400;
-        VRFRandomness vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
-        vm.startPrank(owner);
-        vrf.setRequester(address(sessions), true);
-        sessions.setRandomness(IRandomness(address(vrf)));
-        vm.stopPrank();
+        _useVrf(_vrfConfig(configured, 400), address(0));
         _setCommitBlocks(commitBlocks);
         uint256 sid = _open(_uniform(10, 1), FEE);
         uint256 opened = block.number;
@@ -148,16 +136,8 @@ contract CanaryCommitWindowTest is AppealsFixture {
     /// @dev VRF v2.5 waits at most 200 confirmations: a window it cannot honour is refused, by the source and
     /// by the core's parameter bounds (199).
     function test_WindowBeyondTheVrfCapIsRefused() public {
-        VRFRandomness.Config memory c;
-        c.keyHash = keccak256("lane");
-        c.subscriptionId = 1;
-        c.requestConfirmations = 3;
-        c.callbackGasLimit = 60_000;
-        c.timeoutBlocks = 400;
-        VRFRandomness vrf =
-            new VRFRandomness(IVRFCoordinatorV2Plus(address(new MockVRFCoordinator())), owner, c);
-        vm.prank(owner);
-        vrf.setRequester(address(this), true);
+        VRFRandomness.Config memory c = _vrfConfig(3, 400);
+        _deployVrf(c, address(this));
         vm.expectRevert(abi.encodeWithSelector(VRFRandomness.TooManyConfirmations.selector, 200));
         vrf.requestAfter(200);
         vrf.requestAfter(199);

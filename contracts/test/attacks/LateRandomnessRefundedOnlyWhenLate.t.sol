@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {StakingFixture} from "../utils/StakingFixture.sol";
+import {VrfAttackFixture} from "./VrfAttackFixture.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {IRandomness} from "../../src/interfaces/IRandomness.sol";
 import {LookaheadRandomness} from "../../src/LookaheadRandomness.sol";
-import {VRFRandomness} from "../../src/VRFRandomness.sol";
-import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
-import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 
 /// @title LateRandomnessRefundedOnlyWhenLate (outside review 4, finding 1)
 /// @notice Property: a session whose draw never started is refunded (RandomnessFailed) exactly when its
@@ -22,14 +19,9 @@ import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 /// session SnapshotUnavailable with 800 TRUST forfeited (`Review4CanaryWindowFitsSnapshot`), while a poke
 /// before the delivery in the same block refunded it: the ending depended on the poke order, not on when the
 /// value existed.
-contract LateRandomnessRefundedOnlyWhenLate is StakingFixture {
+contract LateRandomnessRefundedOnlyWhenLate is VrfAttackFixture {
     uint256 internal constant FEE = 100e18;
     uint256 internal constant SEGMENTS = 4;
-    uint256 internal constant TIMEOUT = 400;
-    uint256 internal constant CONFIRMATIONS = 3;
-
-    MockVRFCoordinator internal coord;
-    VRFRandomness internal vrf;
 
     function setUp() public {
         _deploy();
@@ -38,21 +30,6 @@ contract LateRandomnessRefundedOnlyWhenLate is StakingFixture {
     }
 
     // ------------------------------------------------------------------ helpers
-
-    function _useVrf() internal {
-        coord = new MockVRFCoordinator();
-        VRFRandomness.Config memory c;
-        c.keyHash = keccak256("lane");
-        c.subscriptionId = 1;
-        c.requestConfirmations = uint16(CONFIRMATIONS);
-        c.callbackGasLimit = 60_000;
-        c.timeoutBlocks = uint32(TIMEOUT);
-        vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
-        vm.startPrank(owner);
-        vrf.setRequester(address(sessions), true);
-        sessions.setRandomness(IRandomness(address(vrf)));
-        vm.stopPrank();
-    }
 
     function _useLookahead(uint256 delay) internal returns (LookaheadRandomness src) {
         src = new LookaheadRandomness(delay);
@@ -152,7 +129,7 @@ contract LateRandomnessRefundedOnlyWhenLate is StakingFixture {
         (uint256 sid, uint256 readable) = _openAt(openOffset);
         uint256 id = _request(sid);
         uint256 opened = block.number;
-        uint256 d = bound(deliverAt, opened + CONFIRMATIONS, vrf.deadlineOf(id));
+        uint256 d = bound(deliverAt, opened + VRF_CONFIRMATIONS, vrf.deadlineOf(id));
         vm.roll(d);
         coord.fulfill(vrf.coordinatorRequestOf(id), deliverAt);
         assertEq(vrf.obtainableAt(id), d + 1, "obtainable from the block after the delivery");
@@ -189,7 +166,7 @@ contract LateRandomnessRefundedOnlyWhenLate is StakingFixture {
         _useVrf();
         (uint256 sid, uint256 readable) = _openAt(openOffset);
         // In time: usable from d + 1, a full guaranteed draw window before readable (outside reviews 8, 12).
-        uint256 d = bound(deliverAt, block.number + CONFIRMATIONS, _lastTimelyDelivery(sid, readable));
+        uint256 d = bound(deliverAt, block.number + VRF_CONFIRMATIONS, _lastTimelyDelivery(sid, readable));
         vm.roll(d);
         coord.fulfill(vrf.coordinatorRequestOf(_request(sid)), deliverAt);
         vm.roll(readable + 1 + bound(wait, 0, 2000));

@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {StakingFixture} from "../utils/StakingFixture.sol";
+import {VrfAttackFixture, outsiderRequest} from "./VrfAttackFixture.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {IRandomness} from "../../src/interfaces/IRandomness.sol";
-import {ISettlementModule} from "../../src/interfaces/ISettlementModule.sol";
 import {AuditSessions} from "../../src/AuditSessions.sol";
-import {VRFRandomness} from "../../src/VRFRandomness.sol";
-import {IVRFCoordinatorV2Plus, VRFV2PlusClient} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
+import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
 import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 import {Vm} from "../utils/TestBase.sol";
 
@@ -31,16 +29,7 @@ contract AdvanceInCallback {
 
     function arm(uint256 sessionId) external returns (uint256) {
         target = sessionId;
-        return coord.requestRandomWords(
-            VRFV2PlusClient.RandomWordsRequest({
-                keyHash: keccak256("outsider lane"),
-                subId: 666,
-                requestConfirmations: 1,
-                callbackGasLimit: 2_000_000,
-                numWords: 1,
-                extraArgs: VRFV2PlusClient.argsToBytes(VRFV2PlusClient.ExtraArgsV1({nativePayment: false}))
-            })
-        );
+        return outsiderRequest(coord);
     }
 
     function rawFulfillRandomWords(uint256, uint256[] calldata) external {
@@ -75,11 +64,9 @@ contract AdvanceInCallback {
 /// reverting with ~100 KB would make that caller's finalization run out of gas (a caller with more gas gets
 /// the refusal recorded; nothing false is ever recorded). The adapters revert with at most a few words;
 /// checking `returndatasize() == 4` in assembly before copying would make the branch independent of it.
-contract Review10BusySourceRetriedNeverRefused is StakingFixture {
+contract Review10BusySourceRetriedNeverRefused is VrfAttackFixture {
     uint256 internal constant FEE = 1000e18;
 
-    MockVRFCoordinator internal coord;
-    VRFRandomness internal vrf;
     AdvanceInCallback internal outsider;
 
     event log_named_uint(string key, uint256 val);
@@ -89,45 +76,20 @@ contract Review10BusySourceRetriedNeverRefused is StakingFixture {
         _deploy();
         _addAuditors(1, 6, STAKE);
         _nextEpoch();
-        coord = new MockVRFCoordinator();
-        VRFRandomness.Config memory c;
-        c.keyHash = keccak256("lane");
-        c.subscriptionId = 1;
-        c.requestConfirmations = 3;
-        c.callbackGasLimit = 60_000;
-        c.timeoutBlocks = 400;
-        vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
-        vm.startPrank(owner);
-        vrf.setRequester(address(sessions), true);
-        sessions.setRandomness(IRandomness(address(vrf)));
-        vm.stopPrank();
+        _useVrf();
         outsider = new AdvanceInCallback(coord, sessions);
     }
 
     /// @dev A session whose every auditor revealed (ripe for finalize); auditor 0 voted against the others.
     function _revealedSession() internal returns (uint256 sid) {
-        sid = _open(_uniform(1, 1), FEE);
-        vm.roll(block.number + 3);
-        assertTrue(coord.fulfill(vrf.coordinatorRequestOf(sessions.sessionOf(sid).drawRequest), 7), "drawn");
-        _drawAll(sid);
-        _publish(sid);
+        sid = _drawnSession(FEE);
         _commitAll(sid, 0, 1);
         _revealAll(sid, 0, 1, 0);
         assertEq(uint256(sessions.statusOf(sid)), uint256(IAuditSessions.Status.Reveal), "ripe");
     }
 
     function _slashes(uint256 sid) internal returns (uint256 incorrect, uint256 slashes) {
-        vm.recordLogs();
-        settlement.settleBatch(sid, 0, _auditors(sid));
-        Vm.Log[] memory logs = vm.getRecordedLogs();
-        for (uint256 i = 0; i < logs.length; ++i) {
-            if (logs[i].topics[0] != ISettlementModule.AuditorSettled.selector) continue;
-            (,, uint256 inc,, uint256 sl,,,) = abi.decode(
-                logs[i].data, (uint256, uint256, uint256, uint256, uint256, uint256, uint256, uint256)
-            );
-            incorrect += inc;
-            slashes += sl;
-        }
+        return _settleCountingSlashes(sid, _auditors(sid));
     }
 
     /// @dev (1) The project's mock lock, core without extensions: the callback's finalization reverts.
@@ -158,7 +120,7 @@ contract Review10BusySourceRetriedNeverRefused is StakingFixture {
         emit log_named_uint("slashRequest after the keeper", slash);
         assertTrue(slash != 0 && slash != type(uint56).max, "a real request");
         vm.roll(block.number + 3);
-        assertTrue(coord.fulfill(vrf.coordinatorRequestOf(slash), 99), "slash seed delivered");
+        assertTrue(_deliver(slash, 99), "slash seed delivered");
         (uint256 incorrect,) = _slashes(sid);
         assertEq(incorrect, 1, "one incorrect vote, slashed by its coin");
     }

@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {StakingFixture} from "../utils/StakingFixture.sol";
+import {VrfAttackFixture, outsiderRequest} from "./VrfAttackFixture.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
-import {IRandomness} from "../../src/interfaces/IRandomness.sol";
 import {AuditSessions} from "../../src/AuditSessions.sol";
-import {VRFRandomness} from "../../src/VRFRandomness.sol";
-import {IVRFCoordinatorV2Plus, VRFV2PlusClient} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
 import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 
 /// @notice An outsider's consumer whose callback first has a second word delivered (a nested fulfilment),
@@ -26,16 +23,7 @@ contract NestedThenAdvance {
     }
 
     function _ask() private returns (uint256) {
-        return coord.requestRandomWords(
-            VRFV2PlusClient.RandomWordsRequest({
-                keyHash: keccak256("outsider lane"),
-                subId: 666,
-                requestConfirmations: 1,
-                callbackGasLimit: 2_000_000,
-                numWords: 1,
-                extraArgs: VRFV2PlusClient.argsToBytes(VRFV2PlusClient.ExtraArgsV1({nativePayment: false}))
-            })
-        );
+        return outsiderRequest(coord);
     }
 
     /// @return outer The request whose delivery runs the attack.
@@ -80,11 +68,9 @@ contract NestedThenAdvance {
 /// (Finalized), slashRequest 2 (a real request made from inside a callback). Expected upstream: 0, 1, 0,
 /// 5 (Reveal), 0. Fixed (test double only): the mock's `deliver` is non-reentrant like upstream's
 /// `fulfillRandomWords` (`if (reentrancyLock) revert Reentrant();` first): now 0, 1, 0, 5, 0.
-contract Review10MockVrfLockSpansDelivery is StakingFixture {
+contract Review10MockVrfLockSpansDelivery is VrfAttackFixture {
     uint256 internal constant FEE = 1000e18;
 
-    MockVRFCoordinator internal coord;
-    VRFRandomness internal vrf;
     NestedThenAdvance internal outsider;
 
     event log_named_uint(string key, uint256 val);
@@ -93,27 +79,12 @@ contract Review10MockVrfLockSpansDelivery is StakingFixture {
         _deploy();
         _addAuditors(1, 6, STAKE);
         _nextEpoch();
-        coord = new MockVRFCoordinator();
-        VRFRandomness.Config memory c;
-        c.keyHash = keccak256("lane");
-        c.subscriptionId = 1;
-        c.requestConfirmations = 3;
-        c.callbackGasLimit = 60_000;
-        c.timeoutBlocks = 400;
-        vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
-        vm.startPrank(owner);
-        vrf.setRequester(address(sessions), true);
-        sessions.setRandomness(IRandomness(address(vrf)));
-        vm.stopPrank();
+        _useVrf();
         outsider = new NestedThenAdvance(coord, sessions);
     }
 
     function test_NestedDeliveryKeepsTheLock() public {
-        uint256 sid = _open(_uniform(1, 1), FEE);
-        vm.roll(block.number + 3);
-        assertTrue(coord.fulfill(vrf.coordinatorRequestOf(sessions.sessionOf(sid).drawRequest), 7), "drawn");
-        _drawAll(sid);
-        _publish(sid);
+        uint256 sid = _drawnSession(FEE);
         _commitAll(sid, 0, 1);
         _revealAll(sid, 0, 1, 0); // everyone revealed: ripe for finalize
         uint256 outer = outsider.arm(sid);

@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {VrfAppealsAttackFixture} from "./VrfAttackFixture.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
-import {IRandomness} from "../../src/interfaces/IRandomness.sol";
-import {VRFRandomness} from "../../src/VRFRandomness.sol";
-import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
-import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 
 /// @title Review11VrfLateDeliveryOneBlockDraw (outside review 11 of review11 6acf406, draw deadlines)
 /// @notice Property (docs/appeals-canaries.md; `AppealModule._sync`): an honest appellant forfeits its bond
@@ -38,12 +34,9 @@ import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 /// round ends Cancelled and the appellant pays R per drawn seat (7 x 6 = 42 TRUST) instead of its 336 TRUST
 /// bond. Left as it was (pre-existing, not made worse here): a round nobody starts in such a one-block
 /// window, and round 0's same window for the provider (`AuditSessions._endUndrawn`).
-contract Review11VrfLateDeliveryOneBlockDraw is AppealsFixture {
+contract Review11VrfLateDeliveryOneBlockDraw is VrfAppealsAttackFixture {
     event log_named_uint(string key, uint256 val);
     event log_named_decimal_uint(string key, uint256 val, uint256 decimals);
-
-    MockVRFCoordinator internal coord;
-    VRFRandomness internal vrf;
 
     function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
         p = super._appealParams();
@@ -54,48 +47,13 @@ contract Review11VrfLateDeliveryOneBlockDraw is AppealsFixture {
         _deployAppeals();
         _addAuditors(1, 12, STAKE);
         _nextEpoch();
-        coord = new MockVRFCoordinator();
-        VRFRandomness.Config memory c;
-        c.keyHash = keccak256("lane");
-        c.subscriptionId = 1;
-        c.requestConfirmations = 3;
-        c.callbackGasLimit = 60_000;
-        c.timeoutBlocks = 400;
-        vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
-        vm.startPrank(owner);
-        vrf.setRequester(address(sessions), true);
-        vrf.setRequester(address(appeals), true);
-        sessions.setRandomness(IRandomness(address(vrf)));
-        vm.stopPrank();
+        _useVrf(address(appeals));
     }
 
     function _finalizedOnVrf() internal returns (uint256 sid) {
         sid = _open(_uniform(8, 1), FEE);
         _commitCanaries(sid, new bytes32[](0));
-        uint256 request = sessions.sessionOf(sid).drawRequest;
-        vm.roll(block.number + CANARY_COMMIT_BLOCKS + 1);
-        assertTrue(coord.fulfill(vrf.coordinatorRequestOf(request), 11), "round 0 value delivered");
-        vm.roll(block.number + 1);
-        _drawAll(sid);
-        _publish(sid);
-        _voteRound0(sid, 0, 0, 0);
-        vm.roll(block.number + 1);
-        _toAppealWindow(sid);
-    }
-
-    function _closeAndSettleOnVrf(uint256 sid) internal {
-        uint256 end = appeals.sessionAppeals(sid).lastWindowEnd;
-        if (block.number <= end) vm.roll(end + 1);
-        assertTrue(appeals.advance(sid), "outcome final");
-        vm.roll(block.number + 3);
-        assertTrue(coord.fulfill(vrf.coordinatorRequestOf(sessions.sessionOf(sid).slashRequest), 5), "slash");
-        vm.roll(block.number + 1);
-        escrow.settleAppeals(sid, 1024);
-        uint256 rounds = appeals.sessionAppeals(sid).roundCount;
-        for (uint256 r = 0; r <= rounds; ++r) {
-            address[] memory list = _roundAuditors(sid, r);
-            if (list.length != 0) settlement.settleBatch(sid, r, list);
-        }
+        _finalizeRound0OnVrf(sid);
     }
 
     function test_LateDeliveryLeavesOneBlockNoForfeit() public {
@@ -110,7 +68,7 @@ contract Review11VrfLateDeliveryOneBlockDraw is AppealsFixture {
         IAppealModule.Round memory rd = appeals.roundOf(sid, round);
         uint256 readable = _sortition().snapshotReadableUntil(rd.epoch);
         vm.roll(readable - 1);
-        assertTrue(coord.fulfill(vrf.coordinatorRequestOf(rd.drawRequest), 7), "delivered in readable - 1");
+        assertTrue(_deliver(rd.drawRequest, 7), "delivered in readable - 1");
         vm.expectRevert();
         appeals.drawPanel(sid, round, 64); // TooEarly in the delivery block
         vm.roll(readable);

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {VrfAppealsAttackFixture} from "./VrfAttackFixture.sol";
 import {ICanaryModule} from "../../src/interfaces/ICanaryModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {IRandomness} from "../../src/interfaces/IRandomness.sol";
 import {LookaheadRandomness} from "../../src/LookaheadRandomness.sol";
 import {VRFRandomness} from "../../src/VRFRandomness.sol";
-import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
-import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 
 /// @title Review4CanaryWindowBoundary (outside review 4 of canarywin 1588bdc, canaryCommitBlocks)
 /// @notice Properties an attacker (provider, operator, outsider) tried to break and could not:
@@ -21,7 +19,7 @@ import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 ///   owes canaries (its segment count) is made before either possible target block exists;
 /// - the bounds: 0..199 accepted, 200 and beyond InvalidParams; a VRF source asks 200 confirmations for
 ///   the largest window (the v2.5 cap), never more.
-contract Review4CanaryWindowBoundary is AppealsFixture {
+contract Review4CanaryWindowBoundary is VrfAppealsAttackFixture {
     uint8 internal constant FAIL = 2;
 
     function setUp() public {
@@ -170,16 +168,9 @@ contract Review4CanaryWindowBoundary is AppealsFixture {
     /// confirmations; 200 is refused, outside review 5): the coordinator is asked window + 1 confirmations,
     /// the session opens, and the deadline keeps its slack.
     function test_LargestWindowOnVrfStaysWithinTheCap() public {
-        MockVRFCoordinator coord = new MockVRFCoordinator();
-        VRFRandomness.Config memory c;
-        c.keyHash = keccak256("lane");
-        c.subscriptionId = 1;
-        c.requestConfirmations = 200;
-        c.callbackGasLimit = 60_000;
-        c.timeoutBlocks = 400;
-        VRFRandomness vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
+        VRFRandomness.Config memory c = _vrfConfig(200, 400);
+        _deployVrf(c, address(0));
         vm.startPrank(owner);
-        vrf.setRequester(address(sessions), true);
         vm.expectRevert(abi.encodeWithSignature("RandomnessTooSlow(uint256,uint256)", 200, EPOCH_BLOCKS));
         sessions.setRandomness(IRandomness(address(vrf)));
         c.requestConfirmations = uint16(EPOCH_BLOCKS);

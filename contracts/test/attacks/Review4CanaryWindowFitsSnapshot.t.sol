@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {VrfAppealsAttackFixture} from "./VrfAttackFixture.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {IRandomness} from "../../src/interfaces/IRandomness.sol";
-import {VRFRandomness} from "../../src/VRFRandomness.sol";
-import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
-import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 
 /// @title Review4CanaryWindowFitsSnapshot (outside review 4 of canarywin 1588bdc, canaryCommitBlocks)
 /// @notice Property: a canary commit window never strands a session's draw. The draw of a session owing
@@ -28,7 +25,7 @@ import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 /// (fixed): a session whose randomness became obtainable only after its snapshot's last readable block ends
 /// RandomnessFailed (refund), never SnapshotUnavailable (test_LateVrfDeliveryAfterSnapshotIsRefunded; the
 /// rule fuzzed in LateRandomnessRefundedOnlyWhenLate and LateRandomnessInvariants).
-contract Review4CanaryWindowFitsSnapshot is AppealsFixture {
+contract Review4CanaryWindowFitsSnapshot is VrfAppealsAttackFixture {
     event log_named_uint(string key, uint256 val);
 
     uint256 internal constant SEGMENTS = 10; // 10% canary rate: one canary owed
@@ -156,18 +153,7 @@ contract Review4CanaryWindowFitsSnapshot is AppealsFixture {
     /// `readable`, SnapshotUnavailable / RandomnessMissed only when the value was obtainable while the
     /// snapshot was readable. After the fix: 800 TRUST refunded, 0 forfeited, termination 2.
     function test_LateVrfDeliveryAfterSnapshotIsRefunded() public {
-        MockVRFCoordinator coord = new MockVRFCoordinator();
-        VRFRandomness.Config memory c;
-        c.keyHash = keccak256("lane");
-        c.subscriptionId = 1;
-        c.requestConfirmations = 3;
-        c.callbackGasLimit = 60_000;
-        c.timeoutBlocks = 400;
-        VRFRandomness vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
-        vm.startPrank(owner);
-        vrf.setRequester(address(sessions), true);
-        sessions.setRandomness(IRandomness(address(vrf)));
-        vm.stopPrank();
+        _useVrf();
         vm.roll(_lastBlockOfEpoch());
         uint256 sid = _open(_uniform(SEGMENTS, 1), FEE);
         uint256 local = sessions.sessionOf(sid).drawRequest;

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {VrfAppealsAttackFixture} from "./VrfAttackFixture.sol";
 import {ICanaryModule} from "../../src/interfaces/ICanaryModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {IRandomness} from "../../src/interfaces/IRandomness.sol";
-import {VRFRandomness} from "../../src/VRFRandomness.sol";
-import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
-import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 
 /// @dev The cheatcode TestBase's `Vm` does not declare.
 interface VmSkipReview4Vrf {
@@ -30,28 +27,14 @@ interface VmSkipReview4Vrf {
 /// request slot next to the deadline) and `rawFulfillRandomWords` ignores a delivery before it (event
 /// `EarlyFulfilmentIgnored`, like `LateFulfilmentIgnored`): the request stays Pending, then Failed at its
 /// deadline (RandomnessFailed: refund; no draw ever used the early value).
-contract Review4VrfEarlyDelivery is AppealsFixture {
+contract Review4VrfEarlyDelivery is VrfAppealsAttackFixture {
     uint8 internal constant FAIL = 2;
-
-    MockVRFCoordinator internal coord;
-    VRFRandomness internal vrf;
 
     function setUp() public {
         _deployAppeals();
         _addAuditors(1, 12, STAKE);
         _nextEpoch();
-        coord = new MockVRFCoordinator();
-        VRFRandomness.Config memory c;
-        c.keyHash = keccak256("lane");
-        c.subscriptionId = 1;
-        c.requestConfirmations = 3;
-        c.callbackGasLimit = 60_000;
-        c.timeoutBlocks = 400;
-        vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
-        vm.startPrank(owner);
-        vrf.setRequester(address(sessions), true);
-        sessions.setRandomness(IRandomness(address(vrf)));
-        vm.stopPrank();
+        _useVrf();
     }
 
     function _one(uint256 sid) internal pure returns (bytes32[] memory c) {

@@ -1,15 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {VrfAppealsAttackFixture} from "./VrfAttackFixture.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
-import {IRandomness} from "../../src/interfaces/IRandomness.sol";
-import {VRFRandomness} from "../../src/VRFRandomness.sol";
-import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
-import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 import {AuditSessions} from "../../src/AuditSessions.sol";
-import {ISettlementModule} from "../../src/interfaces/ISettlementModule.sol";
-import {Vm} from "../utils/TestBase.sol";
 
 /// @title Review5SlashRequestFailureStrandsNoSession (outside review 5 of main edc6491, VRF requests)
 /// @notice Property: sessions always terminate (docs/protocol-v2.md, "Liveness: every SESSION entry must
@@ -33,10 +27,7 @@ import {Vm} from "../utils/TestBase.sol";
 /// `slashRequest = type(uint56).max` (`SlashSeedRefused`), which `_fixSlashSeed` reads as "no seed" (every
 /// incorrect vote slashed, as for Expired/Failed; one rule, in SettlementModule). `AppealModule.appeal` keeps
 /// reverting (no round opens). After: `advance` succeeds, `settleBatch` succeeds, 0 TRUST locked after drain.
-contract Review5SlashRequestFailureStrandsNoSession is AppealsFixture {
-    MockVRFCoordinator internal coord;
-    VRFRandomness internal vrf;
-
+contract Review5SlashRequestFailureStrandsNoSession is VrfAppealsAttackFixture {
     event log_named_uint(string key, uint256 val);
     event log_named_decimal_uint(string key, uint256 val, uint256 decimals);
 
@@ -44,18 +35,7 @@ contract Review5SlashRequestFailureStrandsNoSession is AppealsFixture {
         _deployAppeals();
         _addAuditors(1, 12, STAKE);
         _nextEpoch();
-        coord = new MockVRFCoordinator();
-        VRFRandomness.Config memory c;
-        c.keyHash = keccak256("lane");
-        c.subscriptionId = 1;
-        c.requestConfirmations = 3;
-        c.callbackGasLimit = 60_000;
-        c.timeoutBlocks = 400;
-        vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
-        vm.startPrank(owner);
-        vrf.setRequester(address(sessions), true);
-        sessions.setRandomness(IRandomness(address(vrf)));
-        vm.stopPrank();
+        _useVrf();
     }
 
     function _lockedOf(uint256 sid) internal view returns (uint256 locked) {
@@ -66,12 +46,7 @@ contract Review5SlashRequestFailureStrandsNoSession is AppealsFixture {
     }
 
     function test_SlashRequestFailureStrandsNoSession() public {
-        uint256 sid = _open(_uniform(1, 1), FEE);
-        uint256 local = sessions.sessionOf(sid).drawRequest;
-        vm.roll(block.number + 3);
-        coord.fulfill(vrf.coordinatorRequestOf(local), 7);
-        _drawAll(sid);
-        _publish(sid);
+        uint256 sid = _drawnSession(FEE);
         _voteRound0(sid, 0, 0, 0);
         assertEq(uint256(sessions.statusOf(sid)), uint256(IAuditSessions.Status.Finalized), "finalized");
         // The source stops taking requests (adapter migration; at the real coordinator: subscription
@@ -101,12 +76,7 @@ contract Review5SlashRequestFailureStrandsNoSession is AppealsFixture {
     /// @dev The refusal means "no seed": every incorrect vote is slashed (auditor 0 votes against the other
     /// two on the single segment and is slashed once), as for an Expired or Failed request.
     function test_RefusedSeedSlashesEveryIncorrectVote() public {
-        uint256 sid = _open(_uniform(1, 1), FEE);
-        uint256 local = sessions.sessionOf(sid).drawRequest;
-        vm.roll(block.number + 3);
-        coord.fulfill(vrf.coordinatorRequestOf(local), 7);
-        _drawAll(sid);
-        _publish(sid);
+        uint256 sid = _drawnSession(FEE);
         _voteRound0(sid, 0, 1, 0); // auditor 0 votes FAIL, the others PASS: PASS by 2 of 3
         vm.prank(owner);
         vrf.setRequester(address(sessions), false);
@@ -115,19 +85,7 @@ contract Review5SlashRequestFailureStrandsNoSession is AppealsFixture {
         vm.expectEmit(true, false, false, false, address(sessions));
         emit AuditSessions.SlashSeedRefused(sid);
         assertTrue(appeals.advance(sid), "outcome final");
-        vm.recordLogs();
-        settlement.settleBatch(sid, 0, _roundAuditors(sid, 0));
-        Vm.Log[] memory logs = vm.getRecordedLogs();
-        uint256 incorrect = 0;
-        uint256 slashes = 0;
-        for (uint256 i = 0; i < logs.length; ++i) {
-            if (logs[i].topics[0] != ISettlementModule.AuditorSettled.selector) continue;
-            (,, uint256 inc,, uint256 sl,,,) = abi.decode(
-                logs[i].data, (uint256, uint256, uint256, uint256, uint256, uint256, uint256, uint256)
-            );
-            incorrect += inc;
-            slashes += sl;
-        }
+        (uint256 incorrect, uint256 slashes) = _settleCountingSlashes(sid, _roundAuditors(sid, 0));
         emit log_named_uint("incorrect votes", incorrect);
         emit log_named_uint("slashes", slashes);
         assertEq(incorrect, 1, "one incorrect vote");
@@ -139,12 +97,7 @@ contract Review5SlashRequestFailureStrandsNoSession is AppealsFixture {
     /// than SLASH_REQUEST_GAS available (SlashRequestGas): nothing is recorded, and the next caller with
     /// enough gas gets a real request.
     function testFuzz_StarvedCallerCannotFakeARefusal(uint256 gasLimit) public {
-        uint256 sid = _open(_uniform(1, 1), FEE);
-        uint256 local = sessions.sessionOf(sid).drawRequest;
-        vm.roll(block.number + 3);
-        coord.fulfill(vrf.coordinatorRequestOf(local), 7);
-        _drawAll(sid);
-        _publish(sid);
+        uint256 sid = _drawnSession(FEE);
         _voteRound0(sid, 0, 1, 0);
         uint256 end = appeals.sessionAppeals(sid).lastWindowEnd;
         if (block.number <= end) vm.roll(end + 1);
@@ -167,19 +120,14 @@ contract Review5SlashRequestFailureStrandsNoSession is AppealsFixture {
     /// @dev Control (holds): with the source taking requests, the same session settles and every lock is
     /// released.
     function test_WithAWorkingSourceTheSessionSettles() public {
-        uint256 sid = _open(_uniform(1, 1), FEE);
-        uint256 local = sessions.sessionOf(sid).drawRequest;
-        vm.roll(block.number + 3);
-        coord.fulfill(vrf.coordinatorRequestOf(local), 7);
-        _drawAll(sid);
-        _publish(sid);
+        uint256 sid = _drawnSession(FEE);
         _voteRound0(sid, 0, 0, 0);
         uint256 end = appeals.sessionAppeals(sid).lastWindowEnd;
         if (block.number <= end) vm.roll(end + 1);
         assertTrue(appeals.advance(sid), "outcome final");
         uint256 slash = sessions.sessionOf(sid).slashRequest;
         vm.roll(block.number + 3);
-        coord.fulfill(vrf.coordinatorRequestOf(slash), 9);
+        _deliver(slash, 9);
         settlement.settleBatch(sid, 0, _roundAuditors(sid, 0));
         address[] memory list = _roundAuditors(sid, 0);
         for (uint256 i = 0; i < list.length; ++i) {

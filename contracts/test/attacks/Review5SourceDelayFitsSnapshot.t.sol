@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {VrfAppealsAttackFixture} from "./VrfAttackFixture.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {IRandomness} from "../../src/interfaces/IRandomness.sol";
 import {LookaheadRandomness} from "../../src/LookaheadRandomness.sol";
 import {VRFRandomness} from "../../src/VRFRandomness.sol";
-import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
-import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 import {AuditSessions} from "../../src/AuditSessions.sol";
 
 /// @title Review5SourceDelayFitsSnapshot (outside review 5 of main edc6491, canary window bounded by the epoch)
@@ -32,7 +30,7 @@ import {AuditSessions} from "../../src/AuditSessions.sol";
 /// `max(minDelay, canaryCommitBlocks + 1) > epochBlocks`, `_pushParams` checks the window against the current
 /// source the same way, and `_requestDraw` (VRF config can change after `setRandomness`) reverts the opening
 /// (nothing paid) when the source's earliest block is past `snapshotReadableUntil(epoch)`.
-contract Review5SourceDelayFitsSnapshot is AppealsFixture {
+contract Review5SourceDelayFitsSnapshot is VrfAppealsAttackFixture {
     event log_named_uint(string key, uint256 val);
 
     function setUp() public {
@@ -80,22 +78,9 @@ contract Review5SourceDelayFitsSnapshot is AppealsFixture {
         );
     }
 
-    function _vrf(uint16 confirmations) internal returns (MockVRFCoordinator coord, VRFRandomness vrf) {
-        coord = new MockVRFCoordinator();
-        VRFRandomness.Config memory c;
-        c.keyHash = keccak256("lane");
-        c.subscriptionId = 1;
-        c.requestConfirmations = confirmations;
-        c.callbackGasLimit = 60_000;
-        c.timeoutBlocks = 400;
-        vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
-        vm.prank(owner);
-        vrf.setRequester(address(sessions), true);
-    }
-
     /// @dev VRF with 200 confirmations (legal at the adapter) is refused by the core.
     function test_SlowVrfSourceStrandsNoSession() public {
-        (, VRFRandomness vrf) = _vrf(200);
+        _deployVrf(_vrfConfig(200, 400), address(0));
         vm.prank(owner);
         vm.expectRevert(abi.encodeWithSelector(AuditSessions.RandomnessTooSlow.selector, 200, EPOCH_BLOCKS));
         sessions.setRandomness(IRandomness(address(vrf)));
@@ -104,7 +89,7 @@ contract Review5SourceDelayFitsSnapshot is AppealsFixture {
     /// @dev The adapter's owner raises the confirmations after `setRandomness`: an opening whose value could
     /// only arrive after its snapshot reverts (nothing paid, no session); one that still fits opens and draws.
     function test_VrfConfirmationsRaisedLaterRefuseTheOpeningNotThePayment() public {
-        (MockVRFCoordinator coord, VRFRandomness vrf) = _vrf(3);
+        _deployVrf(_vrfConfig(3, 400), address(0));
         vm.prank(owner);
         sessions.setRandomness(IRandomness(address(vrf)));
         VRFRandomness.Config memory c = vrf.config();

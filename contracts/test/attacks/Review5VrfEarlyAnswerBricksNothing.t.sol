@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {VrfAppealsAttackFixture} from "./VrfAttackFixture.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {IRandomness} from "../../src/interfaces/IRandomness.sol";
 import {VRFRandomness} from "../../src/VRFRandomness.sol";
-import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
-import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 
 /// @title Review5VrfEarlyAnswerBricksNothing (outside review 5 of main edc6491, EarlyFulfilmentIgnored)
 /// @notice Properties of VRFRandomness's request word (deadline bits 0-63, earliest delivery bits 64-127)
@@ -23,33 +21,12 @@ import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 ///   forfeited, and no draw ever used a value anyone saw.
 /// All hold on main (regression tests). Measured: early answer only -> Expired / RandomnessFailed, 800 of
 /// the 1,000 TRUST fee refunded (the 200 TRUST treasury share is kept, as for every RandomnessFailed).
-contract Review5VrfEarlyAnswerBricksNothing is AppealsFixture {
-    MockVRFCoordinator internal coord;
-    VRFRandomness internal vrf;
-
+contract Review5VrfEarlyAnswerBricksNothing is VrfAppealsAttackFixture {
     function setUp() public {
         _deployAppeals();
         _addAuditors(1, 12, STAKE);
         _nextEpoch();
-        coord = new MockVRFCoordinator();
-        vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, _config(3, 400));
-        vm.startPrank(owner);
-        vrf.setRequester(address(sessions), true);
-        vrf.setRequester(address(this), true);
-        sessions.setRandomness(IRandomness(address(vrf)));
-        vm.stopPrank();
-    }
-
-    function _config(uint256 confirmations, uint256 timeout)
-        internal
-        pure
-        returns (VRFRandomness.Config memory c)
-    {
-        c.keyHash = keccak256("lane");
-        c.subscriptionId = 1;
-        c.requestConfirmations = uint16(confirmations);
-        c.callbackGasLimit = 60_000;
-        c.timeoutBlocks = uint32(timeout);
+        _useVrf(address(this));
     }
 
     function _answer(uint256 local, bytes32 tag) internal returns (bool) {
@@ -134,7 +111,7 @@ contract Review5VrfEarlyAnswerBricksNothing is AppealsFixture {
         m = bound(m, 0, 199);
         vm.roll(bound(startAt, block.number, type(uint40).max));
         vm.prank(owner);
-        vrf.setConfig(_config(conf, timeout));
+        vrf.setConfig(_vrfConfig(conf, timeout));
         uint256 b = block.number;
         uint256 local = vrf.requestAfter(m);
         uint256 asked = m == 0 ? conf : (m + 1 > conf ? m + 1 : conf);

@@ -1,11 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
-import {IRandomness} from "../../src/interfaces/IRandomness.sol";
-import {VRFRandomness} from "../../src/VRFRandomness.sol";
-import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
-import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
+import {VrfAppealsAttackFixture} from "./VrfAttackFixture.sol";
 
 /// @dev The cheatcode TestBase's `Vm` does not declare.
 interface VmCoolReview8 {
@@ -23,26 +19,12 @@ interface VmCoolReview8 {
 /// five-slot record per request; upstream VRFCoordinatorV2_5.requestRandomWords writes one new slot
 /// (`s_requestCommitments`) and updates one (`s_consumers`), so the real path should cost less (not measured
 /// here: the upstream coordinator is not vendored).
-contract Review8SlashRequestGasFitsVrf is AppealsFixture {
-    MockVRFCoordinator internal coord;
-    VRFRandomness internal vrf;
-
+contract Review8SlashRequestGasFitsVrf is VrfAppealsAttackFixture {
     event log_named_uint(string key, uint256 val);
 
     function setUp() public {
         _deployAppeals();
-        coord = new MockVRFCoordinator();
-        VRFRandomness.Config memory c;
-        c.keyHash = keccak256("lane");
-        c.subscriptionId = 1;
-        c.requestConfirmations = 3;
-        c.callbackGasLimit = 60_000;
-        c.timeoutBlocks = 400;
-        vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
-        vm.startPrank(owner);
-        vrf.setRequester(address(sessions), true);
-        sessions.setRandomness(IRandomness(address(vrf)));
-        vm.stopPrank();
+        _useVrf();
     }
 
     uint256 internal constant SLASH_REQUEST_GAS = 500_000; // SessionStore's (internal)

@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {VrfAppealsAttackFixture} from "./VrfAttackFixture.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {IRandomness} from "../../src/interfaces/IRandomness.sol";
-import {ISettlementModule} from "../../src/interfaces/ISettlementModule.sol";
-import {VRFRandomness} from "../../src/VRFRandomness.sol";
 import {IVRFCoordinatorV2Plus, VRFV2PlusClient} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
 import {AppealModule} from "../../src/modules/AppealModule.sol";
-import {Vm} from "../utils/TestBase.sol";
 
 interface IVRFConsumerRaw {
     function rawFulfillRandomWords(uint256 requestId, uint256[] calldata randomWords) external;
@@ -120,9 +117,8 @@ contract PokeInCallback is IVRFConsumerRaw {
 /// Holds now (option B): VRFRandomness maps the coordinator's `Reentrant()` to `IRandomness.SourceBusy()`,
 /// which `AuditSessions._onOutcomeFinal` bubbles up instead of recording "no seed"; MockVRFCoordinator has
 /// the lock. Only a lasting refusal (requester revoked, subscription gone) records the sentinel.
-contract Review8SlashSeedRefusalNotForcible is AppealsFixture {
-    ReentrancyLockedCoordinator internal coord;
-    VRFRandomness internal vrf;
+contract Review8SlashSeedRefusalNotForcible is VrfAppealsAttackFixture {
+    ReentrancyLockedCoordinator internal upstream;
     PokeInCallback internal attacker;
 
     event log_named_uint(string key, uint256 val);
@@ -131,45 +127,20 @@ contract Review8SlashSeedRefusalNotForcible is AppealsFixture {
         _deployAppeals();
         _addAuditors(1, 12, STAKE);
         _nextEpoch();
-        coord = new ReentrancyLockedCoordinator();
-        VRFRandomness.Config memory c;
-        c.keyHash = keccak256("lane");
-        c.subscriptionId = 1;
-        c.requestConfirmations = 3;
-        c.callbackGasLimit = 60_000;
-        c.timeoutBlocks = 400;
-        vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
-        vm.startPrank(owner);
-        vrf.setRequester(address(sessions), true);
+        upstream = new ReentrancyLockedCoordinator();
+        vrf = _newVrf(
+            IVRFCoordinatorV2Plus(address(upstream)), _vrfConfig(VRF_CONFIRMATIONS, VRF_TIMEOUT), address(0)
+        );
+        vm.prank(owner);
         sessions.setRandomness(IRandomness(address(vrf)));
-        vm.stopPrank();
-        attacker = new PokeInCallback(coord, appeals);
+        attacker = new PokeInCallback(upstream, appeals);
     }
 
     /// @dev A voted session whose appeal windows close at the returned block; auditor 0 voted against.
     function _votedSession() internal returns (uint256 sid, uint256 finalAt) {
-        sid = _open(_uniform(1, 1), FEE);
-        uint256 local = sessions.sessionOf(sid).drawRequest;
-        vm.roll(block.number + 3);
-        assertTrue(coord.fulfill(vrf.coordinatorRequestOf(local), 7), "draw value delivered");
-        _drawAll(sid);
-        _publish(sid);
+        sid = _drawnSession(FEE);
         _voteRound0(sid, 0, 1, 0); // auditor 0 votes FAIL, the other two PASS: PASS, 1 incorrect vote
         finalAt = appeals.sessionAppeals(sid).lastWindowEnd + 1;
-    }
-
-    function _slashesOf(uint256 sid) internal returns (uint256 incorrect, uint256 slashes) {
-        vm.recordLogs();
-        settlement.settleBatch(sid, 0, _roundAuditors(sid, 0));
-        Vm.Log[] memory logs = vm.getRecordedLogs();
-        for (uint256 i = 0; i < logs.length; ++i) {
-            if (logs[i].topics[0] != ISettlementModule.AuditorSettled.selector) continue;
-            (,, uint256 inc,, uint256 sl,,,) = abi.decode(
-                logs[i].data, (uint256, uint256, uint256, uint256, uint256, uint256, uint256, uint256)
-            );
-            incorrect += inc;
-            slashes += sl;
-        }
     }
 
     function test_OutsiderCannotForceNoSlashSeed() public {
@@ -177,7 +148,7 @@ contract Review8SlashSeedRefusalNotForcible is AppealsFixture {
         uint256 req = attacker.arm(sid);
         if (block.number + 3 > finalAt) finalAt = block.number + 3;
         vm.roll(finalAt); // the attacker's word lands as the windows close, before any keeper's advance
-        coord.fulfill(req, 1); // its callback's advance reverts SourceBusy: the source is only busy
+        upstream.fulfill(req, 1); // its callback's advance reverts SourceBusy: the source is only busy
         emit log_named_uint(
             "slashRequest after the attacker's callback", sessions.sessionOf(sid).slashRequest
         );
@@ -201,7 +172,7 @@ contract Review8SlashSeedRefusalNotForcible is AppealsFixture {
         if (keeperFirst) {
             try appeals.advance(sid) {} catch {}
         }
-        coord.fulfill(req, 1);
+        upstream.fulfill(req, 1);
         try appeals.advance(sid) {} catch {}
         uint256 slash = sessions.sessionOf(sid).slashRequest;
         assertTrue(slash != type(uint56).max, "a healthy source never records 'no seed'");

@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {VrfAppealsAttackFixture} from "./VrfAttackFixture.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
-import {IRandomness} from "../../src/interfaces/IRandomness.sol";
-import {VRFRandomness} from "../../src/VRFRandomness.sol";
-import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
-import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 
 /// @title Review8VrfLastBlockAppealPanel (follow-up of outside review 8's VRF last-block delivery; appeals)
 /// @notice Property (as round 0 since `Review8VrfLastBlockDeliveryRefunded`): a panel draw uses a randomness
@@ -29,60 +25,21 @@ import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 ///   draws 7 seats; the lapse ends it Cancelled, cost 0: the option is free.
 /// - fixed (`AppealModule._startDraw` reverts `TooEarly` before `obtainableAt`): 0 seats drawn in the
 ///   delivery block, the lapse Cancelled, cost 0: the refund is the only ending, chosen by nobody.
-contract Review8VrfLastBlockAppealPanel is AppealsFixture {
+contract Review8VrfLastBlockAppealPanel is VrfAppealsAttackFixture {
     event log_named_uint(string key, uint256 val);
     event log_named_decimal_uint(string key, uint256 val, uint256 decimals);
-
-    MockVRFCoordinator internal coord;
-    VRFRandomness internal vrf;
 
     function setUp() public {
         _deployAppeals();
         _addAuditors(1, 12, STAKE);
         _nextEpoch();
-        coord = new MockVRFCoordinator();
-        VRFRandomness.Config memory c;
-        c.keyHash = keccak256("lane");
-        c.subscriptionId = 1;
-        c.requestConfirmations = 3;
-        c.callbackGasLimit = 60_000;
-        c.timeoutBlocks = 400; // longer than a snapshot's readability: a slow answer still counts
-        vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
-        vm.startPrank(owner);
-        vrf.setRequester(address(sessions), true);
-        vrf.setRequester(address(appeals), true);
-        sessions.setRandomness(IRandomness(address(vrf)));
-        vm.stopPrank();
+        _useVrf(address(appeals));
     }
 
     /// @dev Round 0 on VRF (delivered once its confirmations passed, drawn the block after), voted PASS.
     function _finalizedOnVrf() internal returns (uint256 sid) {
         sid = _open(_uniform(4, 1), FEE);
-        uint256 request = sessions.sessionOf(sid).drawRequest;
-        vm.roll(block.number + CANARY_COMMIT_BLOCKS + 1);
-        assertTrue(coord.fulfill(vrf.coordinatorRequestOf(request), 11), "round 0 value delivered");
-        vm.roll(block.number + 1);
-        _drawAll(sid);
-        _publish(sid);
-        _voteRound0(sid, 0, 0, 0);
-        vm.roll(block.number + 1);
-        _toAppealWindow(sid);
-    }
-
-    /// @dev `_closeAndSettle` with the slash seed delivered by the coordinator.
-    function _closeAndSettleOnVrf(uint256 sid) internal {
-        uint256 end = appeals.sessionAppeals(sid).lastWindowEnd;
-        if (block.number <= end) vm.roll(end + 1);
-        assertTrue(appeals.advance(sid), "outcome final");
-        vm.roll(block.number + 3);
-        assertTrue(coord.fulfill(vrf.coordinatorRequestOf(sessions.sessionOf(sid).slashRequest), 5), "slash");
-        vm.roll(block.number + 1);
-        escrow.settleAppeals(sid, 1024);
-        uint256 rounds = appeals.sessionAppeals(sid).roundCount;
-        for (uint256 r = 0; r <= rounds; ++r) {
-            address[] memory list = _roundAuditors(sid, r);
-            if (list.length != 0) settlement.settleBatch(sid, r, list);
-        }
+        _finalizeRound0OnVrf(sid);
     }
 
     function test_AppellantNeverChoosesOnALastBlockDelivery() public {
@@ -93,7 +50,7 @@ contract Review8VrfLastBlockAppealPanel is AppealsFixture {
         IAppealModule.Round memory rd = appeals.roundOf(sid, round);
         uint256 readable = _sortition().snapshotReadableUntil(rd.epoch);
         vm.roll(readable);
-        assertTrue(coord.fulfill(vrf.coordinatorRequestOf(rd.drawRequest), 7), "delivered in the last block");
+        assertTrue(_deliver(rd.drawRequest, 7), "delivered in the last block");
         emit log_named_decimal_uint("bond (TRUST)", bond, 18);
         emit log_named_uint("obtainableAt - readable", vrf.obtainableAt(rd.drawRequest) - readable);
         uint256 snap = vm.snapshotState();

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {StakingFixture} from "../utils/StakingFixture.sol";
+import {VrfAttackFixture} from "./VrfAttackFixture.sol";
 import {AuditSessions} from "../../src/AuditSessions.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {IRandomness} from "../../src/interfaces/IRandomness.sol";
-import {VRFRandomness} from "../../src/VRFRandomness.sol";
-import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
-import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 
 /// @title Review8VrfLastBlockDeliveryRefunded (outside review 8 of main b23b820, late randomness; low; fixed)
 /// @notice Property (docs/protocol-v2.md, "Refund iff the value came after the snapshot": `obtainableAt` is
@@ -34,11 +31,8 @@ import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 /// - after: 0 seats drawn, termination 2 (RandomnessFailed), provider refunded 800 TRUST, treasury +0
 ///   beyond its fee share; a draw in the delivery block reverts `TooEarly(request, readable + 1)`.
 /// The fuzz below moves the delivery over [readable - 3, readable + 3] and the keeper's draw after it.
-contract Review8VrfLastBlockDeliveryRefunded is StakingFixture {
+contract Review8VrfLastBlockDeliveryRefunded is VrfAttackFixture {
     uint256 internal constant FEE = 1000e18;
-
-    MockVRFCoordinator internal coord;
-    VRFRandomness internal vrf;
 
     event log_named_uint(string key, uint256 val);
     event log_named_decimal_uint(string key, uint256 val, uint256 decimals);
@@ -47,18 +41,7 @@ contract Review8VrfLastBlockDeliveryRefunded is StakingFixture {
         _deploy();
         _addAuditors(1, 6, STAKE);
         _nextEpoch();
-        coord = new MockVRFCoordinator();
-        VRFRandomness.Config memory c;
-        c.keyHash = keccak256("lane");
-        c.subscriptionId = 1;
-        c.requestConfirmations = 3;
-        c.callbackGasLimit = 60_000;
-        c.timeoutBlocks = 400; // longer than the snapshot's readability: a slow answer still counts
-        vrf = new VRFRandomness(IVRFCoordinatorV2Plus(address(coord)), owner, c);
-        vm.startPrank(owner);
-        vrf.setRequester(address(sessions), true);
-        sessions.setRandomness(IRandomness(address(vrf)));
-        vm.stopPrank();
+        _useVrf();
     }
 
     /// @dev Open, then the oracle answers in block `readable + offset` (offset may be negative).
@@ -68,7 +51,7 @@ contract Review8VrfLastBlockDeliveryRefunded is StakingFixture {
         readable = _sortition().snapshotReadableUntil(s.epoch);
         delivered = uint256(int256(readable) + offset);
         vm.roll(delivered);
-        assertTrue(coord.fulfill(vrf.coordinatorRequestOf(s.drawRequest), 7), "delivered");
+        assertTrue(_deliver(s.drawRequest, 7), "delivered");
         assertEq(
             uint256(vrf.status(s.drawRequest)), uint256(IRandomness.RequestStatus.Fulfilled), "fixed at once"
         );
