@@ -218,6 +218,35 @@ contract SnapshotSumTreeTest is SnapshotModel {
         }
     }
 
+    /// @dev The repeat check is a hash set (outside review 12): any list of distinct leaves is accepted, and one
+    /// repeated leaf, at any two positions of a list up to 300 long, is refused by its index.
+    function testFuzz_repeatedExclusionRefusedAnywhere(uint256 seed, uint256 lengthIn, uint256 i, uint256 j)
+        public
+    {
+        uint256 n = bound(lengthIn, 1, 300);
+        for (uint256 k = 0; k < n + 1; ++k) {
+            _set(_member(k), 1);
+        }
+        _advance(1);
+        uint256[] memory ex = new uint256[](n);
+        for (uint256 k = 0; k < n; ++k) {
+            ex[k] = k; // distinct, shuffled below
+        }
+        for (uint256 k = n; k > 1; --k) {
+            uint256 r = uint256(keccak256(abi.encode(seed, k))) % k;
+            (ex[k - 1], ex[r]) = (ex[r], ex[k - 1]);
+        }
+        (, uint256 w) = tree.sampleAt(2, 2, 0, ex); // one leaf (n) left
+        assertEq(w, 1, "the leaf left");
+        if (n == 1) return;
+        i = bound(i, 0, n - 1);
+        j = bound(j, 0, n - 2);
+        if (j >= i) ++j;
+        ex[j] = ex[i];
+        vm.expectRevert(abi.encodeWithSelector(SnapshotSumTree.DuplicateExclusion.selector, ex[i]));
+        tree.sampleAt(2, 2, 0, ex);
+    }
+
     function test_exclusionsRemoveSnapshotWeight() public {
         for (uint256 i = 0; i < 10; ++i) {
             _set(_member(i), 10 + i);

@@ -72,8 +72,7 @@ contract Review12AdmittedRoundOutgrowsDrawWindow is AppealsFixture {
         _toAppealWindow(sid);
     }
 
-    function test_AdmittedRoundDrawsInItsWindow_KNOWN() public {
-        VmReview12(address(vm)).skip(true); // open (outside review 12): see the NatSpec's fix proposal
+    function test_AdmittedRoundDrawsInItsWindow() public {
         uint256[] memory all = new uint256[](SEGMENTS);
         for (uint256 i = 0; i < SEGMENTS; ++i) {
             all[i] = i;
