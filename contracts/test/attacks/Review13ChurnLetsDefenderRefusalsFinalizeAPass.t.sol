@@ -39,9 +39,13 @@ interface VmReview13Churn {
 /// the total weight (`liveCountAt(tier, epoch)`, updated in `setWeight` when a weight crosses 0), and let
 /// `_members`/`_eligible` read it at the round's snapshot epoch (the start of the appeal's epoch, already
 /// final at admission). Then `_decisiveRefusals` needs no capacity redo (and the honest appellant learns
-/// PanelTooLarge up front and splits the round). Short of that, apply the live capacity rule only when the
-/// failing segment lost seats to the cap (a capped, non-earlier, non-provider member in its exclusions);
-/// a segment that failed on refusals alone stays REFUSED under rule 1.
+/// PanelTooLarge up front and splits the round). Short of that: keep UNFILLABLE unconditional for a round
+/// beyond the live members' FULL capacity (`totalSeats > members * seatCap`), and apply the half-capacity
+/// rule only when the failing segment lost seats to the cap (a capped, non-earlier, non-provider member
+/// among its exclusions). Local experiment on 47db2d1 (reverted): gating the whole capacity rule on a
+/// capped member makes this test REFUSED and keeps Review11ChurnedLeaves UNFILLABLE, but fails the
+/// Review11LiveCount fuzz (4 live, 8 dead, 4 segments of 3 seats, cap 2: 12 > 8 seats the live tier can
+/// ever seat, failed on an early refusal, REFUSED): hence the unconditional full-capacity check.
 contract Review13ChurnLetsDefenderRefusalsFinalizeAPass_KNOWN is AppealsFixture {
     event log_named_uint(string key, uint256 val);
 
