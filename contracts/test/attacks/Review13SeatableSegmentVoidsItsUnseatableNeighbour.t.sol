@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity 0.8.28;
+
+import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
+import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
+
+/// @dev The cheatcodes TestBase's `Vm` does not declare.
+interface VmReview13Neighbour {
+    function skip(bool) external;
+}
+
+/// @title Review13SeatableSegmentVoidsItsUnseatableNeighbour (outside review 13 of 47db2d1)
+/// @notice Property (docs/appeals-canaries.md "Dead leaves"): a correct PASS that the tier's live members
+/// could not re-examine (fewer live auditors off its earlier panels than the panel's seats) stands; a
+/// refusal must not void it.
+/// Attack: `_decisiveRefusals` redoes the per-segment count for the FAILING segment only, but REFUSED ends
+/// every segment of the round. Segments differ in live eligible count when an earlier-panel member of one
+/// of them left (churn; or the appellant itself, a round-0 auditor of that segment, deregisters). The
+/// appellant names the thin-but-seatable segment G first and the unseatable one F after it: a busy
+/// auditor's refusal fails the draw on G, the live count admits G, and F's PASS is voided with it. Alone,
+/// F ends UNFILLABLE (the fix works for it).
+/// Measured (`scripts/forge test --match-path 'contracts/test/attacks/Review13SeatableSegment*' -vv`):
+/// 10 tier-1 auditors of 1,000 TRUST, k_0 = 3 (k_1 = 7), 2 correct PASS segments; one round-0 auditor of
+/// segment 0 (G) only deregisters before the appeal's epoch (10 leaves, 9 live); one other auditor busy.
+/// Admission counts 10 - 3 = 7 for both. Live: G 9 - 2 = 7 (seatable), F 9 - 3 = 6 (not). Appeal of F
+/// alone: 5 of 7 seats drawn (the busy auditor refuses), UNFILLABLE, F's PASS stands (R per drawn seat).
+/// Appeal of {G, F} (bond 84 TRUST): the draw fails on G (6 of 14 seats), 9 >= 2 + 7,
+/// REFUSED: both segments INCONCLUSIVE, bond back (net loss 0), trace score 10,000 -> 0 bps. Committed
+/// skipped (`_KNOWN`): the assertion that F's PASS stands fails on 47db2d1.
+/// Fix proposal: make admission exact instead of redoing it for one segment at the draw: count live
+/// members at the round's snapshot (a per-tier count of leaves with non-zero weight kept by SortitionTrees
+/// and snapshotted with the total weight, `liveCountAt(tier, epoch)`) and subtract every earlier-panel seat
+/// (k_0 + ... + k_d, as now: a lower bound on the live eligible). Then every named segment is seatable by
+/// live members when admitted and a failed draw with refusals is REFUSED as designed; `_decisiveRefusals`
+/// keeps only the live capacity rule or nothing. At the draw alone, the check would need every named
+/// segment's live earlier count (members x segments `_satBefore` reads).
+contract Review13SeatableSegmentVoidsItsUnseatableNeighbour_KNOWN is AppealsFixture {
+    event log_named_uint(string key, uint256 val);
+
+    uint256 internal sid;
+
+    function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
+        p = super._appealParams();
+        p.canaryRateBps = 0;
+        p.appealBlocks = uint32(3 * EPOCH_BLOCKS); // room to cross an epoch before appealing
+    }
+
+    function _on(address a, uint256 segment) internal view returns (bool) {
+        uint256[] memory segs = drawModule.seatsOf(sid, 0, a);
+        for (uint256 j = 0; j < segs.length; ++j) {
+            if (segs[j] == segment) return true;
+        }
+        return false;
+    }
+
+    function setUp() public {
+        _deployAppeals();
+        _addAuditors(1, 10, STAKE);
+        _nextEpoch();
+        sid = _open(_uniform(2, 1), FEE);
+        _commitCanaries(sid, new bytes32[](0));
+        _drawAll(sid);
+        _publish(sid);
+        _voteRound0(sid, 0, 0, 0); // both PASS: the correct verdict
+        vm.roll(block.number + 1);
+        _toAppealWindow(sid);
+        address gone = address(0);
+        address busy = address(0);
+        for (uint256 i = 0; i < auditorAddrs.length; ++i) {
+            address a = auditorAddrs[i];
+            if (gone == address(0) && _on(a, 0) && !_on(a, 1)) gone = a;
+            else if (busy == address(0) && !_on(a, 0) && !_on(a, 1)) busy = a;
+        }
+        assertTrue(gone != address(0) && busy != address(0), "setup: roles");
+        vm.prank(gone);
+        registry.deregister(); // a round-0 auditor of G leaves (churn, or the appellant itself)
+        _nextEpoch();
+        uint256 free = staking.seatQuote(busy).free;
+        vm.prank(address(drawModule));
+        (bool ok,,) = staking.lockSeat(busy, 1, 0xB05E, free - 7e18, 0);
+        assertTrue(ok, "setup: busy");
+    }
+
+    function test_UnseatableSegmentAloneIsUnfillable() public {
+        uint256 round = _appeal(sid, _segs(1));
+        _drawRound(sid, round);
+        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
+        emit log_named_uint("F alone: seats drawn (of 7)", rd.drawnSeats);
+        assertTrue(rd.status == IAuditSessions.Status.Cancelled && !rd.refused, "UNFILLABLE");
+        assertEq(_outcomeOf(sid, 1), 1, "F's PASS stands");
+    }
+
+    function test_SeatableNeighbourVoidsTheUnseatablePass_KNOWN() public {
+        VmReview13Neighbour(address(vm)).skip(true);
+        uint256 before = token.balanceOf(appellant);
+        uint256 round = _appeal(sid, _segs(0, 1));
+        emit log_named_uint("bond paid", before - token.balanceOf(appellant));
+        _drawRound(sid, round);
+        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
+        emit log_named_uint("seats drawn (of 14)", rd.drawnSeats);
+        emit log_named_uint("refused (1 = REFUSED)", rd.refused ? 1 : 0);
+        assertTrue(rd.status == IAuditSessions.Status.Cancelled, "the draw failed");
+        _closeAndSettle(sid);
+        emit log_named_uint("appellant net loss", before - token.balanceOf(appellant));
+        (, uint256 score,,,) = escrow.verdictOf(sid);
+        emit log_named_uint("trace score bps", score);
+        emit log_named_uint("segment 1 (F) outcome", _outcomeOf(sid, 1));
+        assertEq(_outcomeOf(sid, 1), 1, "F's PASS, which the live tier could not re-examine, stands");
+    }
+}
