@@ -339,8 +339,10 @@ contract DrawModule is IDrawModule {
     /// auditors (live, not the provider, not on an earlier panel of it) must number at least its seats,
     /// and a round naming more segments than the seat cap must fit in half of what the live members can
     /// seat (`AppealModule._check`'s `PanelTooLarge` rule). Round 0 keeps every refusal (no re-roll).
-    /// Earlier-panel members of the segment were counted when sampled for it (`w.earlier`), except those
-    /// the seat cap had excluded for the rest of the panel before: the permanent entries are checked here.
+    /// Earlier-panel members of the segment are counted when sampled for it (`w.earlier`); one the seat cap
+    /// excluded first is not, which changes nothing: within the cap nobody on an earlier panel of the
+    /// segment can be capped before it is drawn, and past it the capacity test implies the count (earlier
+    /// panels hold fewer than k seats; outside review 13, `test_review13_capacity_implies_count.py`).
     function _decisiveRefusals(
         DrawJob calldata job,
         Walk memory w,
@@ -350,12 +352,9 @@ contract DrawModule is IDrawModule {
         uint256 refusals = w.panelRefusals;
         if (refusals == 0 || job.round == 0) return refusals;
         uint256 members = list.length();
+        (bool isMember, uint256 leaf) = sortition.leafOf(uint8(tier), job.provider);
+        if (isMember && sortition.leafWeightAt(uint8(tier), job.epoch, leaf) != 0) --members;
         uint256 earlier = w.earlier;
-        for (uint256 i = 0; i < list.permanent; ++i) {
-            address a = sortition.memberAt(uint8(tier), list.leaves[i]);
-            if (a == job.provider) --members;
-            else if (_satBefore(job.sessionId, w.segment, a)) ++earlier;
-        }
         if (members < earlier + job.seatsPerTier[tier]) return 0;
         IAppealModule.Round memory rd = IAppealModule(msg.sender).roundOf(job.sessionId, job.round);
         if (rd.segmentCount > job.seatCap && 2 * uint256(rd.totalSeats) > members * job.seatCap) return 0;
