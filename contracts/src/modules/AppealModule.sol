@@ -62,7 +62,7 @@ contract AppealModule is AppealStore {
         rd.segmentCount = uint16(segments.length);
         rd.bond = uint96(q.bond);
         rd.totalSeats = uint16(q.totalSeats);
-        rd.epoch = uint32(sortition.epochOf(block.number));
+        rd.epoch = uint32(block.number / _epochBlocks + 1); // ISortition.epochOf
         rd.drawRequest = uint56(core.sourceOf(sessionId).request());
         bytes memory list = new bytes(2 * segments.length);
         for (uint256 i = 0; i < segments.length; ++i) {
@@ -231,7 +231,7 @@ contract AppealModule is AppealStore {
         uint256 first = src.obtainableAt(id);
         if (block.number < first) revert TooEarly(id, first);
         // Past the snapshot `_sync` (always called first) has ended the round.
-        uint256 readable = sortition.snapshotReadableUntil(rd.epoch);
+        uint256 readable = _readableUntil(rd.epoch);
         uint256 deadline = block.number + _coreParams(sessionId).drawBlocks;
         if (deadline > readable) deadline = readable;
         rd.drawDeadline = uint40(deadline);
@@ -439,7 +439,7 @@ contract AppealModule is AppealStore {
             IRandomness.RequestStatus r = core.sourceOf(sessionId).status(rd.drawRequest);
             if (
                 r == IRandomness.RequestStatus.Expired || r == IRandomness.RequestStatus.Failed
-                    || block.number > sortition.snapshotReadableUntil(rd.epoch)
+                    || block.number > _readableUntil(rd.epoch)
             ) _endUndrawn(sessionId, round, rd);
         } else if (st == IAuditSessions.Status.Drawing) {
             // A draw that fails ends at once (UNFILLABLE or REFUSED, `drawPanel`); one merely left short past
@@ -466,8 +466,8 @@ contract AppealModule is AppealStore {
         bool ok = DrawWindow.inTime(
             core.sourceOf(sessionId),
             rd.drawRequest,
-            sortition.snapshotReadableUntil(epoch),
-            epoch * sortition.epochBlocks() - 1,
+            _readableUntil(epoch),
+            epoch * _epochBlocks - 1,
             _coreParams(sessionId).drawBlocks,
             0
         );

@@ -31,6 +31,10 @@ abstract contract AppealStore is IAppealModule {
     ISortition public immutable sortition;
     /// @inheritdoc IAppealModule
     address public immutable settlement;
+    /// @dev The trees' epoch length and readable span (`snapshotReadableUntil(e) = e * epochBlocks + span`),
+    /// read once, as `AuditSessions` does: each external call site cost bytes this module does not have.
+    uint256 internal immutable _epochBlocks;
+    uint256 internal immutable _readableSpan;
 
     mapping(uint256 sessionId => SessionAppeals) internal _sessions;
     mapping(uint256 key => Round) internal _rounds;
@@ -62,8 +66,17 @@ abstract contract AppealStore is IAppealModule {
         ) revert SettlementNotBound(address(settlement_));
         core = core_;
         token = core_.token();
-        sortition = core_.sortition();
+        ISortition trees = core_.sortition();
+        sortition = trees;
         settlement = address(settlement_);
+        uint256 e = trees.epochBlocks();
+        _epochBlocks = e;
+        _readableSpan = trees.snapshotReadableUntil(1) - e;
+    }
+
+    /// @dev `ISortition.snapshotReadableUntil(epoch)`.
+    function _readableUntil(uint256 epoch) internal view returns (uint256) {
+        return epoch * _epochBlocks + _readableSpan;
     }
 
     // ------------------------------------------------------------------------------ parameters
