@@ -8,6 +8,7 @@ import {PanelKey} from "../libraries/PanelKey.sol";
 import {SegmentWord} from "../libraries/SegmentWord.sol";
 import {SeatWord} from "../libraries/SeatWord.sol";
 import {ExclusionList} from "../libraries/ExclusionList.sol";
+import {AppealMath} from "../libraries/AppealMath.sol";
 import {IAuditSessions} from "../interfaces/IAuditSessions.sol";
 import {IAppealModule} from "../interfaces/IAppealModule.sol";
 
@@ -354,11 +355,24 @@ contract DrawModule is IDrawModule {
         uint256 members = list.length();
         (bool isMember, uint256 leaf) = sortition.leafOf(uint8(tier), job.provider);
         if (isMember && sortition.leafWeightAt(uint8(tier), job.epoch, leaf) != 0) --members;
-        uint256 earlier = w.earlier;
-        if (members < earlier + job.seatsPerTier[tier]) return 0;
+        uint256 k = job.seatsPerTier[tier];
+        if (members < w.earlier + k) return 0;
         IAppealModule.Round memory rd = IAppealModule(msg.sender).roundOf(job.sessionId, job.round);
         if (rd.segmentCount > job.seatCap && 2 * uint256(rd.totalSeats) > members * job.seatCap) return 0;
+        // REFUSED ends every named segment, but only the failing one was counted: a round of several is
+        // charged only if every one is seatable even with all its earlier panels' auditors still live
+        // (outside review 13: a seatable segment's refusal voided an unseatable neighbour's PASS).
+        if (rd.segmentCount > 1 && members < _earlierSeats(k, rd.depth) + k) return 0;
         return refusals;
+    }
+
+    /// @dev k_0 + ... + k_{depth-1}, the seats of a segment's earlier panels, from k = k_depth
+    /// (`AppealMath.panelSeats`: k_j = 2^j (k_0 + 1) - 1).
+    function _earlierSeats(uint256 k, uint256 depth) private pure returns (uint256 sum) {
+        uint256 k0 = ((k + 1) >> depth) - 1;
+        for (uint256 j = 0; j < depth; ++j) {
+            sum += AppealMath.panelSeats(k0, j);
+        }
     }
 
     function _total(Walk memory w, uint256 tier, uint256 epoch) private view returns (uint256 total) {

@@ -93,7 +93,9 @@ contract Review11LiveCountDecidesRefusal is AppealsFixture {
         }
         uint256 members = live - (leaves ? 1 : 0);
         uint256 earlier = (leaves && segment == 0) ? 0 : 1; // k_0 = 1 auditor per round-0 panel
-        bool expected = refusals != 0 && members >= earlier + K1 && (m <= CAP || 2 * m * K1 <= members * CAP);
+        // several segments: every one seatable even with its round-0 auditor still live (k_0 = 1 seat)
+        bool expected = refusals != 0 && members >= earlier + K1 && (m <= CAP || 2 * m * K1 <= members * CAP)
+            && (m == 1 || members >= 1 + K1);
         assertTrue(rd.status == IAuditSessions.Status.Cancelled, "a failed draw cancels the round");
         assertTrue(rd.refused == expected, "REFUSED iff a refusal met a tier that could seat the round");
         if (!expected) assertEq(_outcomeOf(sid, segment), 1, "an unfillable round leaves the PASS standing");

@@ -5,11 +5,6 @@ import {AppealsFixture} from "../utils/AppealsFixture.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
-/// @dev The cheatcodes TestBase's `Vm` does not declare.
-interface VmReview13Neighbour {
-    function skip(bool) external;
-}
-
 /// @title Review13SeatableSegmentVoidsItsUnseatableNeighbour (outside review 13 of 47db2d1)
 /// @notice Property (docs/appeals-canaries.md "Dead leaves"): a correct PASS that the tier's live members
 /// could not re-examine (fewer live auditors off its earlier panels than the panel's seats) stands; a
@@ -28,6 +23,10 @@ interface VmReview13Neighbour {
 /// Appeal of {G, F} (bond 84 TRUST): the draw fails on G (6 of 14 seats), 9 >= 2 + 7,
 /// REFUSED: both segments INCONCLUSIVE, bond back (net loss 0), trace score 10,000 -> 0 bps. Committed
 /// skipped (`_KNOWN`): the assertion that F's PASS stands fails on 47db2d1.
+/// Fixed (4f53258's successor): a round of several segments is charged with its refusals only if the live
+/// members cover every earlier-panel seat plus k (k_0 + k_1 = 3 + 7 = 10 > 9 here): UNFILLABLE, both PASSes
+/// stand, the appellant pays R per drawn seat. The node refuses such a round unless forced and says to
+/// appeal the segments one per round (`live_shortfall`).
 /// Fix proposal: make admission exact instead of redoing it for one segment at the draw: count live
 /// members at the round's snapshot (a per-tier count of leaves with non-zero weight kept by SortitionTrees
 /// and snapshotted with the total weight, `liveCountAt(tier, epoch)`) and subtract every earlier-panel seat
@@ -35,7 +34,7 @@ interface VmReview13Neighbour {
 /// live members when admitted and a failed draw with refusals is REFUSED as designed; `_decisiveRefusals`
 /// keeps only the live capacity rule or nothing. At the draw alone, the check would need every named
 /// segment's live earlier count (members x segments `_satBefore` reads).
-contract Review13SeatableSegmentVoidsItsUnseatableNeighbour_KNOWN is AppealsFixture {
+contract Review13SeatableSegmentVoidsItsUnseatableNeighbour is AppealsFixture {
     event log_named_uint(string key, uint256 val);
 
     uint256 internal sid;
@@ -91,8 +90,7 @@ contract Review13SeatableSegmentVoidsItsUnseatableNeighbour_KNOWN is AppealsFixt
         assertEq(_outcomeOf(sid, 1), 1, "F's PASS stands");
     }
 
-    function test_SeatableNeighbourVoidsTheUnseatablePass_KNOWN() public {
-        VmReview13Neighbour(address(vm)).skip(true);
+    function test_SeatableNeighbourCannotVoidTheUnseatablePass() public {
         uint256 before = token.balanceOf(appellant);
         uint256 round = _appeal(sid, _segs(0, 1));
         emit log_named_uint("bond paid", before - token.balanceOf(appellant));

@@ -74,6 +74,11 @@ def check_capacity(segments: int, seats: int, *, members: int, seat_cap: int) ->
         )
 
 
+def earlier_seats(k0: int, depth: int) -> int:
+    """k_0 + ... + k_{depth-1}: the seats of a segment's panels before its panel of `depth`."""
+    return sum(panel_seats(k0, j) for j in range(depth))
+
+
 def refusals_decide(
     refusals: int,
     *,
@@ -83,6 +88,7 @@ def refusals_decide(
     segments: int,
     total_seats: int,
     seat_cap: int,
+    earlier_seats: int = 0,
 ) -> bool:
     """Whether a failed appeal draw is charged with its lock refusals (REFUSED: bond back, a
     contested PASS voided) rather than ending UNFILLABLE (the outcome stands, R per drawn seat).
@@ -92,11 +98,16 @@ def refusals_decide(
     into REFUSED.  A failed draw has excluded every member with snapshot weight, so the draw module
     knows them all and redoes the admission checks with them (`DrawModule._decisiveRefusals`):
     `live_members` (the provider excluded) minus the `earlier` live members who sat on an earlier
-    panel of the failing segment must cover its `seats`, and a round naming more `segments` than
-    the seat cap must fit `total_seats` in half of what the live members can seat."""
+    panel of the failing segment must cover its `seats`; a round naming more `segments` than the
+    seat cap must fit `total_seats` in half of what the live members can seat; and, since REFUSED
+    ends every named segment but only the failing one was counted, a round of several segments
+    needs `live_members >= earlier_seats + seats`, `earlier_seats` being k_0 + ... + k_{d-1}: every
+    segment seatable even with all its earlier panels' auditors still live (outside review 13)."""
     if refusals == 0 or live_members < earlier + seats:
         return False
-    return not (segments > seat_cap and 2 * total_seats > live_members * seat_cap)
+    if segments > seat_cap and 2 * total_seats > live_members * seat_cap:
+        return False
+    return not (segments > 1 and live_members < earlier_seats + seats)
 
 
 def live_shortfall(
@@ -105,35 +116,37 @@ def live_shortfall(
     *,
     live: Collection[str],
     seat_cap: int,
+    earlier_seats: int = 0,
 ) -> str | None:
-    """Why the tier's live members (weight in the round's snapshot, the provider excluded) cannot
-    seat a round whatever anyone refuses, or None.  Admission counts leaves, an upper bound, so it
-    admits such a round; its draw then fails and ends UNFILLABLE (the outcome stands, R per drawn
-    seat from the bond).  The node checks this before paying: the same test `refusals_decide`
-    applies to the failed draw, per named segment (`seats[i]` its panel, `earlier[i]` who sat on
-    its earlier panels)."""
+    """Why the round's draw, should it fail, would end UNFILLABLE whatever anyone refuses, or None:
+    the tier's live members (weight in the round's snapshot, the provider excluded) cannot seat it,
+    or, for several segments, could not seat them all were every earlier panel's auditor still live
+    (`earlier_seats` = k_0 + ... + k_{d-1}), so a refusal would not be charged.  Admission counts
+    leaves, an upper bound, so it admits such a round; the node checks before paying, with the same
+    test `refusals_decide` applies to a failed draw, per named segment (`seats[i]` its panel,
+    `earlier[i]` who sat on its earlier panels)."""
     live = set(live)
     total = sum(seats)
     for i, (k, before) in enumerate(zip(seats, earlier, strict=True)):
         sat = len(live & set(before))
-        if not refusals_decide(
-            1,
-            live_members=len(live),
-            earlier=sat,
-            seats=k,
-            segments=len(seats),
-            total_seats=total,
-            seat_cap=seat_cap,
-        ):
-            if len(live) - sat < k:
-                return (
-                    f"named segment {i + 1} of {len(seats)}: {len(live) - sat} live auditors of its tier sat on "
-                    f"none of its panels, its new panel needs {k}"
-                )
+        if refusals_decide(1, live_members=len(live), earlier=sat, seats=k, segments=len(seats),
+                           total_seats=total, seat_cap=seat_cap, earlier_seats=earlier_seats):  # fmt: skip
+            continue
+        if len(live) - sat < k:
+            return (
+                f"named segment {i + 1} of {len(seats)}: {len(live) - sat} live auditors of its tier sat on "
+                f"none of its panels, its new panel needs {k}"
+            )
+        if len(seats) > seat_cap and 2 * total > len(live) * seat_cap:
             return (
                 f"{total} seats over {len(seats)} segments need {2 * total} seat slots; the tier's "
                 f"{len(live)} live auditors have {len(live) * seat_cap} (seat cap {seat_cap})"
             )
+        return (
+            f"the tier's {len(live)} live auditors are fewer than {earlier_seats + k} (the earlier panels' "
+            f"{earlier_seats} seats plus {k}): a refusal could not be charged to a round of several "
+            "segments; appeal them one per round"
+        )
     return None
 
 

@@ -31,7 +31,7 @@ from trustnode.chain.port.types_appeals import (
 from trustnode.chain.protocol import Protocol, SessionStatus
 from trustnode.chain.protocol.models import SessionInfo
 from trustnode.chain.protocol.models_appeals import RoundView
-from trustnode.consensus.appeal_admission import live_shortfall
+from trustnode.consensus.appeal_admission import earlier_seats, live_shortfall
 from trustnode.consensus.appeal_resolution import appeal_result, outcome_after_withheld, scoring_outcome
 from trustnode.consensus.appeals import min_bond, panel_seats
 from trustnode.consensus.encoding import SegmentLane
@@ -187,11 +187,11 @@ class AppealOps:
             )
         return AppealQuote(
             session_id=session_id, segments=named, round=q.round, depth=q.depth, seats=q.seats, bonds=bonds,
-            bond=q.bond, appealable_until=until, unseatable=self._unseatable(session_id, named, q.seats, q.round),
+            bond=q.bond, appealable_until=until, unseatable=self._unseatable(session_id, named, q.seats, q.round, q.depth),
         )  # fmt: skip
 
     def _unseatable(
-        self, session_id: int, named: Sequence[int], seats: Sequence[int], round: int
+        self, session_id: int, named: Sequence[int], seats: Sequence[int], round: int, depth: int
     ) -> str | None:
         """`live_shortfall` from the chain: the tier's members with weight in the current snapshot
         (the one the round would draw from), the provider excluded, and each named segment's
@@ -206,8 +206,9 @@ class AppealOps:
         earlier = [
             {to_checksum_address(a) for s in panels for a, segs in s.items() if i in segs} for i in named
         ]
-        cap = p.params(info.params_version).seat_cap
-        return live_shortfall(seats, earlier, live=live, seat_cap=cap)
+        params = p.params(info.params_version)
+        before = earlier_seats(params.seats_per_tier[int(tier)], depth)
+        return live_shortfall(seats, earlier, live=live, seat_cap=params.seat_cap, earlier_seats=before)
 
     def appeal(self, session_id: int, segments: Sequence[int], max_bond: int) -> AppealOpened:
         p = self.protocol

@@ -26,7 +26,12 @@ from trustnode.chain.port.types_appeals import (
     RoundInfo,
     RoundSegment,
 )
-from trustnode.consensus.appeal_admission import Admission, check_session_appeal, live_shortfall
+from trustnode.consensus.appeal_admission import (
+    Admission,
+    check_session_appeal,
+    earlier_seats,
+    live_shortfall,
+)
 from trustnode.consensus.appeal_resolution import resolve
 from trustnode.consensus.appeals import (
     Appeal,
@@ -202,7 +207,9 @@ class AppealOps(RoundOps):
                 if addr != s.provider and a.tier == tier and self.c.weight(a) > 0
             }
             earlier = [self.earlier_auditors(s, i, adm.round) for i in named]
-            short = live_shortfall(adm.seats, earlier, live=live, seat_cap=self.c.params_of(s).seat_cap)
+            p = self.c.params_of(s)
+            before = earlier_seats(p.seats_per_tier[tier], adm.depth)
+            short = live_shortfall(adm.seats, earlier, live=live, seat_cap=p.seat_cap, earlier_seats=before)
             return AppealQuote(
                 session_id=s.id, segments=named, round=adm.round, depth=adm.depth, seats=adm.seats,
                 bonds=adm.bonds, bond=adm.bond, appealable_until=status.appealable_until, unseatable=short,

@@ -21,7 +21,7 @@ from trustnode.chain.port.types import DrawStep, KeysPublished, NotReady, SeatsD
 from trustnode.chain.port.types_appeals import RoundState
 from trustnode.chain.protocol import SessionParams
 from trustnode.consensus import rules
-from trustnode.consensus.appeal_admission import refusals_decide
+from trustnode.consensus.appeal_admission import earlier_seats, refusals_decide
 from trustnode.consensus.appeal_resolution import outcome_after_withheld
 from trustnode.consensus.appeals import PanelStatus, window_after_round
 
@@ -100,6 +100,7 @@ class RoundOps:
             segments=len(rnd.segments),
             total_seats=rnd.total_seats,
             seat_cap=p.seat_cap,
+            earlier_seats=earlier_seats(p.seats_per_tier[s.tiers[failing]], rnd.depth),
         )
 
     def _draw_round(self, s: Session, number: int, max_seats: int) -> DrawStep:
