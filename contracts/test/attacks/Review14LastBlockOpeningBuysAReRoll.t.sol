@@ -38,6 +38,7 @@ interface VmReview14Reroll {
 /// the request block; late iff `obtainableAt > earliest + A` AND `obtainableAt + need > readable`), or (b) cap
 /// `need` at `guaranteed - A` with A a parameter (>= a few blocks, e.g. epochBlocks / 4), so that only an
 /// oracle A blocks late, which no provider arranges by choosing its opening block, opens a refund.
+/// Mutation: `_endUndrawn` in AuditSessions forced to RandomnessFailed fails `test_SameLatencyOneBlockEarlierIsForfeited`.
 /// Command: scripts/forge test --match-path 'contracts/test/attacks/Review14LastBlockOpeningBuysAReRoll*' -vv
 contract Review14LastBlockOpeningBuysAReRoll is VrfAppealsAttackFixture {
     event log_named_uint(string key, uint256 val);
