@@ -33,6 +33,10 @@ interface VmReview14Appeal {
 /// guaranteed - A)`, or judge lateness against the request's own earliest block + A); at least compute
 /// `guaranteed` from the delay the request really waited (`request()`: c + 1) and add an allowance, since a
 /// refunded appeal round is a free look for its appellant.
+/// Tried locally (reverted): proposal (b) with A = 4 (`guaranteed = guaranteed > 4 ? guaranteed - 4 : 0` before the
+/// cap in `DrawWindow.inTime`) makes both Review14 `_KNOWN` tests pass; every Review12* and Review14* test still
+/// passes. It only raises the bar (latency > A from a last-block opening still refunds), so A should be sized
+/// to the oracle's ordinary latency, or the boundary measured from the request's own block (proposal a).
 /// Mutation: with `_endUndrawn` in AppealModule forced to Cancelled, `test_OneBlockEarlierForfeits` fails.
 /// Command: scripts/forge test --match-path 'contracts/test/attacks/Review14AppellantFreeLook*' -vv
 contract Review14AppellantFreeLookAtEpochEnd is VrfAppealsAttackFixture {
