@@ -10,13 +10,19 @@ import {IRandomness} from "../interfaces/IRandomness.sol";
 /// @dev "In time" means obtainable at least `need` blocks before the snapshot's last readable block, where
 /// `need` is the draw window (`drawBlocks`) capped at the window every timely value is guaranteed: a
 /// request made in the last block of the snapshot's epoch and served at once is obtainable
-/// `delay + 2` blocks later at the latest (VRF: delivered in the block after its confirmations), so
-/// it leaves `readable - epochEnd - delay - 2` blocks. Without the cap, a `drawBlocks` longer than that
+/// `delay + 2` blocks later at the latest (VRF: delivered in the block after its confirmations), and an
+/// oracle may take `LATENCY_BLOCKS` more, so it leaves `readable - epochEnd - delay - 2 - LATENCY_BLOCKS`. Without the cap, a `drawBlocks` longer than that
 /// made the rule depend on when in the epoch the panel was requested, and on the shipped defaults no
 /// window was ever full (outside review 12: walking away for R per seat of one segment instead of the
 /// bond). The same predicate ends a draw never started and one left short (outside review 12: an unused
 /// window one block short forfeited everything where a one-call start cost R per seat).
 library DrawWindow {
+    /// @notice Blocks of oracle latency a timely value may take beyond the earliest block it can be
+    /// delivered in (outside review 14: with no allowance, one block of ordinary VRF latency after an
+    /// opening or appeal in an epoch's last block turned the value "late", a refund after seeing the seed,
+    /// while most of the draw window was still open).
+    uint256 internal constant LATENCY_BLOCKS = 4;
+
     /// @param src The panel's randomness source.
     /// @param id Its request.
     /// @param readable The snapshot's last readable block.
@@ -35,7 +41,8 @@ library DrawWindow {
         if (at > readable) return false; // never obtainable (type(uint256).max) or only after the snapshot
         uint256 delay = src.minDelay();
         if (minBlocks > delay) delay = minBlocks;
-        uint256 guaranteed = readable > epochEnd + delay + 2 ? readable - epochEnd - delay - 2 : 0;
+        uint256 slack = delay + 2 + LATENCY_BLOCKS;
+        uint256 guaranteed = readable > epochEnd + slack ? readable - epochEnd - slack : 0;
         uint256 need = drawBlocks < guaranteed ? drawBlocks : guaranteed;
         return at + need <= readable;
     }

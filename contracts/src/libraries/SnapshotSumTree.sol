@@ -39,6 +39,8 @@ library SnapshotSumTree {
     error SnapshotUnavailable(uint256 epoch, uint256 currentEpoch);
     /// @notice The same leaf appears twice in an exclusion list.
     error DuplicateExclusion(uint256 leaf);
+    /// @notice An excluded leaf index no tree can have.
+    error ExclusionOutOfRange(uint256 leaf);
     /// @notice The tree cannot take more leaves.
     error TreeFull();
 
@@ -154,7 +156,7 @@ library SnapshotSumTree {
         uint256[] memory excluded
     ) internal view returns (uint256 leaf, uint256 weight) {
         checkReadable(epoch, current);
-        (uint256[] memory exWeight, uint256 exSum) = _exclusions(tree, epoch, excluded);
+        (uint256[] memory exWeight, uint256 exSum) = _exclusions(tree, epoch, excluded, value);
         uint256 depth = tree.depth;
         uint256 t = depth == 0 ? 0 : _laneSum(_nodeAt(tree, _key(depth, 0), epoch));
         // Every excluded weight is part of the total, so t >= exSum.
@@ -183,10 +185,11 @@ library SnapshotSumTree {
 
     /// @dev Snapshot weights of the excluded leaves and their sum; reverts on a repeated leaf.
     /// The repeat check is a memory hash set (open addressing, at least twice as many slots as leaves,
-    /// keyed by keccak256 of the leaf), so a sample stays linear in the list: a pairwise scan made each
+    /// keyed by keccak256 of the leaf and the sample's `key`, its value: unknown when leaves are staked,
+    /// so nobody can grind leaf ids that collide; outside review 14), so a sample stays linear in the list: a pairwise scan made each
     /// sample quadratic, and a large appeal round (hundreds of auditors at the seat cap) outgrew a block
     /// before its draw window ended (outside review 12: 9.75M gas per sample at 392 exclusions).
-    function _exclusions(Tree storage tree, uint256 epoch, uint256[] memory excluded)
+    function _exclusions(Tree storage tree, uint256 epoch, uint256[] memory excluded, uint256 key)
         private
         view
         returns (uint256[] memory exWeight, uint256 exSum)
@@ -199,7 +202,8 @@ library SnapshotSumTree {
         uint256[] memory seen = new uint256[](size);
         for (uint256 i = 0; i < n; ++i) {
             uint256 x = excluded[i];
-            _markSeen(seen, x);
+            if (x >= 4 ** MAX_DEPTH) revert ExclusionOutOfRange(x);
+            _markSeen(seen, x, key);
             uint256 w = (_nodeAt(tree, _key(1, x >> 2), epoch) >> ((x & 3) * LANE_BITS)) & LANE_MAX;
             exWeight[i] = w;
             exSum += w;
@@ -208,13 +212,14 @@ library SnapshotSumTree {
 
     /// @dev Add `leaf` to the hash set `seen` (length a power of two, slots hold leaf + 1, at least half
     /// empty, so probing ends); reverts if it is there already.
-    function _markSeen(uint256[] memory seen, uint256 leaf) private pure {
+    function _markSeen(uint256[] memory seen, uint256 leaf, uint256 key) private pure {
         unchecked {
             uint256 mask = seen.length - 1;
             uint256 h;
             assembly ("memory-safe") {
                 mstore(0x00, leaf)
-                h := keccak256(0x00, 0x20)
+                mstore(0x20, key)
+                h := keccak256(0x00, 0x40)
             }
             h &= mask;
             while (seen[h] != 0) {

@@ -103,11 +103,12 @@ contract LateRandomnessRefundedOnlyWhenLate is VrfAttackFixture {
 
     /// @dev The last VRF delivery block whose value is in time: obtainable (delivery + 1) at least `need`
     /// blocks before `readable`, `need` = drawBlocks capped at what a value requested in the epoch's last
-    /// block and served at once leaves (readable - epochEnd - max(minDelay, canaryCommitBlocks) - 2).
+    /// block and served at once, plus 4 blocks of oracle latency, leaves (readable - epochEnd -
+    /// max(minDelay, canaryCommitBlocks) - 2 - 4).
     function _lastTimelyDelivery(uint256 sid, uint256 readable) internal view returns (uint256) {
         uint256 epochEnd = sessions.sessionOf(sid).epoch * EPOCH_BLOCKS - 1;
         uint256 delay = vrf.minDelay() > CANARY_COMMIT_BLOCKS ? vrf.minDelay() : CANARY_COMMIT_BLOCKS;
-        uint256 guaranteed = readable - epochEnd - delay - 2;
+        uint256 guaranteed = readable - epochEnd - delay - 2 - 4; // 4: DrawWindow.LATENCY_BLOCKS
         uint256 drawBlocks = _sessionParams().drawBlocks;
         return readable - 1 - (drawBlocks < guaranteed ? drawBlocks : guaranteed);
     }

@@ -97,8 +97,7 @@ contract Review14AppellantFreeLookAtEpochEnd is VrfAppealsAttackFixture {
         assertEq(cost, bond, "ABANDONED: the whole bond");
     }
 
-    function test_WalkAwayAfterAGlimpseIsFree_KNOWN() public {
-        VmReview14Appeal(address(vm)).skip(true);
+    function test_WalkAwayAfterAGlimpseIsFree() public {
         (uint256 bond, uint256 cost, uint256 left) = _appealLookAndWalk(0);
         assertGe(left, 90, "most of the window was left");
         assertEq(cost, bond, "walking away after a glimpse from a prompt oracle costs the bond");

@@ -103,8 +103,7 @@ contract Review14LastBlockOpeningBuysAReRoll is VrfAppealsAttackFixture {
 
     /// @dev The attack: opened in the epoch's last block, one block of latency. The seed is public and the
     /// draw can still be completed, yet walking away is refunded. Asserts the property (fails today).
-    function test_LastBlockOpeningTurnsOneBlockLatencyIntoAFreeOption_KNOWN() public {
-        VmReview14Reroll(address(vm)).skip(true);
+    function test_LastBlockOpeningTurnsOneBlockLatencyIntoAFreeOption() public {
         _openAndDeliver(0, 1);
         assertGe(readable - block.number, 80, "most of the window is left");
         // Branch 1: the provider likes the seed and draws the whole panel at once.

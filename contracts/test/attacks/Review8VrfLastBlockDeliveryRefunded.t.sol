@@ -61,7 +61,7 @@ contract Review8VrfLastBlockDeliveryRefunded is VrfAttackFixture {
     function _need(uint256 sid, uint256 readable) internal view returns (uint256) {
         uint256 epochEnd = sessions.sessionOf(sid).epoch * EPOCH_BLOCKS - 1;
         uint256 delay = vrf.minDelay() > CANARY_COMMIT_BLOCKS ? vrf.minDelay() : CANARY_COMMIT_BLOCKS;
-        uint256 guaranteed = readable - epochEnd - delay - 2;
+        uint256 guaranteed = readable - epochEnd - delay - 2 - 4; // 4: DrawWindow.LATENCY_BLOCKS
         uint256 drawBlocks = _sessionParams().drawBlocks;
         return drawBlocks < guaranteed ? drawBlocks : guaranteed;
     }

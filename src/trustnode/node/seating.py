@@ -101,7 +101,8 @@ def shortfall(
 #: Protocol v2's recorded reasons for a session that expired (IAuditSessions.Termination).
 _TERMINATIONS = {
     "randomness_missed": "nobody fixed the draw's randomness within the 256-block window (the fee is forfeited)",
-    "randomness_failed": "the randomness source never delivered the draw's value (the fee is refunded)",
+    "randomness_failed": "the draw's randomness came too late to draw in time, or never (the audit pool is refunded "
+    "but R per drawn seat)",
     "snapshot_unavailable": "the draw started after its staking snapshot stopped being readable",
     "draw_abandoned": "the draw did not complete before its deadline",
     "keys_withheld": "the provider did not publish the keys before the key deadline (the fee is forfeited)",
