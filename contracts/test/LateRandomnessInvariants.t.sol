@@ -34,6 +34,9 @@ contract LateRandomnessHandler is StakingFixture {
     /// saw it (VRF: the accepted delivery, 0 = none; lookahead: target + 1, known at opening).
     mapping(uint256 => uint256) public readableOf;
     mapping(uint256 => uint256) public obtainableOf;
+    /// @dev The draw window a value must leave to be in time (`DrawWindow`, outside reviews 12 and 14):
+    /// drawBlocks capped at readable - epochEnd - max(minDelay, canaryCommitBlocks) - 2 - 4 (latency).
+    mapping(uint256 => uint256) public needOf;
     /// @dev What the provider and the treasury received when the session ended.
     mapping(uint256 => uint256) public refundOf;
     mapping(uint256 => uint256) public forfeitOf;
@@ -124,7 +127,13 @@ contract LateRandomnessHandler is StakingFixture {
         uint256 sid = _open(tw, FEE);
         sessionIds.push(sid);
         isVrf[sid] = onVrf;
-        readableOf[sid] = _sortition().snapshotReadableUntil(sessions.sessionOf(sid).epoch);
+        uint256 readable = _sortition().snapshotReadableUntil(sessions.sessionOf(sid).epoch);
+        readableOf[sid] = readable;
+        uint256 delay = (onVrf ? IRandomness(address(vrf)) : IRandomness(address(slow))).minDelay();
+        if (delay < CANARY_COMMIT_BLOCKS) delay = CANARY_COMMIT_BLOCKS;
+        uint256 guaranteed = readable - (sessions.sessionOf(sid).epoch * EPOCH_BLOCKS - 1) - delay - 2 - 4;
+        uint256 drawBlocks = _sessionParams().drawBlocks;
+        needOf[sid] = drawBlocks < guaranteed ? drawBlocks : guaranteed;
         if (!onVrf) obtainableOf[sid] = slow.targetBlockOf(sessions.sessionOf(sid).drawRequest) + 1;
     }
 
@@ -310,9 +319,9 @@ contract LateRandomnessInvariantsTest is TestBase {
             IAuditSessions.Session memory s = core.sessionOf(sid);
             if (s.status != IAuditSessions.Status.Expired || s.drawnSeats != 0) continue;
             uint256 obtainable = handler.obtainableOf(sid);
-            bool late = obtainable == 0 || obtainable > handler.readableOf(sid);
+            bool late = obtainable == 0 || obtainable + handler.needOf(sid) > handler.readableOf(sid);
             bool refunded = s.termination == IAuditSessions.Termination.RandomnessFailed;
-            assertTrue(refunded == late, "refund iff the value came after the snapshot");
+            assertTrue(refunded == late, "refund iff the value came too late for the draw window");
             if (refunded) assertEq(handler.refundOf(sid), 80e18, "the pool refunded in full");
             else assertEq(handler.refundOf(sid), 0, "a timely value is never refunded");
         }
