@@ -30,6 +30,8 @@ library SnapshotSumTree {
     uint256 private constant TAG_SHIFT = 224;
     /// @notice Deepest tree (4^16 leaves); node keys keep the level in their own bits.
     uint256 private constant MAX_DEPTH = 16;
+    /// @dev Exclusion lists up to this long are checked for repeats pairwise; longer ones with a hash set.
+    uint256 private constant PAIRWISE_MAX = 16;
 
     /// @notice A leaf weight or a sum would not fit in a lane.
     error WeightOverflow();
@@ -196,14 +198,24 @@ library SnapshotSumTree {
     {
         uint256 n = excluded.length;
         exWeight = new uint256[](n);
-        if (n == 0) return (exWeight, 0);
-        uint256 size = 2;
-        while (size < 2 * n) size <<= 1;
-        uint256[] memory seen = new uint256[](size);
+        // Short lists (a panel's usual few exclusions) are checked pairwise, which costs less than the set.
+        uint256[] memory seen;
+        bool hashed = n > PAIRWISE_MAX;
+        if (hashed) {
+            uint256 size = 2;
+            while (size < 2 * n) size <<= 1;
+            seen = new uint256[](size);
+        }
         for (uint256 i = 0; i < n; ++i) {
             uint256 x = excluded[i];
-            if (x >= 4 ** MAX_DEPTH) revert ExclusionOutOfRange(x);
-            _markSeen(seen, x, key);
+            if (x >> (2 * MAX_DEPTH) != 0) revert ExclusionOutOfRange(x); // beyond 4^16 leaves
+            if (hashed) {
+                _markSeen(seen, x, key);
+            } else {
+                for (uint256 j = 0; j < i; ++j) {
+                    if (excluded[j] == x) revert DuplicateExclusion(x);
+                }
+            }
             uint256 w = (_nodeAt(tree, _key(1, x >> 2), epoch) >> ((x & 3) * LANE_BITS)) & LANE_MAX;
             exWeight[i] = w;
             exSum += w;
