@@ -45,7 +45,8 @@ contract Review15Source {
 /// The latency allowance also eats a timely value's own window: the latest timely value (request in the
 /// epoch's last block, served at once) leaves `2E - delay - 1` blocks, need is that minus 5.
 /// Measured (this file): epochBlocks 6, delay 6, drawBlocks 40: need 0 now (4 before d1bac2e); value
-/// obtainable at `readable` -> inTime true (forfeit). epochBlocks 12 (devnet), delay 12 (canaryCommitBlocks
+/// obtainable at `readable` -> inTime true (forfeit). Appeal rounds (delay = minDelay only): VRF with 3
+/// confirmations gives need 0 at epochBlocks 4 (was 3), 1 at epochBlocks 5 (was 5). epochBlocks 12 (devnet), delay 12 (canaryCommitBlocks
 /// = epochBlocks, accepted): need 6 (was 10). Deploy with epochBlocks 6 and canaryCommitBlocks 6 accepted.
 /// Fix proposal: floor the allowance so it never eats the whole window, e.g. `slack = delay + 2 +
 /// min(LATENCY_BLOCKS, (2E - delay - 2) / 2)` or `need = max(need, 1)`; or refuse parameters with
@@ -101,6 +102,13 @@ contract Review15LatencyAllowanceEatsShortWindows is AttackBase {
         VmReview15Latency(address(vm)).skip(true);
         emit log_named_uint("need now (E 6, delay 6)", _need(6, 6, 40, DrawWindow.LATENCY_BLOCKS));
         emit log_named_uint("need before d1bac2e", _need(6, 6, 40, 0));
+        // Appeal rounds judge with minDelay only (`AppealModule._endUndrawn`, minBlocks 0): VRF, 3 confirmations.
+        emit log_named_uint(
+            "appeal need (E 4, VRF 3 confirmations)", _need(4, 3, 40, DrawWindow.LATENCY_BLOCKS)
+        );
+        emit log_named_uint(
+            "appeal need (E 5, VRF 3 confirmations)", _need(5, 3, 40, DrawWindow.LATENCY_BLOCKS)
+        );
         uint256 readable = (EPOCH + 2) * 6 - 1;
         assertTrue(!_inTime(6, 6, readable), "a one-block window is a late oracle's, refunded");
     }
