@@ -11,7 +11,8 @@ import {IRandomness} from "../interfaces/IRandomness.sol";
 /// `need` is the draw window (`drawBlocks`) capped at the window every timely value is guaranteed: a
 /// request made in the last block of the snapshot's epoch and served at once is obtainable
 /// `delay + 2` blocks later at the latest (VRF: delivered in the block after its confirmations), and an
-/// oracle may take `LATENCY_BLOCKS` more, so it leaves `readable - epochEnd - delay - 2 - LATENCY_BLOCKS`. Without the cap, a `drawBlocks` longer than that
+/// oracle may take `LATENCY_BLOCKS` more (at most half of what is left), so it leaves
+/// `g - min(LATENCY_BLOCKS, g / 2)` with `g = readable - epochEnd - delay - 2`. Without the cap, a `drawBlocks` longer than that
 /// made the rule depend on when in the epoch the panel was requested, and on the shipped defaults no
 /// window was ever full (outside review 12: walking away for R per seat of one segment instead of the
 /// bond). The same predicate ends a draw never started and one left short (outside review 12: an unused
@@ -41,8 +42,11 @@ library DrawWindow {
         if (at > readable) return false; // never obtainable (type(uint256).max) or only after the snapshot
         uint256 delay = src.minDelay();
         if (minBlocks > delay) delay = minBlocks;
-        uint256 slack = delay + 2 + LATENCY_BLOCKS;
-        uint256 guaranteed = readable > epochEnd + slack ? readable - epochEnd - slack : 0;
+        uint256 guaranteed = readable > epochEnd + delay + 2 ? readable - epochEnd - delay - 2 : 0;
+        // The latency allowance takes at most half of that window, so short epochs keep one (outside
+        // review 15: 2 * epochBlocks - delay <= 6 made `need` 0, and a one-block window forfeited again).
+        uint256 latency = guaranteed / 2 < LATENCY_BLOCKS ? guaranteed / 2 : LATENCY_BLOCKS;
+        guaranteed -= latency;
         uint256 need = drawBlocks < guaranteed ? drawBlocks : guaranteed;
         return at + need <= readable;
     }
