@@ -2,7 +2,7 @@
 pragma solidity 0.8.28;
 
 import {AppealsFixture} from "../utils/AppealsFixture.sol";
-import {VmReview12} from "./Review12VrfBase.sol";
+import {VmReview12} from "./VrfAttackFixture.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
