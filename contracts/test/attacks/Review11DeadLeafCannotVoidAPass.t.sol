@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
@@ -25,16 +25,11 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// panel, 6 < 7: the refusal decided nothing, so the round ends UNFILLABLE, the PASS stands (score 10,000)
 /// and the appellant loses 30 TRUST (R = 6 per drawn seat). Admission still counts leaves (an upper bound);
 /// the draw is where the live count is known.
-contract Review11DeadLeafCannotVoidAPass is AppealsFixture {
+contract Review11DeadLeafCannotVoidAPass is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
     uint256 internal sid;
     uint256 internal claim;
-
-    function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
-    }
 
     function _world(bool withLeaf) internal {
         _deployAppeals();
@@ -51,19 +46,10 @@ contract Review11DeadLeafCannotVoidAPass is AppealsFixture {
             vm.stopPrank();
         }
         _nextEpoch();
-        sid = _open(_uniform(2, 1), FEE);
-        _commitCanaries(sid, new bytes32[](0));
-        _drawAll(sid);
-        _publish(sid);
-        _voteRound0(sid, 0, 0, 0);
-        vm.roll(block.number + 1);
-        _toAppealWindow(sid);
+        sid = _passedSession(2, FEE);
         // one auditor busy in another session (all but 7 TRUST of its free stake locked)
         address busy = auditorAddrs[8];
-        uint256 free = staking.seatQuote(busy).free;
-        vm.prank(address(drawModule));
-        (bool ok,,) = staking.lockSeat(busy, 1, 0xB05E, free - 7e18, 0);
-        assertTrue(ok, "setup: busy");
+        _busyElsewhere(busy, 7e18);
     }
 
     function test_WithoutTheLeafTheAppealIsRefused() public {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {IDrawModule} from "../../src/interfaces/IDrawModule.sol";
@@ -18,7 +18,7 @@ import {IDrawModule} from "../../src/interfaces/IDrawModule.sol";
 /// earlier-panel member must count neither as live nor as excluded).
 /// Measured (`scripts/forge test --match-path 'contracts/test/attacks/Review11LiveCount*' -vv`): fails on main
 /// 2c2ae4f (every failed draw with a refusal was REFUSED, the dead leaves included).
-contract Review11LiveCountDecidesRefusal is AppealsFixture {
+contract Review11LiveCountDecidesRefusal is NoCanaryAppealsFixture {
     uint256 internal constant K1 = 3;
     uint256 internal constant CAP = 2;
 
@@ -35,8 +35,7 @@ contract Review11LiveCountDecidesRefusal is AppealsFixture {
     }
 
     function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
+        p = super._appealParams(); // no canaries
         p.appealBlocks = uint32(3 * EPOCH_BLOCKS); // room to cross an epoch before appealing
     }
 

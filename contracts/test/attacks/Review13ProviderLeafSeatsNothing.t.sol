@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
@@ -21,15 +21,10 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// reverted): `if (a == job.provider) --members;` -> no decrement makes the draw count 10 >= 3 + 7 and
 /// end REFUSED (the test fails "UNFILLABLE: the provider's live leaf seats nothing"); review 11's tests
 /// (Review11*, the fuzz included) all pass under that mutation.
-contract Review13ProviderLeafSeatsNothing is AppealsFixture {
+contract Review13ProviderLeafSeatsNothing is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
     uint256 internal sid;
-
-    function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
-    }
 
     function setUp() public {
         _deployAppeals();
@@ -49,18 +44,9 @@ contract Review13ProviderLeafSeatsNothing is AppealsFixture {
         staking.requestWithdrawal(dead, staking.sharesOf(dead, dead));
         vm.stopPrank();
         _nextEpoch();
-        sid = _open(_uniform(2, 1), FEE);
-        _commitCanaries(sid, new bytes32[](0));
-        _drawAll(sid);
-        _publish(sid);
-        _voteRound0(sid, 0, 0, 0);
-        vm.roll(block.number + 1);
-        _toAppealWindow(sid);
+        sid = _passedSession(2, FEE);
         address busy = _notOnSegment0();
-        uint256 free = staking.seatQuote(busy).free;
-        vm.prank(address(drawModule));
-        (bool ok,,) = staking.lockSeat(busy, 1, 0xB05E, free - 7e18, 0);
-        assertTrue(ok, "setup: busy");
+        _busyElsewhere(busy, 7e18);
     }
 
     /// @dev An auditor who sat on no round-0 panel of segment 0 (so its refusal is a lock refusal).
