@@ -5,7 +5,7 @@ import {AppealsFixture} from "../utils/AppealsFixture.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 
 /// @notice The appeal set-up outside reviews 11 to 13 share: no canaries, a session of correct tier-1 PASS
-/// segments whose appeal window is open, and an auditor made busy in another session.
+/// segments whose appeal window is open, dead leaves, and an auditor made busy in another session.
 abstract contract NoCanaryAppealsFixture is AppealsFixture {
     function _appealParams() internal pure virtual override returns (IAppealModule.AppealParams memory p) {
         p = super._appealParams();
@@ -22,6 +22,31 @@ abstract contract NoCanaryAppealsFixture is AppealsFixture {
         _voteRound0(sid, 0, 0, 0);
         vm.roll(block.number + 1);
         _toAppealWindow(sid);
+    }
+
+    /// @dev The appeal modules deployed, `members` tier-1 auditors of STAKE, the next epoch, and a
+    /// `_passedSession(segments, fee)`.
+    function _setUpPassedSession(uint256 members, uint256 segments, uint256 fee)
+        internal
+        returns (uint256 sid)
+    {
+        _deployAppeals();
+        _addAuditors(1, members, STAKE);
+        _nextEpoch();
+        sid = _passedSession(segments, fee);
+    }
+
+    /// @dev A dead leaf: `a` is sent 100 TRUST, registers in tier 1, stakes it, deregisters and requests the
+    /// withdrawal of all its shares (returns the claim).
+    function _deadLeaf(address a) internal returns (uint256 claim) {
+        token.transfer(a, 100e18);
+        vm.startPrank(a);
+        registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
+        token.approve(address(stakingContract), type(uint256).max);
+        staking.stake(a, 100e18);
+        registry.deregister();
+        claim = staking.requestWithdrawal(a, staking.sharesOf(a, a));
+        vm.stopPrank();
     }
 
     /// @dev `a` busy in another session: all but `left` of its free stake locked.

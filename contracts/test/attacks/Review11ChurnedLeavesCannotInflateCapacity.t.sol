@@ -46,14 +46,7 @@ contract Review11ChurnedLeavesCannotInflateCapacity is NoCanaryAppealsFixture {
     function _sybils(uint256 z) internal {
         for (uint256 i = 0; i < z; ++i) {
             address a = vm.addr(0x5B00 + i);
-            token.transfer(a, 100e18);
-            vm.startPrank(a);
-            registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
-            token.approve(address(stakingContract), type(uint256).max);
-            staking.stake(a, 100e18);
-            registry.deregister();
-            claims.push(staking.requestWithdrawal(a, staking.sharesOf(a, a)));
-            vm.stopPrank();
+            claims.push(_deadLeaf(a));
         }
     }
 

@@ -36,14 +36,7 @@ contract Review11DeadLeafCannotVoidAPass is NoCanaryAppealsFixture {
         _addAuditors(1, 9, STAKE);
         if (withLeaf) {
             address a = vm.addr(0x5B00);
-            token.transfer(a, 100e18);
-            vm.startPrank(a);
-            registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
-            token.approve(address(stakingContract), type(uint256).max);
-            staking.stake(a, 100e18);
-            registry.deregister();
-            claim = staking.requestWithdrawal(a, staking.sharesOf(a, a));
-            vm.stopPrank();
+            claim = _deadLeaf(a);
         }
         _nextEpoch();
         sid = _passedSession(2, FEE);

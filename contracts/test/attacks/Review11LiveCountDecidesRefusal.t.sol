@@ -100,17 +100,6 @@ contract Review11LiveCountDecidesRefusal is NoCanaryAppealsFixture {
         if (!expected) assertEq(_outcomeOf(sid, segment), 1, "an unfillable round leaves the PASS standing");
     }
 
-    function _deadLeaf(address a) internal {
-        token.transfer(a, 100e18);
-        vm.startPrank(a);
-        registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
-        token.approve(address(stakingContract), type(uint256).max);
-        staking.stake(a, 100e18);
-        registry.deregister();
-        staking.requestWithdrawal(a, staking.sharesOf(a, a));
-        vm.stopPrank();
-    }
-
     /// @dev Lock all but 7 TRUST of `a`'s free stake (a lock needs 8): it refuses every seat.
     function _makeBusy(address a) internal {
         uint256 free = staking.seatQuote(a).free;

@@ -55,10 +55,7 @@ contract Review12AdmittedRoundOutgrowsDrawWindow is NoCanaryAppealsFixture {
     }
 
     function setUp() public {
-        _deployAppeals();
-        _addAuditors(1, MEMBERS, STAKE);
-        _nextEpoch();
-        sid = _passedSession(SEGMENTS, 2000e18); // all PASS
+        sid = _setUpPassedSession(MEMBERS, SEGMENTS, 2000e18); // all PASS
     }
 
     function test_AdmittedRoundDrawsInItsWindow() public {

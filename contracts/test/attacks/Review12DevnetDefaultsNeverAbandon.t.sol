@@ -50,10 +50,7 @@ contract Review12DevnetDefaultsNeverAbandon is NoCanaryAppealsFixture {
     }
 
     function setUp() public {
-        _deployAppeals();
-        _addAuditors(1, 12, STAKE);
-        _nextEpoch();
-        sid = _passedSession(2, FEE); // both PASS
+        sid = _setUpPassedSession(12, 2, FEE); // both PASS
     }
 
     function test_EpochStartAppealWalksAwayForHalf() public {

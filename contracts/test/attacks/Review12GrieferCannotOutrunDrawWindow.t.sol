@@ -49,10 +49,7 @@ contract Review12GrieferCannotOutrunDrawWindow is NoCanaryAppealsFixture {
     }
 
     function setUp() public {
-        _deployAppeals();
-        _addAuditors(1, HONEST, STAKE);
-        _nextEpoch();
-        sid = _passedSession(SEGMENTS, FEE); // all PASS
+        sid = _setUpPassedSession(HONEST, SEGMENTS, FEE); // all PASS
     }
 
     function _first(uint256 n) internal pure returns (uint256[] memory s) {

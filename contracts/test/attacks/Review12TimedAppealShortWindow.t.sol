@@ -59,10 +59,7 @@ contract Review12TimedAppealShortWindow is NoCanaryAppealsFixture {
     }
 
     function setUp() public {
-        _deployAppeals();
-        _addAuditors(1, 12, STAKE);
-        _nextEpoch();
-        sid = _passedSession(2, FEE); // both PASS
+        sid = _setUpPassedSession(12, 2, FEE); // both PASS
     }
 
     /// @dev Appeal both segments in block `at`, draw one call as soon as the seed is obtainable, let the

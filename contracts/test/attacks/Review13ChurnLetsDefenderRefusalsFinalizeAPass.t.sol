@@ -58,14 +58,7 @@ contract Review13ChurnLetsDefenderRefusalsFinalizeAPass_KNOWN is NoCanaryAppeals
         _addAuditors(1, 12, STAKE);
         for (uint256 i = 0; i < churned; ++i) {
             address a = vm.addr(0x5C00 + i);
-            token.transfer(a, 100e18);
-            vm.startPrank(a);
-            registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
-            token.approve(address(stakingContract), type(uint256).max);
-            staking.stake(a, 100e18);
-            registry.deregister();
-            staking.requestWithdrawal(a, staking.sharesOf(a, a));
-            vm.stopPrank();
+            _deadLeaf(a);
         }
         _nextEpoch();
         sid = _passedSession(SEGMENTS, FEE); // every segment PASS (the contested outcome)

@@ -48,10 +48,7 @@ contract Review13EarlierCountSurvivesPaging is NoCanaryAppealsFixture {
     }
 
     function setUp() public {
-        _deployAppeals();
-        _addAuditors(1, 95, STAKE);
-        _nextEpoch();
-        sid = _passedSession(3, FEE);
+        sid = _setUpPassedSession(95, 3, FEE);
         address gone0 = address(0);
         address gone1 = address(0);
         address busy = address(0);

@@ -52,10 +52,7 @@ contract Review13LiveLeafStillVoidsAPass_KNOWN is NoCanaryAppealsFixture {
     }
 
     function _world(bool withLeaf) internal {
-        _deployAppeals();
-        _addAuditors(1, 9, STAKE);
-        _nextEpoch();
-        sid = _passedSession(2, FEE); // both segments PASS: the correct verdict
+        sid = _setUpPassedSession(9, 2, FEE); // both segments PASS: the correct verdict
         if (withLeaf) {
             // after round 0 (so it sits on no round-0 panel), before the appeal's epoch
             token.transfer(leaf, 100e18);

@@ -35,14 +35,7 @@ contract Review13ProviderLeafSeatsNothing is NoCanaryAppealsFixture {
         staking.stake(provider, STAKE);
         vm.stopPrank();
         address dead = vm.addr(0x5B00);
-        token.transfer(dead, 100e18);
-        vm.startPrank(dead);
-        registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", dead)));
-        token.approve(address(stakingContract), type(uint256).max);
-        staking.stake(dead, 100e18);
-        registry.deregister();
-        staking.requestWithdrawal(dead, staking.sharesOf(dead, dead));
-        vm.stopPrank();
+        _deadLeaf(dead);
         _nextEpoch();
         sid = _passedSession(2, FEE);
         address busy = _notOnSegment0();

@@ -53,10 +53,7 @@ contract Review13SeatableSegmentVoidsItsUnseatableNeighbour is NoCanaryAppealsFi
     }
 
     function setUp() public {
-        _deployAppeals();
-        _addAuditors(1, 10, STAKE);
-        _nextEpoch();
-        sid = _passedSession(2, FEE); // both PASS: the correct verdict
+        sid = _setUpPassedSession(10, 2, FEE); // both PASS: the correct verdict
         address gone = address(0);
         address busy = address(0);
         for (uint256 i = 0; i < auditorAddrs.length; ++i) {
