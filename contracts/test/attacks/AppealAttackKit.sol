@@ -49,6 +49,15 @@ abstract contract NoCanaryAppealsFixture is AppealsFixture {
         vm.stopPrank();
     }
 
+    /// @dev Whether `a` holds a round-0 seat on `segment` of `sid`.
+    function _seatedOn(uint256 sid, address a, uint256 segment) internal view returns (bool) {
+        uint256[] memory segs = drawModule.seatsOf(sid, 0, a);
+        for (uint256 j = 0; j < segs.length; ++j) {
+            if (segs[j] == segment) return true;
+        }
+        return false;
+    }
+
     /// @dev `a` busy in another session: all but `left` of its free stake locked.
     function _busyElsewhere(address a, uint256 left) internal {
         uint256 free = staking.seatQuote(a).free;

@@ -39,14 +39,6 @@ contract Review13EarlierCountSurvivesPaging is NoCanaryAppealsFixture {
         p.appealBlocks = uint32(3 * EPOCH_BLOCKS);
     }
 
-    function _on(address a, uint256 segment) internal view returns (bool) {
-        uint256[] memory segs = drawModule.seatsOf(sid, 0, a);
-        for (uint256 j = 0; j < segs.length; ++j) {
-            if (segs[j] == segment) return true;
-        }
-        return false;
-    }
-
     function setUp() public {
         sid = _setUpPassedSession(95, 3, FEE);
         address gone0 = address(0);
@@ -54,9 +46,9 @@ contract Review13EarlierCountSurvivesPaging is NoCanaryAppealsFixture {
         address busy = address(0);
         for (uint256 i = 0; i < auditorAddrs.length; ++i) {
             address a = auditorAddrs[i];
-            bool s0 = _on(a, 0);
-            bool s1 = _on(a, 1);
-            bool s2 = _on(a, 2);
+            bool s0 = _seatedOn(sid, a, 0);
+            bool s1 = _seatedOn(sid, a, 1);
+            bool s2 = _seatedOn(sid, a, 2);
             if (s2) continue;
             if (s0 && s1) {
                 if (busy == address(0)) busy = a;

@@ -44,22 +44,14 @@ contract Review13SeatableSegmentVoidsItsUnseatableNeighbour is NoCanaryAppealsFi
         p.appealBlocks = uint32(3 * EPOCH_BLOCKS); // room to cross an epoch before appealing
     }
 
-    function _on(address a, uint256 segment) internal view returns (bool) {
-        uint256[] memory segs = drawModule.seatsOf(sid, 0, a);
-        for (uint256 j = 0; j < segs.length; ++j) {
-            if (segs[j] == segment) return true;
-        }
-        return false;
-    }
-
     function setUp() public {
         sid = _setUpPassedSession(10, 2, FEE); // both PASS: the correct verdict
         address gone = address(0);
         address busy = address(0);
         for (uint256 i = 0; i < auditorAddrs.length; ++i) {
             address a = auditorAddrs[i];
-            if (gone == address(0) && _on(a, 0) && !_on(a, 1)) gone = a;
-            else if (busy == address(0) && !_on(a, 0) && !_on(a, 1)) busy = a;
+            if (gone == address(0) && _seatedOn(sid, a, 0) && !_seatedOn(sid, a, 1)) gone = a;
+            else if (busy == address(0) && !_seatedOn(sid, a, 0) && !_seatedOn(sid, a, 1)) busy = a;
         }
         assertTrue(gone != address(0) && busy != address(0), "setup: roles");
         vm.prank(gone);
