@@ -45,12 +45,7 @@ contract Review13ProviderLeafSeatsNothing is NoCanaryAppealsFixture {
     /// @dev An auditor who sat on no round-0 panel of segment 0 (so its refusal is a lock refusal).
     function _notOnSegment0() internal view returns (address) {
         for (uint256 i = auditorAddrs.length; i > 0; --i) {
-            uint256[] memory segs = drawModule.seatsOf(sid, 0, auditorAddrs[i - 1]);
-            bool on0 = false;
-            for (uint256 j = 0; j < segs.length; ++j) {
-                if (segs[j] == 0) on0 = true;
-            }
-            if (!on0) return auditorAddrs[i - 1];
+            if (!_seatedOn(sid, auditorAddrs[i - 1], 0)) return auditorAddrs[i - 1];
         }
         revert("no such auditor");
     }
