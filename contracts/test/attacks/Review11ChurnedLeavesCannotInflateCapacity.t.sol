@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
@@ -26,7 +26,7 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// nothing: UNFILLABLE, every PASS stands (score 10,000), and the appellant pays R = 6 TRUST per drawn seat
 /// (450 TRUST).
 /// Honest churn (auditors that left) inflated capacity the same way; it no longer matters either.
-contract Review11ChurnedLeavesCannotInflateCapacity is AppealsFixture {
+contract Review11ChurnedLeavesCannotInflateCapacity is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
     uint256 internal constant SEGMENTS = 14;
@@ -34,37 +34,19 @@ contract Review11ChurnedLeavesCannotInflateCapacity is AppealsFixture {
     uint256 internal sid;
     uint256[] internal claims;
 
-    function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
-    }
-
     function setUp() public {
         _deployAppeals();
         _addAuditors(1, 12, STAKE);
         _sybils(SYBILS);
         _nextEpoch();
-        sid = _open(_uniform(SEGMENTS, 1), FEE);
-        _commitCanaries(sid, new bytes32[](0));
-        _drawAll(sid);
-        _publish(sid);
-        _voteRound0(sid, 0, 0, 0); // every segment PASS: the correct verdict
-        vm.roll(block.number + 1);
-        _toAppealWindow(sid);
+        sid = _passedSession(SEGMENTS, FEE); // every segment PASS: the correct verdict
     }
 
     /// @dev `z` accounts register in tier 1, stake the minimum and leave in the same epoch.
     function _sybils(uint256 z) internal {
         for (uint256 i = 0; i < z; ++i) {
             address a = vm.addr(0x5B00 + i);
-            token.transfer(a, 100e18);
-            vm.startPrank(a);
-            registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
-            token.approve(address(stakingContract), type(uint256).max);
-            staking.stake(a, 100e18);
-            registry.deregister();
-            claims.push(staking.requestWithdrawal(a, staking.sharesOf(a, a)));
-            vm.stopPrank();
+            claims.push(_deadLeaf(a));
         }
     }
 
@@ -79,10 +61,7 @@ contract Review11ChurnedLeavesCannotInflateCapacity is AppealsFixture {
         emit log_named_uint("tier-1 leaves", _sortition().leafCount(1));
         // one honest auditor busy in another session (as Review9): all but 7 TRUST of its free stake locked
         address busy = auditorAddrs[11];
-        uint256 free = staking.seatQuote(busy).free;
-        vm.prank(address(drawModule));
-        (bool ok,,) = staking.lockSeat(busy, 1, 0xB05E, free - 7e18, 0);
-        assertTrue(ok, "setup: busy");
+        _busyElsewhere(busy, 7e18);
         uint256 before = token.balanceOf(appellant);
         vm.prank(appellant);
         uint256 round = appeals.appeal(sid, _range(SEGMENTS), type(uint256).max);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
@@ -37,28 +37,17 @@ interface VmReview11Concurrent {
 /// draw module excludes such auditors with an EARLIER_PANEL-like reason; or admit a round only when the
 /// tier's free seats (sum over members of min(seatCap, free / lockAmount)) cover twice the seats of the
 /// session's open rounds in the tier plus this one, as PanelTooLarge does for the seat cap.
-contract Review11ConcurrentRoundsExhaustStake_KNOWN is AppealsFixture {
+contract Review11ConcurrentRoundsExhaustStake_KNOWN is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
     uint256 internal constant SEGMENTS = 14;
     uint256 internal sid;
 
-    function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
-    }
-
     function setUp() public {
         _deployAppeals();
         _addAuditors(1, 12, 100e18);
         _nextEpoch();
-        sid = _open(_uniform(SEGMENTS, 1), FEE);
-        _commitCanaries(sid, new bytes32[](0));
-        _drawAll(sid);
-        _publish(sid);
-        _voteRound0(sid, 0, 0, 0); // every segment PASS: the correct verdict
-        vm.roll(block.number + 1);
-        _toAppealWindow(sid);
+        sid = _passedSession(SEGMENTS, FEE); // every segment PASS: the correct verdict
     }
 
     function _range(uint256 from, uint256 count) internal pure returns (uint256[] memory s) {

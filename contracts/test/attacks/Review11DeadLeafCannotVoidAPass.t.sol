@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
@@ -25,45 +25,24 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// panel, 6 < 7: the refusal decided nothing, so the round ends UNFILLABLE, the PASS stands (score 10,000)
 /// and the appellant loses 30 TRUST (R = 6 per drawn seat). Admission still counts leaves (an upper bound);
 /// the draw is where the live count is known.
-contract Review11DeadLeafCannotVoidAPass is AppealsFixture {
+contract Review11DeadLeafCannotVoidAPass is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
     uint256 internal sid;
     uint256 internal claim;
-
-    function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
-    }
 
     function _world(bool withLeaf) internal {
         _deployAppeals();
         _addAuditors(1, 9, STAKE);
         if (withLeaf) {
             address a = vm.addr(0x5B00);
-            token.transfer(a, 100e18);
-            vm.startPrank(a);
-            registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
-            token.approve(address(stakingContract), type(uint256).max);
-            staking.stake(a, 100e18);
-            registry.deregister();
-            claim = staking.requestWithdrawal(a, staking.sharesOf(a, a));
-            vm.stopPrank();
+            claim = _deadLeaf(a);
         }
         _nextEpoch();
-        sid = _open(_uniform(2, 1), FEE);
-        _commitCanaries(sid, new bytes32[](0));
-        _drawAll(sid);
-        _publish(sid);
-        _voteRound0(sid, 0, 0, 0);
-        vm.roll(block.number + 1);
-        _toAppealWindow(sid);
+        sid = _passedSession(2, FEE);
         // one auditor busy in another session (all but 7 TRUST of its free stake locked)
         address busy = auditorAddrs[8];
-        uint256 free = staking.seatQuote(busy).free;
-        vm.prank(address(drawModule));
-        (bool ok,,) = staking.lockSeat(busy, 1, 0xB05E, free - 7e18, 0);
-        assertTrue(ok, "setup: busy");
+        _busyElsewhere(busy, 7e18);
     }
 
     function test_WithoutTheLeafTheAppealIsRefused() public {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {IDrawModule} from "../../src/interfaces/IDrawModule.sol";
@@ -18,7 +18,7 @@ import {IDrawModule} from "../../src/interfaces/IDrawModule.sol";
 /// earlier-panel member must count neither as live nor as excluded).
 /// Measured (`scripts/forge test --match-path 'contracts/test/attacks/Review11LiveCount*' -vv`): fails on main
 /// 2c2ae4f (every failed draw with a refusal was REFUSED, the dead leaves included).
-contract Review11LiveCountDecidesRefusal is AppealsFixture {
+contract Review11LiveCountDecidesRefusal is NoCanaryAppealsFixture {
     uint256 internal constant K1 = 3;
     uint256 internal constant CAP = 2;
 
@@ -35,8 +35,7 @@ contract Review11LiveCountDecidesRefusal is AppealsFixture {
     }
 
     function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
+        p = super._appealParams(); // no canaries
         p.appealBlocks = uint32(3 * EPOCH_BLOCKS); // room to cross an epoch before appealing
     }
 
@@ -99,17 +98,6 @@ contract Review11LiveCountDecidesRefusal is AppealsFixture {
         assertTrue(rd.status == IAuditSessions.Status.Cancelled, "a failed draw cancels the round");
         assertTrue(rd.refused == expected, "REFUSED iff a refusal met a tier that could seat the round");
         if (!expected) assertEq(_outcomeOf(sid, segment), 1, "an unfillable round leaves the PASS standing");
-    }
-
-    function _deadLeaf(address a) internal {
-        token.transfer(a, 100e18);
-        vm.startPrank(a);
-        registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
-        token.approve(address(stakingContract), type(uint256).max);
-        staking.stake(a, 100e18);
-        registry.deregister();
-        staking.requestWithdrawal(a, staking.sharesOf(a, a));
-        vm.stopPrank();
     }
 
     /// @dev Lock all but 7 TRUST of `a`'s free stake (a lock needs 8): it refuses every seat.

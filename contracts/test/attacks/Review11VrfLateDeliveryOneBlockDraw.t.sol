@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {VrfAppealsAttackFixture} from "./VrfAttackFixture.sol";
+import {VrfNoCanaryAppealsFixture} from "./VrfAttackFixture.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
@@ -34,30 +34,13 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// round ends Cancelled and the appellant pays R per drawn seat (7 x 6 = 42 TRUST) instead of its 336 TRUST
 /// bond. Left as it was (pre-existing, not made worse here): a round nobody starts in such a one-block
 /// window, and round 0's same window for the provider (`AuditSessions._endUndrawn`).
-contract Review11VrfLateDeliveryOneBlockDraw is VrfAppealsAttackFixture {
-    event log_named_uint(string key, uint256 val);
-    event log_named_decimal_uint(string key, uint256 val, uint256 decimals);
-
-    function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
-    }
-
+contract Review11VrfLateDeliveryOneBlockDraw is VrfNoCanaryAppealsFixture {
     function setUp() public {
-        _deployAppeals();
-        _addAuditors(1, 12, STAKE);
-        _nextEpoch();
-        _useVrf(address(appeals));
-    }
-
-    function _finalizedOnVrf() internal returns (uint256 sid) {
-        sid = _open(_uniform(8, 1), FEE);
-        _commitCanaries(sid, new bytes32[](0));
-        _finalizeRound0OnVrf(sid);
+        _setUpVrf();
     }
 
     function test_LateDeliveryLeavesOneBlockNoForfeit() public {
-        uint256 sid = _finalizedOnVrf();
+        uint256 sid = _finalizedOnVrf(8);
         uint256[] memory all = new uint256[](8);
         for (uint256 i = 0; i < 8; ++i) {
             all[i] = i;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
-import {VmReview12} from "./Review12VrfBase.sol";
+import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
+import {VmReview12} from "./VrfAttackFixture.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
@@ -40,7 +40,7 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// can draw, since the linear term (~2.3k gas per exclusion per sample) still grows with the round: e.g. in
 /// `_check`, `q.totalSeats <= maxRoundSeats(drawBlocks, seatCap)` (a constant per params version, sized from
 /// the worst call at 30M gas), reverting `PanelTooLarge` beyond it.
-contract Review12AdmittedRoundOutgrowsDrawWindow is AppealsFixture {
+contract Review12AdmittedRoundOutgrowsDrawWindow is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
     event log_named_decimal_uint(string key, uint256 val, uint256 decimals);
 
@@ -54,22 +54,8 @@ contract Review12AdmittedRoundOutgrowsDrawWindow is AppealsFixture {
         p.seatCap = 1;
     }
 
-    function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
-    }
-
     function setUp() public {
-        _deployAppeals();
-        _addAuditors(1, MEMBERS, STAKE);
-        _nextEpoch();
-        sid = _open(_uniform(SEGMENTS, 1), 2000e18);
-        _commitCanaries(sid, new bytes32[](0));
-        _drawAll(sid);
-        _publish(sid);
-        _voteRound0(sid, 0, 0, 0); // all PASS
-        vm.roll(block.number + 1);
-        _toAppealWindow(sid);
+        sid = _setUpPassedSession(MEMBERS, SEGMENTS, 2000e18); // all PASS
     }
 
     function test_AdmittedRoundDrawsInItsWindow() public {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
-import {VmReview12} from "./Review12VrfBase.sol";
+import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
+import {VmReview12} from "./VrfAttackFixture.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
@@ -30,7 +30,7 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// - source.minDelay() - 1)`, `full = obtainableAt + need <= readable`) makes this `_KNOWN` test and
 /// Review12DevnetDefaultsNeverAbandon / Review12TimedAppealShortWindow pass, while
 /// Review11VrfLateDeliveryOneBlockDraw and Review12FullDrawWindowBoundary still pass.
-contract Review12DevnetDefaultsNeverAbandon is AppealsFixture {
+contract Review12DevnetDefaultsNeverAbandon is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
     event log_named_decimal_uint(string key, uint256 val, uint256 decimals);
 
@@ -45,22 +45,12 @@ contract Review12DevnetDefaultsNeverAbandon is AppealsFixture {
     }
 
     function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
+        p = super._appealParams(); // no canaries
         p.appealBlocks = 200;
     }
 
     function setUp() public {
-        _deployAppeals();
-        _addAuditors(1, 12, STAKE);
-        _nextEpoch();
-        sid = _open(_uniform(2, 1), FEE);
-        _commitCanaries(sid, new bytes32[](0));
-        _drawAll(sid);
-        _publish(sid);
-        _voteRound0(sid, 0, 0, 0); // both PASS
-        vm.roll(block.number + 1);
-        _toAppealWindow(sid);
+        sid = _setUpPassedSession(12, 2, FEE); // both PASS
     }
 
     function test_EpochStartAppealWalksAwayForHalf() public {

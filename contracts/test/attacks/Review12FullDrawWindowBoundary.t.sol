@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {Review12VrfBase} from "./Review12VrfBase.sol";
+import {VrfNoCanaryAppealsFixture} from "./VrfAttackFixture.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
@@ -31,7 +31,7 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// draws one call there has its deadline clipped to `readable` and still loses 84 TRUST (Expired); a round
 /// nobody draws costs 84 (value in time, Expired) or 0 (value delivered in `readable`, Cancelled); in every
 /// ending the settlement's balance returns to its pre-appeal 0.
-contract Review12FullDrawWindowBoundary is Review12VrfBase {
+contract Review12FullDrawWindowBoundary is VrfNoCanaryAppealsFixture {
     uint256 internal sid;
     uint256 internal round;
     uint256 internal bond;
@@ -58,7 +58,7 @@ contract Review12FullDrawWindowBoundary is Review12VrfBase {
         uint256 delivery = uint256(int256(readable - drawBlocks - 1) - slack);
         assertTrue(delivery > block.number + 3, "setup: delivery after the confirmations");
         vm.roll(delivery);
-        _deliver(rd.drawRequest, 7);
+        assertTrue(_deliver(rd.drawRequest, 7), "delivered");
         vm.roll(delivery + 1);
         appeals.drawPanel(sid, round, 1);
         rd = appeals.roundOf(sid, round);
@@ -110,7 +110,7 @@ contract Review12FullDrawWindowBoundary is Review12VrfBase {
         IAppealModule.Round memory rd = appeals.roundOf(sid, round);
         uint256 readable = _sortition().snapshotReadableUntil(rd.epoch);
         vm.roll(block.number + 4);
-        _deliver(rd.drawRequest, 7);
+        assertTrue(_deliver(rd.drawRequest, 7), "delivered");
         vm.roll(readable);
         appeals.drawPanel(sid, round, 1);
         rd = appeals.roundOf(sid, round);
@@ -128,7 +128,7 @@ contract Review12FullDrawWindowBoundary is Review12VrfBase {
         IAppealModule.Round memory rd = appeals.roundOf(sid, round);
         uint256 readable = _sortition().snapshotReadableUntil(rd.epoch);
         vm.roll(block.number + 4);
-        _deliver(rd.drawRequest, 7);
+        assertTrue(_deliver(rd.drawRequest, 7), "delivered");
         vm.roll(readable + 1);
         assertEq(_settleCost(IAuditSessions.Status.Expired), bond, "forfeited");
     }
@@ -139,7 +139,7 @@ contract Review12FullDrawWindowBoundary is Review12VrfBase {
         IAppealModule.Round memory rd = appeals.roundOf(sid, round);
         uint256 readable = _sortition().snapshotReadableUntil(rd.epoch);
         vm.roll(readable);
-        _deliver(rd.drawRequest, 7);
+        assertTrue(_deliver(rd.drawRequest, 7), "delivered");
         vm.roll(readable + 1);
         assertEq(_settleCost(IAuditSessions.Status.Cancelled), 0, "refunded whole");
     }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {Vm} from "../utils/TestBase.sol";
@@ -31,7 +31,7 @@ import {Vm} from "../utils/TestBase.sol";
 /// (`Review12AdmittedRoundOutgrowsDrawWindow`, skipped `_KNOWN`, with the fix proposal).
 /// The test fails if a call exceeds 30M gas, if the draw does not complete, or if it needs more blocks of
 /// 30M gas than its window has (e.g. a regression that made a rejection-heavy call cost O(rejections^2)).
-contract Review12GrieferCannotOutrunDrawWindow is AppealsFixture {
+contract Review12GrieferCannotOutrunDrawWindow is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
     event log_named_decimal_uint(string key, uint256 val, uint256 decimals);
 
@@ -44,22 +44,12 @@ contract Review12GrieferCannotOutrunDrawWindow is AppealsFixture {
     uint256 internal sid;
 
     function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
+        p = super._appealParams(); // no canaries
         p.appealBlocks = 200;
     }
 
     function setUp() public {
-        _deployAppeals();
-        _addAuditors(1, HONEST, STAKE);
-        _nextEpoch();
-        sid = _open(_uniform(SEGMENTS, 1), FEE);
-        _commitCanaries(sid, new bytes32[](0));
-        _drawAll(sid);
-        _publish(sid);
-        _voteRound0(sid, 0, 0, 0); // all PASS
-        vm.roll(block.number + 1);
-        _toAppealWindow(sid);
+        sid = _setUpPassedSession(HONEST, SEGMENTS, FEE); // all PASS
     }
 
     function _first(uint256 n) internal pure returns (uint256[] memory s) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {Review12VrfBase, VmReview12} from "./Review12VrfBase.sol";
+import {VrfNoCanaryAppealsFixture, VmReview12} from "./VrfAttackFixture.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
@@ -41,7 +41,7 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// free option it gives (look at the seed, do nothing, get refunded) is the oracle's doing, as today's
 /// `obtainableAt > readable` refund already is. Mirror the predicate in `memory_rounds.py` or state there
 /// that the memory port has no late oracle.
-contract Review12ShortWindowRuleInconsistent is Review12VrfBase {
+contract Review12ShortWindowRuleInconsistent is VrfNoCanaryAppealsFixture {
     function setUp() public {
         _setUpVrf();
     }
@@ -54,7 +54,7 @@ contract Review12ShortWindowRuleInconsistent is Review12VrfBase {
         IAppealModule.Round memory rd = appeals.roundOf(sid, round);
         uint256 readable = _sortition().snapshotReadableUntil(rd.epoch);
         vm.roll(readable - 20);
-        _deliver(rd.drawRequest, 7);
+        assertTrue(_deliver(rd.drawRequest, 7), "delivered");
         uint256 drawBlocks = sessions.paramsAt(sessions.sessionOf(sid).paramsVersion).drawBlocks;
         emit log_named_uint(
             "obtainableAt + drawBlocks - readable (> 0: not full)",
@@ -79,7 +79,7 @@ contract Review12ShortWindowRuleInconsistent is Review12VrfBase {
         uint256 providerBefore = token.balanceOf(provider);
         uint256 treasuryBefore = token.balanceOf(address(treasury));
         vm.roll(readable - 1);
-        _deliver(s.drawRequest, 7);
+        assertTrue(_deliver(s.drawRequest, 7), "delivered");
         vm.roll(readable);
         vm.prank(address(0xBAD));
         sessions.draw(sid, 1); // a griefer takes the one block left with one segment

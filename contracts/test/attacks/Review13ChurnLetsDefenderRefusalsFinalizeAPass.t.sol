@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
@@ -46,40 +46,22 @@ interface VmReview13Churn {
 /// capped member makes this test REFUSED and keeps Review11ChurnedLeaves UNFILLABLE, but fails the
 /// Review11LiveCount fuzz (4 live, 8 dead, 4 segments of 3 seats, cap 2: 12 > 8 seats the live tier can
 /// ever seat, failed on an early refusal, REFUSED): hence the unconditional full-capacity check.
-contract Review13ChurnLetsDefenderRefusalsFinalizeAPass_KNOWN is AppealsFixture {
+contract Review13ChurnLetsDefenderRefusalsFinalizeAPass_KNOWN is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
     uint256 internal constant SEGMENTS = 9;
     uint256 internal constant CHURNED = 4;
     uint256 internal sid;
 
-    function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
-    }
-
     function _world(uint256 churned) internal {
         _deployAppeals();
         _addAuditors(1, 12, STAKE);
         for (uint256 i = 0; i < churned; ++i) {
             address a = vm.addr(0x5C00 + i);
-            token.transfer(a, 100e18);
-            vm.startPrank(a);
-            registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
-            token.approve(address(stakingContract), type(uint256).max);
-            staking.stake(a, 100e18);
-            registry.deregister();
-            staking.requestWithdrawal(a, staking.sharesOf(a, a));
-            vm.stopPrank();
+            _deadLeaf(a);
         }
         _nextEpoch();
-        sid = _open(_uniform(SEGMENTS, 1), FEE);
-        _commitCanaries(sid, new bytes32[](0));
-        _drawAll(sid);
-        _publish(sid);
-        _voteRound0(sid, 0, 0, 0); // every segment PASS (the contested outcome)
-        vm.roll(block.number + 1);
-        _toAppealWindow(sid);
+        sid = _passedSession(SEGMENTS, FEE); // every segment PASS (the contested outcome)
     }
 
     /// @dev The defender's `n` accounts are busy elsewhere (all but 7 TRUST of their free stake locked):

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
@@ -23,7 +23,7 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// restoring `w.earlier = 0` instead of `(resumeAt >> 32) & 0xffff` loses the segment's earlier
 /// exclusions of the first call and ends it REFUSED (this test fails "UNFILLABLE: 93 live < 31 earlier +
 /// 63 seats"); Review11* all pass under that mutation.
-contract Review13EarlierCountSurvivesPaging is AppealsFixture {
+contract Review13EarlierCountSurvivesPaging is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
     uint256 internal sid;
@@ -34,39 +34,21 @@ contract Review13EarlierCountSurvivesPaging is AppealsFixture {
     }
 
     function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
+        p = super._appealParams(); // no canaries
         p.maxRounds = 1;
         p.appealBlocks = uint32(3 * EPOCH_BLOCKS);
     }
 
-    function _on(address a, uint256 segment) internal view returns (bool) {
-        uint256[] memory segs = drawModule.seatsOf(sid, 0, a);
-        for (uint256 j = 0; j < segs.length; ++j) {
-            if (segs[j] == segment) return true;
-        }
-        return false;
-    }
-
     function setUp() public {
-        _deployAppeals();
-        _addAuditors(1, 95, STAKE);
-        _nextEpoch();
-        sid = _open(_uniform(3, 1), FEE);
-        _commitCanaries(sid, new bytes32[](0));
-        _drawAll(sid);
-        _publish(sid);
-        _voteRound0(sid, 0, 0, 0);
-        vm.roll(block.number + 1);
-        _toAppealWindow(sid);
+        sid = _setUpPassedSession(95, 3, FEE);
         address gone0 = address(0);
         address gone1 = address(0);
         address busy = address(0);
         for (uint256 i = 0; i < auditorAddrs.length; ++i) {
             address a = auditorAddrs[i];
-            bool s0 = _on(a, 0);
-            bool s1 = _on(a, 1);
-            bool s2 = _on(a, 2);
+            bool s0 = _seatedOn(sid, a, 0);
+            bool s1 = _seatedOn(sid, a, 1);
+            bool s2 = _seatedOn(sid, a, 2);
             if (s2) continue;
             if (s0 && s1) {
                 if (busy == address(0)) busy = a;
@@ -82,10 +64,7 @@ contract Review13EarlierCountSurvivesPaging is AppealsFixture {
         vm.prank(gone1);
         registry.deregister();
         _nextEpoch();
-        uint256 free = staking.seatQuote(busy).free;
-        vm.prank(address(drawModule));
-        (bool ok,,) = staking.lockSeat(busy, 1, 0xB05E, free - 7e18, 0);
-        assertTrue(ok, "setup: busy");
+        _busyElsewhere(busy, 7e18);
     }
 
     function test_EarlierExclusionsCountedAcrossCalls() public {

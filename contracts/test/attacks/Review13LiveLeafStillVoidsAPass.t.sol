@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
@@ -40,29 +40,19 @@ interface VmReview13LiveLeaf {
 /// (or the live eligible WEIGHT must cover k seats of the tier's median weight), so a minimum-stake account
 /// adds a fraction of a member. (a) also closes the busy-auditor exposure at zero slack that review 11's
 /// attack rests on; its cost is that a segment with k <= eligible < 2k can no longer be appealed.
-contract Review13LiveLeafStillVoidsAPass_KNOWN is AppealsFixture {
+contract Review13LiveLeafStillVoidsAPass_KNOWN is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
     uint256 internal sid;
     address internal leaf = vm.addr(0x5B13);
 
     function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
+        p = super._appealParams(); // no canaries
         p.appealBlocks = uint32(3 * EPOCH_BLOCKS); // room to cross an epoch before appealing
     }
 
     function _world(bool withLeaf) internal {
-        _deployAppeals();
-        _addAuditors(1, 9, STAKE);
-        _nextEpoch();
-        sid = _open(_uniform(2, 1), FEE);
-        _commitCanaries(sid, new bytes32[](0));
-        _drawAll(sid);
-        _publish(sid);
-        _voteRound0(sid, 0, 0, 0); // both segments PASS: the correct verdict
-        vm.roll(block.number + 1);
-        _toAppealWindow(sid);
+        sid = _setUpPassedSession(9, 2, FEE); // both segments PASS: the correct verdict
         if (withLeaf) {
             // after round 0 (so it sits on no round-0 panel), before the appeal's epoch
             token.transfer(leaf, 100e18);
@@ -75,10 +65,7 @@ contract Review13LiveLeafStillVoidsAPass_KNOWN is AppealsFixture {
         _nextEpoch(); // the appeal's snapshot counts the account
         // one honest auditor busy in another session (all but 7 TRUST of its free stake locked)
         address busy = auditorAddrs[8];
-        uint256 free = staking.seatQuote(busy).free;
-        vm.prank(address(drawModule));
-        (bool ok,,) = staking.lockSeat(busy, 1, 0xB05E, free - 7e18, 0);
-        assertTrue(ok, "setup: busy");
+        _busyElsewhere(busy, 7e18);
     }
 
     function test_WithoutTheAccountTheAppealIsRefused() public {

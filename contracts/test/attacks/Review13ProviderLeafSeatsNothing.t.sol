@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
@@ -21,15 +21,10 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// reverted): `if (a == job.provider) --members;` -> no decrement makes the draw count 10 >= 3 + 7 and
 /// end REFUSED (the test fails "UNFILLABLE: the provider's live leaf seats nothing"); review 11's tests
 /// (Review11*, the fuzz included) all pass under that mutation.
-contract Review13ProviderLeafSeatsNothing is AppealsFixture {
+contract Review13ProviderLeafSeatsNothing is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
     uint256 internal sid;
-
-    function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
-    }
 
     function setUp() public {
         _deployAppeals();
@@ -40,38 +35,17 @@ contract Review13ProviderLeafSeatsNothing is AppealsFixture {
         staking.stake(provider, STAKE);
         vm.stopPrank();
         address dead = vm.addr(0x5B00);
-        token.transfer(dead, 100e18);
-        vm.startPrank(dead);
-        registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", dead)));
-        token.approve(address(stakingContract), type(uint256).max);
-        staking.stake(dead, 100e18);
-        registry.deregister();
-        staking.requestWithdrawal(dead, staking.sharesOf(dead, dead));
-        vm.stopPrank();
+        _deadLeaf(dead);
         _nextEpoch();
-        sid = _open(_uniform(2, 1), FEE);
-        _commitCanaries(sid, new bytes32[](0));
-        _drawAll(sid);
-        _publish(sid);
-        _voteRound0(sid, 0, 0, 0);
-        vm.roll(block.number + 1);
-        _toAppealWindow(sid);
+        sid = _passedSession(2, FEE);
         address busy = _notOnSegment0();
-        uint256 free = staking.seatQuote(busy).free;
-        vm.prank(address(drawModule));
-        (bool ok,,) = staking.lockSeat(busy, 1, 0xB05E, free - 7e18, 0);
-        assertTrue(ok, "setup: busy");
+        _busyElsewhere(busy, 7e18);
     }
 
     /// @dev An auditor who sat on no round-0 panel of segment 0 (so its refusal is a lock refusal).
     function _notOnSegment0() internal view returns (address) {
         for (uint256 i = auditorAddrs.length; i > 0; --i) {
-            uint256[] memory segs = drawModule.seatsOf(sid, 0, auditorAddrs[i - 1]);
-            bool on0 = false;
-            for (uint256 j = 0; j < segs.length; ++j) {
-                if (segs[j] == 0) on0 = true;
-            }
-            if (!on0) return auditorAddrs[i - 1];
+            if (!_seatedOn(sid, auditorAddrs[i - 1], 0)) return auditorAddrs[i - 1];
         }
         revert("no such auditor");
     }

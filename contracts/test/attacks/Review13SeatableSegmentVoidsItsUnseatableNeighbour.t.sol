@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
@@ -34,51 +34,30 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// live members when admitted and a failed draw with refusals is REFUSED as designed; `_decisiveRefusals`
 /// keeps only the live capacity rule or nothing. At the draw alone, the check would need every named
 /// segment's live earlier count (members x segments `_satBefore` reads).
-contract Review13SeatableSegmentVoidsItsUnseatableNeighbour is AppealsFixture {
+contract Review13SeatableSegmentVoidsItsUnseatableNeighbour is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
     uint256 internal sid;
 
     function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
+        p = super._appealParams(); // no canaries
         p.appealBlocks = uint32(3 * EPOCH_BLOCKS); // room to cross an epoch before appealing
     }
 
-    function _on(address a, uint256 segment) internal view returns (bool) {
-        uint256[] memory segs = drawModule.seatsOf(sid, 0, a);
-        for (uint256 j = 0; j < segs.length; ++j) {
-            if (segs[j] == segment) return true;
-        }
-        return false;
-    }
-
     function setUp() public {
-        _deployAppeals();
-        _addAuditors(1, 10, STAKE);
-        _nextEpoch();
-        sid = _open(_uniform(2, 1), FEE);
-        _commitCanaries(sid, new bytes32[](0));
-        _drawAll(sid);
-        _publish(sid);
-        _voteRound0(sid, 0, 0, 0); // both PASS: the correct verdict
-        vm.roll(block.number + 1);
-        _toAppealWindow(sid);
+        sid = _setUpPassedSession(10, 2, FEE); // both PASS: the correct verdict
         address gone = address(0);
         address busy = address(0);
         for (uint256 i = 0; i < auditorAddrs.length; ++i) {
             address a = auditorAddrs[i];
-            if (gone == address(0) && _on(a, 0) && !_on(a, 1)) gone = a;
-            else if (busy == address(0) && !_on(a, 0) && !_on(a, 1)) busy = a;
+            if (gone == address(0) && _seatedOn(sid, a, 0) && !_seatedOn(sid, a, 1)) gone = a;
+            else if (busy == address(0) && !_seatedOn(sid, a, 0) && !_seatedOn(sid, a, 1)) busy = a;
         }
         assertTrue(gone != address(0) && busy != address(0), "setup: roles");
         vm.prank(gone);
         registry.deregister(); // a round-0 auditor of G leaves (churn, or the appellant itself)
         _nextEpoch();
-        uint256 free = staking.seatQuote(busy).free;
-        vm.prank(address(drawModule));
-        (bool ok,,) = staking.lockSeat(busy, 1, 0xB05E, free - 7e18, 0);
-        assertTrue(ok, "setup: busy");
+        _busyElsewhere(busy, 7e18);
     }
 
     function test_UnseatableSegmentAloneIsUnfillable() public {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-import {VrfAppealsAttackFixture} from "./VrfAttackFixture.sol";
+import {VrfNoCanaryAppealsFixture} from "./VrfAttackFixture.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
@@ -39,10 +39,7 @@ interface VmReview14Appeal {
 /// to the oracle's ordinary latency, or the boundary measured from the request's own block (proposal a).
 /// Mutation: with `_endUndrawn` in AppealModule forced to Cancelled, `test_OneBlockEarlierForfeits` fails.
 /// Command: scripts/forge test --match-path 'contracts/test/attacks/Review14AppellantFreeLook*' -vv
-contract Review14AppellantFreeLookAtEpochEnd is VrfAppealsAttackFixture {
-    event log_named_uint(string key, uint256 val);
-    event log_named_decimal_uint(string key, uint256 val, uint256 decimals);
-
+contract Review14AppellantFreeLookAtEpochEnd is VrfNoCanaryAppealsFixture {
     uint256 internal sid;
 
     function _sessionParams() internal pure override returns (IAuditSessions.SessionParams memory p) {
@@ -51,19 +48,13 @@ contract Review14AppellantFreeLookAtEpochEnd is VrfAppealsAttackFixture {
     }
 
     function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
-        p = super._appealParams();
-        p.canaryRateBps = 0;
+        p = super._appealParams(); // no canaries
         p.appealBlocks = 200;
     }
 
     function setUp() public {
-        _deployAppeals();
-        _addAuditors(1, 12, STAKE);
-        _nextEpoch();
-        _useVrf(address(appeals));
-        sid = _open(_uniform(2, 1), FEE);
-        _commitCanaries(sid, new bytes32[](0));
-        _finalizeRound0OnVrf(sid);
+        _setUpVrf();
+        sid = _finalizedOnVrf(2);
     }
 
     /// @dev Appeal both segments `early` blocks before the next epoch's last block; the oracle delivers two

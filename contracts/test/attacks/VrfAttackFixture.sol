@@ -3,12 +3,18 @@ pragma solidity 0.8.28;
 
 import {StakingFixture} from "../utils/StakingFixture.sol";
 import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IRandomness} from "../../src/interfaces/IRandomness.sol";
 import {ISettlementModule} from "../../src/interfaces/ISettlementModule.sol";
 import {VRFRandomness} from "../../src/VRFRandomness.sol";
 import {IVRFCoordinatorV2Plus, VRFV2PlusClient} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
 import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 import {Vm} from "../utils/TestBase.sol";
+
+/// @dev The cheatcodes TestBase's `Vm` does not declare (a `_KNOWN` test skips itself).
+interface VmReview12 {
+    function skip(bool) external;
+}
 
 /// @dev The oracle's side of the coordinator doubles (MockVRFCoordinator and the upstream-like ones some
 /// attack tests write): deliver the words derived from `seed` to a request's consumer.
@@ -159,5 +165,33 @@ abstract contract VrfAppealsAttackFixture is AppealsFixture, VrfAttackFixture {
             address[] memory list = _roundAuditors(sid, r);
             if (list.length != 0) settlement.settleBatch(sid, r, list);
         }
+    }
+}
+
+/// @notice Outside reviews 11 and 12's appeal set-up on VRF: no canaries, 12 tier-1 auditors of 1,000 TRUST,
+/// the default VRF source (3 confirmations, timeout 400) which the appeal module may also request from, and
+/// a finalized session of `n` correct PASS segments whose appeal window is open. The oracle's delivery
+/// block is the test's to pick (`_deliver`).
+abstract contract VrfNoCanaryAppealsFixture is VrfAppealsAttackFixture {
+    event log_named_uint(string key, uint256 val);
+    event log_named_decimal_uint(string key, uint256 val, uint256 decimals);
+
+    function _appealParams() internal pure virtual override returns (IAppealModule.AppealParams memory p) {
+        p = super._appealParams();
+        p.canaryRateBps = 0;
+    }
+
+    function _setUpVrf() internal {
+        _deployAppeals();
+        _addAuditors(1, 12, STAKE);
+        _nextEpoch();
+        _useVrf(address(appeals));
+    }
+
+    /// @dev A session of `n` tier-1 segments, drawn and voted PASS on VRF, its appeal window open.
+    function _finalizedOnVrf(uint256 n) internal returns (uint256 sid) {
+        sid = _open(_uniform(n, 1), FEE);
+        _commitCanaries(sid, new bytes32[](0));
+        _finalizeRound0OnVrf(sid);
     }
 }
