@@ -68,6 +68,7 @@ MEANINGS: dict[str, str] = {
     "SnapshotUnavailable": "the staking snapshot of the session's epoch is no longer readable",
     "SampleOutOfRange": "the draw value exceeds the snapshot's eligible weight",
     "DuplicateExclusion": "an auditor was excluded twice from one sample",
+    "ExclusionOutOfRange": "an excluded leaf index no sortition tree can have (beyond 4^16 leaves)",
     "NotStaking": "only Staking writes the sortition trees",
     "TreeFull": "the tier's sortition tree has no room for another auditor",
     "WeightOverflow": "a weight does not fit the sortition tree's lanes",
