@@ -110,6 +110,12 @@ contract LookaheadRandomness is IRandomness {
         return delay;
     }
 
+    /// @inheritdoc IRandomness
+    /// @dev `delay`, fixed at deployment: the same for every request.
+    function delayOf(uint256) external view returns (uint256) {
+        return delay;
+    }
+
     /// @notice The block whose hash a request uses (0 once its value is fixed, or if unknown).
     function targetBlockOf(uint256 requestId) external view returns (uint256) {
         uint256 word = _requests[requestId];

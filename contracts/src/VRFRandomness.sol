@@ -14,8 +14,10 @@ import {IVRFCoordinatorV2Plus, VRFV2PlusClient} from "./interfaces/IVRFCoordinat
 /// source never delivered: the consumer refunds); a later delivery is ignored with an event, so a
 /// request never leaves `Failed`. There is no `Ready` or `Expired`: nobody has to fix a VRF value.
 /// Only allowed requesters (the session core) may spend the subscription. Each request is one slot:
-/// its deadline while pending, then the value: top bit set, the delivery block in bits 191-254
-/// (`obtainableAt` is that block + 1) and the first word's low 191 bits.
+/// its deadline while pending, then the value: top bit set, the delivery block in bits 191-246
+/// (`obtainableAt` is that block + 1) and the first word's low 191 bits. Bits 247-254 keep, in both
+/// states, the `requestConfirmations` in force at the request (`delayOf`); the value read by consumers
+/// (`fulfil`, `valueOf`, the event) has them cleared, so it is exactly as before they were kept.
 contract VRFRandomness is IRandomness, Ownable2Step {
     /// @dev `VRFCoordinatorV2_5`'s `Reentrant()` selector.
     bytes4 private constant REENTRANT = bytes4(keccak256("Reentrant()"));
@@ -26,6 +28,11 @@ contract VRFRandomness is IRandomness, Ownable2Step {
     /// @dev A pending request's word: its deadline (bits 0-63) and the first block a delivery counts in
     /// (bits 64-127: the request's block plus its confirmations).
     uint256 private constant EARLIEST_SHIFT = 64;
+    /// @dev Either word: the configured confirmations at the request (bits 247-254, <= 200; outside
+    /// review 14: an ending judged with today's `setConfig` moved the refund/forfeit line under a value
+    /// already public).
+    uint256 private constant DELAY_SHIFT = 247;
+    uint256 private constant DELAY_BITS = uint256(type(uint8).max) << DELAY_SHIFT;
     /// @notice Bounds on the settings (the coordinator enforces its own as well).
     uint256 public constant MAX_TIMEOUT_BLOCKS = 1e6;
     uint256 public constant MIN_CALLBACK_GAS = 50_000;
@@ -165,7 +172,8 @@ contract VRFRandomness is IRandomness, Ownable2Step {
         _localOf[coordinatorId] = requestId;
         _coordinatorOf[requestId] = coordinatorId;
         uint256 deadline = block.number + c.timeoutBlocks + (confirmations - c.requestConfirmations);
-        _requests[requestId] = deadline | ((block.number + confirmations) << EARLIEST_SHIFT);
+        _requests[requestId] = deadline | ((block.number + confirmations) << EARLIEST_SHIFT)
+            | (uint256(c.requestConfirmations) << DELAY_SHIFT);
         emit RandomnessRequested(requestId, msg.sender, deadline);
         emit CoordinatorRequest(requestId, coordinatorId);
     }
@@ -189,20 +197,22 @@ contract VRFRandomness is IRandomness, Ownable2Step {
         }
         // The coordinator does not enforce the confirmations on chain: a value delivered before them could
         // be known while a consumer still relies on Pending (the canary commit window; outside review 4).
-        if (block.number < word >> EARLIEST_SHIFT) {
-            emit EarlyFulfilmentIgnored(requestId, word >> EARLIEST_SHIFT);
+        uint256 earliest = uint64(word >> EARLIEST_SHIFT);
+        if (block.number < earliest) {
+            emit EarlyFulfilmentIgnored(requestId, earliest);
             return;
         }
-        bytes32 value = bytes32(FIXED | (block.number << DELIVERY_SHIFT) | (randomWords[0] & RANDOM_MASK));
-        _requests[requestId] = uint256(value);
-        emit RandomnessFulfilled(requestId, value);
+        // Block numbers stay far below 2^56: the delivery block never reaches the delay bits.
+        uint256 value = FIXED | (block.number << DELIVERY_SHIFT) | (randomWords[0] & RANDOM_MASK);
+        _requests[requestId] = value | (word & DELAY_BITS);
+        emit RandomnessFulfilled(requestId, bytes32(value));
     }
 
     /// @inheritdoc IRandomness
     function fulfil(uint256 requestId) external view returns (bytes32 value) {
         uint256 word = _requests[requestId];
         if (word == 0) revert UnknownRequest(requestId);
-        if (word & FIXED != 0) return bytes32(word);
+        if (word & FIXED != 0) return bytes32(word & ~DELAY_BITS);
         if (block.number > uint64(word)) revert RequestFailed(requestId, uint64(word));
         revert NotFulfilled(requestId);
     }
@@ -220,7 +230,7 @@ contract VRFRandomness is IRandomness, Ownable2Step {
     function valueOf(uint256 requestId) external view returns (bytes32) {
         uint256 word = _requests[requestId];
         if (word & FIXED == 0) revert NotFulfilled(requestId);
-        return bytes32(word);
+        return bytes32(word & ~DELAY_BITS);
     }
 
     /// @inheritdoc IRandomness
@@ -231,16 +241,23 @@ contract VRFRandomness is IRandomness, Ownable2Step {
     /// in, and was forfeited). As lookahead's target + 1; consumers draw from this block on.
     function obtainableAt(uint256 requestId) external view returns (uint256) {
         uint256 word = _requests[requestId];
-        return word & FIXED != 0 ? uint64(word >> DELIVERY_SHIFT) + 1 : type(uint256).max;
+        return word & FIXED != 0 ? uint56(word >> DELIVERY_SHIFT) + 1 : type(uint256).max;
     }
 
     /// @inheritdoc IRandomness
     /// @dev The configured `requestConfirmations`: a delivery counts from request + max(confirmations,
     /// w + 1) on (`requestAfter(w)`, w > 0) and is obtainable the block after, so a window w >= confirmations
     /// is obtainable one block later than `IRandomness.minDelay`'s bound (see there). The owner may raise it
-    /// later; consumers check it at each request too.
+    /// later; consumers check it at each request too, and judge a request by its own `delayOf`.
     function minDelay() external view returns (uint256) {
         return _config.requestConfirmations;
+    }
+
+    /// @inheritdoc IRandomness
+    /// @dev The `requestConfirmations` configured when the request was made (kept in its slot, whatever
+    /// `setConfig` did since); 0 for an unknown request.
+    function delayOf(uint256 requestId) external view returns (uint256) {
+        return uint8(_requests[requestId] >> DELAY_SHIFT);
     }
 
     /// @notice The last block in which a delivery of `requestId` counts (0 once fulfilled, or if unknown).

@@ -53,8 +53,15 @@ interface IRandomness {
     /// request with `w >= requestConfirmations` stays Pending through b + w, so it is delivered in b + w + 1
     /// at the earliest and obtainable (`obtainableAt`) in b + w + 2, one block later. A consumer that
     /// must draw on the value while other state is readable (AuditSessions: the opening epoch's snapshot)
-    /// refuses a source whose delay does not fit (outside review 5). May change over time (VRF `setConfig`).
+    /// refuses a source whose delay does not fit (outside review 5). May change over time (VRF `setConfig`):
+    /// a consumer judging a request it already made reads `delayOf` instead.
     function minDelay() external view returns (uint256);
+
+    /// @notice The `minDelay()` in force when request `requestId` was made, fixed with it (lookahead: its
+    /// constant `delay`; VRF: the `requestConfirmations` configured then). A consumer that ends something on
+    /// whether a value was in time (`DrawWindow.inTime`) reads this, so a change of the source's
+    /// configuration after the value was delivered moves nothing (outside review 14).
+    function delayOf(uint256 requestId) external view returns (uint256);
 
     /// @notice The first block in which anyone could obtain the value and use it in a transaction sent after
     /// seeing it: a lookahead source's target + 1 (known from the request on, kept after the value is

@@ -40,7 +40,9 @@ library DrawWindow {
     ) internal view returns (bool) {
         uint256 at = src.obtainableAt(id);
         if (at > readable) return false; // never obtainable (type(uint256).max) or only after the snapshot
-        uint256 delay = src.minDelay();
+        // The delay the request was made with, not today's (outside review 14: VRF's confirmations change
+        // with `setConfig`, which moved the ending of a panel whose value was already public).
+        uint256 delay = src.delayOf(id);
         if (minBlocks > delay) delay = minBlocks;
         uint256 guaranteed = readable > epochEnd + delay + 2 ? readable - epochEnd - delay - 2 : 0;
         // The latency allowance takes at most half of that window, so short epochs keep one (outside

@@ -28,6 +28,10 @@ contract Review15Source {
     function obtainableAt(uint256) external view returns (uint256) {
         return _at;
     }
+
+    function delayOf(uint256) external view returns (uint256) {
+        return minDelay;
+    }
 }
 
 /// @title Review15LatencyAllowanceEatsShortWindows (outside review 15 of d1bac2e, `DrawWindow.LATENCY_BLOCKS`)

@@ -16,6 +16,8 @@ contract ScriptedRandomness is IRandomness {
     uint256 public lastMinBlocks;
     /// @notice What `minDelay` reports (the test sets it; requests are answered by hand regardless).
     uint256 public minDelay;
+    /// @notice What `minDelay` reported when each request was made (`IRandomness.delayOf`).
+    mapping(uint256 => uint256) public delayOf;
     /// @notice While true, `request`/`requestAfter` revert (a source that stops taking requests).
     bool public refusing;
 
@@ -40,6 +42,7 @@ contract ScriptedRandomness is IRandomness {
         lastMinBlocks = minBlocks;
         requestId = ++requestCount;
         _reqs[requestId].status = RequestStatus.Pending;
+        delayOf[requestId] = minDelay;
     }
 
     /// @dev The value becomes obtainable in this block.
