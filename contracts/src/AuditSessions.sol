@@ -2,21 +2,18 @@
 pragma solidity 0.8.28;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
-import {IERC20Permit} from "@openzeppelin/contracts/token/ERC20/extensions/IERC20Permit.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {Ownable} from "@openzeppelin/contracts/access/Ownable2Step.sol";
 import {IAuditSessions} from "./interfaces/IAuditSessions.sol";
 import {IDrawModule} from "./interfaces/IDrawModule.sol";
 import {IAppealModule} from "./interfaces/IAppealModule.sol";
 import {IPanelHost} from "./interfaces/IPanelHost.sol";
 import {IStaking} from "./interfaces/IStaking.sol";
-import {ISortition} from "./interfaces/ISortition.sol";
 import {IRandomness} from "./interfaces/IRandomness.sol";
 import {PanelKey} from "./libraries/PanelKey.sol";
 import {SegmentWord} from "./libraries/SegmentWord.sol";
-import {DrawWindow} from "./libraries/DrawWindow.sol";
-import {SessionStore} from "./SessionStore.sol";
+import {SessionLifecycle} from "./SessionLifecycle.sol";
+import {SessionOps} from "./SessionOps.sol";
 
 /// @title AuditSessions
 /// @notice The session core: parameter versions, opening (fee, Merkle root, per-segment tier and
@@ -28,23 +25,17 @@ import {SessionStore} from "./SessionStore.sol";
 /// sends the rest to the provider only when nobody could have prevented the end (`Termination`).
 /// The slash coins' randomness is requested when the outcome becomes final (`_onOutcomeFinal`, where
 /// issue 15's appeal window will sit), so no coin exists while anyone can still vote.
+/// The owner's source and parameter changes and the opening run in `SessionOps` by DELEGATECALL on this
+/// contract's storage (issue 12: EIP-170 room, as Staking's `StakingHoldsOps`): each keeps its signature
+/// here, so the ABI is unchanged. The draw, the key publication, the module callbacks (every per-seat
+/// path) and the verdict run here.
 /// Segment leaf (OpenZeppelin StandardMerkleTree, sorted pairs):
 /// `keccak256(bytes.concat(keccak256(abi.encode(uint256 index, string cid, uint8 tier, uint16 weight))))`.
-contract AuditSessions is SessionStore {
+contract AuditSessions is SessionLifecycle {
     using SafeERC20 for IERC20;
-    using SafeCast for uint256;
 
-    /// @notice The protocol token.
-    IERC20 public immutable token;
-    /// @notice Pools, locks, ledgers and reputation.
-    IStaking public immutable staking;
-    /// @notice The snapshot sum trees (epochs, readability).
-    ISortition public immutable sortition;
-    /// @dev The staking epoch length (fixed at Staking's deployment): bounds the canary commit window.
-    uint256 private immutable _epochBlocks;
-    /// @dev `sortition.snapshotReadableUntil(e) - e * epochBlocks` (the ring's span less one block), read once:
-    /// readability is affine in the epoch, so the core computes it without a call.
-    uint256 private immutable _readableSpan;
+    /// @dev The code the cold entry points run (deployed by the constructor).
+    address private immutable _ops;
 
     error ZeroAddress();
     error ModulesAlreadySet();
@@ -66,6 +57,9 @@ contract AuditSessions is SessionStore {
     error RandomnessTooSlow(uint256 delay, uint256 limit);
     /// @notice Too little gas to give the slash-seed request its full `SLASH_REQUEST_GAS`.
     error SlashRequestGas(uint256 left);
+    /// @notice OpenZeppelin SafeCast's error, raised by the opening in `SessionOps` (a request id beyond 56
+    /// bits): declared so that AuditSessions' ABI, which callers decode reverts with, keeps it.
+    error SafeCastOverflowedUintDowncast(uint8 bits, uint256 value);
     /// @notice The draw's randomness is fixed but usable only from block `obtainableAt` (a VRF value in its
     /// delivery block): draw again from that block (the selector is LookaheadRandomness's `TooEarly`).
     error TooEarly(uint256 requestId, uint256 obtainableAt);
@@ -87,7 +81,6 @@ contract AuditSessions is SessionStore {
         uint256 epoch,
         bytes tiersWeights
     );
-    event StatusChanged(uint256 indexed sessionId, Status status);
     event DrawStarted(uint256 indexed sessionId, bytes32 seed, uint256 drawDeadline);
     event DrawCompleted(uint256 indexed sessionId, uint256 auditorCount, uint256 keyDeadline);
     event KeysPublished(
@@ -105,17 +98,7 @@ contract AuditSessions is SessionStore {
     /// @notice The source refused the slash-seed request: the session has no slash seed (every incorrect
     /// vote is slashed, as for an Expired or Failed request).
     event SlashSeedRefused(uint256 indexed sessionId);
-    /// @notice The session ended without a verdict: `reserved` stays in the pool for the drawn seats
-    /// (R each, paid at settlement), `refunded` went to the provider and `forfeited` to the treasury.
-    event SessionTerminated(
-        uint256 indexed sessionId, Termination reason, uint256 refunded, uint256 forfeited, uint256 reserved
-    );
     event PoolRemainderToTreasury(uint256 indexed sessionId, uint256 amount);
-
-    modifier onlyModule(address module) {
-        if (msg.sender != module) revert NotModule(msg.sender);
-        _;
-    }
 
     /// @param token_ The protocol token.
     /// @param staking_ The staking contract.
@@ -130,18 +113,40 @@ contract AuditSessions is SessionStore {
         address treasury_,
         address owner_,
         SessionParams memory params_
-    ) Ownable(owner_) {
+    ) SessionLifecycle(_nonZero(token_, staking_, treasury_), staking_) Ownable(owner_) {
+        treasury = treasury_;
+        address ops = address(new SessionOps(token_, staking_));
+        _ops = ops;
+        // The first source and parameter version, by the code `setRandomness` and `setParams` run.
+        (bool ok, bytes memory ret) =
+            ops.delegatecall(abi.encodeCall(SessionOps.initialize, (randomness_, params_)));
+        if (!ok) {
+            assembly ("memory-safe") {
+                revert(add(ret, 32), mload(ret))
+            }
+        }
+    }
+
+    /// @dev `token_`, once it, `staking_` and `treasury_` are known non-zero (before any call to staking).
+    function _nonZero(IERC20 token_, IStaking staking_, address treasury_) private pure returns (IERC20) {
         if (address(token_) == address(0) || address(staking_) == address(0) || treasury_ == address(0)) {
             revert ZeroAddress();
         }
-        token = token_;
-        staking = staking_;
-        sortition = staking_.sortition();
-        _epochBlocks = sortition.epochBlocks();
-        _readableSpan = sortition.snapshotReadableUntil(1) - _epochBlocks;
-        treasury = treasury_;
-        _addSource(randomness_);
-        _pushParams(params_);
+        return token_;
+    }
+
+    /// @dev Run this call's own calldata (the same function of `SessionOps`) on this contract's storage and
+    /// end the call with its return or revert data. Stubs name their parameters and results (no-op
+    /// statements) so that AuditSessions' ABI stays what the callers decode.
+    function _forward() private {
+        address ops = _ops;
+        assembly {
+            calldatacopy(0, 0, calldatasize())
+            let ok := delegatecall(gas(), ops, 0, calldatasize(), 0, 0)
+            returndatacopy(0, 0, returndatasize())
+            if iszero(ok) { revert(0, returndatasize()) }
+            return(0, returndatasize())
+        }
     }
 
     // ------------------------------------------------------------------ owner
@@ -159,13 +164,17 @@ contract AuditSessions is SessionStore {
     }
 
     /// @notice Publish a new parameter version (applies to sessions opened from now on).
-    function setParams(SessionParams calldata params_) external onlyOwner {
-        _pushParams(params_);
+    /// @dev Run in `SessionOps` (only the owner).
+    function setParams(SessionParams calldata params_) external {
+        params_;
+        _forward();
     }
 
     /// @notice Change the randomness source for sessions opened from now on (open ones keep theirs).
-    function setRandomness(IRandomness source) external onlyOwner {
-        _addSource(source);
+    /// @dev Run in `SessionOps` (only the owner).
+    function setRandomness(IRandomness source) external {
+        source;
+        _forward();
     }
 
     /// @notice Change the treasury.
@@ -185,33 +194,6 @@ contract AuditSessions is SessionStore {
         _unpause();
     }
 
-    function _addSource(IRandomness source) private {
-        if (address(source) == address(0)) revert ZeroAddress();
-        if (_sources.length > type(uint8).max) revert TooManySources();
-        if (_params.length != 0) _checkDelay(source, _params[_params.length - 1].canaryCommitBlocks);
-        _sources.push(source);
-        emit RandomnessSourceChanged(_sources.length - 1, address(source));
-    }
-
-    function _pushParams(SessionParams memory p) private {
-        if (!_validParams(p)) revert InvalidParams();
-        _checkDelay(_sources[_sources.length - 1], p.canaryCommitBlocks);
-        _params.push(p);
-        emit ParamsChanged(_params.length - 1, p);
-    }
-
-    /// @dev The one rule for a source and a canary window: `max(source.minDelay(), window) <= epochBlocks`.
-    /// A draw value is then obtainable by `open + epochBlocks + 1` (VRF with a window of at least its
-    /// confirmations: + 2, `IRandomness.minDelay`), and the shortest readability after an opening is
-    /// `2 * epochBlocks` (an epoch's last block), so every session keeps an epoch less one block (two) to be
-    /// drawn in (outside reviews 4 and 5: a slower source or window left accepted sessions undrawable).
-    /// The window's half stays InvalidParams (a parameter error); the source's is RandomnessTooSlow.
-    function _checkDelay(IRandomness source, uint256 window) private view {
-        if (window > _epochBlocks) revert InvalidParams();
-        uint256 delay = source.minDelay();
-        if (delay > _epochBlocks) revert RandomnessTooSlow(delay, _epochBlocks);
-    }
-
     // ------------------------------------------------------------------- open
 
     /// @notice Open a session; the fee is pulled with transferFrom (approve first). There is no
@@ -220,16 +202,21 @@ contract AuditSessions is SessionStore {
     /// @param tiersWeights 3 bytes per segment: tier (uint8), weight (uint16 big-endian).
     /// @param fee Tokens paid; 80% funds the audit pool, 20% goes to the treasury.
     /// @return sessionId The new session's id (from 1).
+    /// @dev Run in `SessionOps` (after the pause check there).
     function openSession(bytes32 merkleRoot, bytes calldata tiersWeights, uint256 fee)
         external
-        whenNotPaused
         returns (uint256 sessionId)
     {
-        return _open(merkleRoot, tiersWeights, fee);
+        merkleRoot;
+        tiersWeights;
+        fee;
+        sessionId;
+        _forward();
     }
 
     /// @notice Open a session paying the fee with an EIP-2612 permit (no approval transaction).
     /// @dev A permit that fails (e.g. front-run) is ignored if the allowance already suffices.
+    /// Run in `SessionOps` (after the pause check there).
     function openSessionWithPermit(
         bytes32 merkleRoot,
         bytes calldata tiersWeights,
@@ -238,96 +225,16 @@ contract AuditSessions is SessionStore {
         uint8 v,
         bytes32 r,
         bytes32 s
-    ) external whenNotPaused returns (uint256 sessionId) {
-        try IERC20Permit(address(token)).permit(msg.sender, address(this), fee, deadline, v, r, s) {} catch {}
-        return _open(merkleRoot, tiersWeights, fee);
-    }
-
-    function _open(bytes32 merkleRoot, bytes calldata tw, uint256 fee) private returns (uint256 sessionId) {
-        uint256 n = tw.length / 3;
-        if (n == 0 || n > MAX_SEGMENTS || tw.length % 3 != 0 || merkleRoot == bytes32(0)) {
-            revert InvalidSegments();
-        }
-        if (fee > type(uint96).max) revert FeeTooHigh(fee);
-        uint256 version = _params.length - 1;
-        SessionParams storage p = _params[version];
-        sessionId = ++_sessionCount;
-        uint256 window = _commitWindow(sessionId, n, p.canaryCommitBlocks);
-        uint256 totalSeats = _storeSegments(PanelKey.keyOf(sessionId, 0), tw, n, p);
-        uint256 pool = fee * AUDIT_POOL_BPS / BPS;
-        uint256 required = totalSeats * p.reward;
-        if (pool < required) revert FeeTooLow(pool, required);
-        Session storage s = _sessions[sessionId];
-        s.provider = msg.sender;
-        s.status = Status.Created;
-        s.paramsVersion = uint16(version);
-        s.segmentCount = uint16(n);
-        s.merkleRoot = merkleRoot;
-        s.pool = uint96(pool);
-        s.totalSeats = uint16(totalSeats);
-        _requestDraw(s, window);
-        _emitOpened(sessionId, s, fee, tw);
-        token.safeTransferFrom(msg.sender, address(this), fee);
-        if (fee > pool) token.safeTransfer(treasury, fee - pool);
-    }
-
-    /// @dev Pin the source and the snapshot epoch; ask for a draw randomness unknown for `minBlocks` blocks.
-    /// The source's delay may have grown since `setRandomness` (VRF `setConfig`): an opening whose value
-    /// could not be obtained while its snapshot is readable reverts, so nothing is paid for a session that
-    /// can never be drawn (outside review 5). The VRF window case's extra block (`IRandomness.minDelay`) is
-    /// not counted: window <= epochBlocks <= left - epochBlocks covers it whenever epochBlocks >= 2 (VRF
-    /// v2.5 asks at least 3 confirmations, <= epochBlocks).
-    function _requestDraw(Session storage s, uint256 minBlocks) private {
-        uint256 sourceIndex = _sources.length - 1;
-        IRandomness source = _sources[sourceIndex];
-        s.source = uint8(sourceIndex);
-        uint256 epoch = block.number / _epochBlocks + 1; // ISortition.epochOf
-        s.epoch = uint32(epoch);
-        uint256 delay = source.minDelay();
-        if (delay < minBlocks) delay = minBlocks;
-        uint256 left = _readableUntil(epoch) - block.number; // >= 2 * epochBlocks
-        if (delay >= left) revert RandomnessTooSlow(delay, left - 1);
-        s.drawRequest = source.requestAfter(minBlocks).toUint56();
-    }
-
-    function _emitOpened(uint256 sessionId, Session storage s, uint256 fee, bytes calldata tw) private {
-        emit SessionOpened(
-            sessionId,
-            s.provider,
-            s.merkleRoot,
-            s.segmentCount,
-            s.totalSeats,
-            fee,
-            s.pool,
-            s.paramsVersion,
-            s.drawRequest,
-            s.epoch,
-            tw
-        );
-        emit StatusChanged(sessionId, Status.Created);
-    }
-
-    function _storeSegments(uint256 key, bytes calldata tw, uint256 n, SessionParams storage p)
-        private
-        returns (uint256 totalSeats)
-    {
-        uint256 word = 0;
-        uint16[3] memory fixedWeight = p.tierWeight;
-        uint8[3] memory seats = p.seatsPerTier;
-        for (uint256 i = 0; i < n; ++i) {
-            uint256 tier = uint8(tw[3 * i]);
-            uint256 weight = (uint256(uint8(tw[3 * i + 1])) << 8) | uint8(tw[3 * i + 2]);
-            if (tier > 2) revert InvalidTier(i, tier);
-            if (weight == 0 || (fixedWeight[tier] != 0 && weight != fixedWeight[tier])) {
-                revert InvalidWeight(i, weight);
-            }
-            totalSeats += seats[tier];
-            word |= SegmentWord.encode(tier, weight) << SegmentWord.shiftOf(i);
-            if (i & 7 == 7 || i == n - 1) {
-                _segWords[key][SegmentWord.wordOf(i)] = word;
-                word = 0;
-            }
-        }
+    ) external returns (uint256 sessionId) {
+        merkleRoot;
+        tiersWeights;
+        fee;
+        deadline;
+        v;
+        r;
+        s;
+        sessionId;
+        _forward();
     }
 
     // ------------------------------------------------------------------- draw
@@ -621,77 +528,6 @@ contract AuditSessions is SessionStore {
             finalize(sessionId);
         }
         return s.status;
-    }
-
-    function _sync(uint256 sessionId, Session storage s) private {
-        Status st = s.status;
-        if (st == Status.Created) {
-            IRandomness.RequestStatus r = _sources[s.source].status(s.drawRequest);
-            // Expired or Failed (the last two statuses), or past the snapshot's last readable block whatever
-            // the value (one fixed in time but never drawn on included): `advance` alone ends every lapsed
-            // session, paused or not (outside review 6). `_endUndrawn` keeps the refund/forfeit decision.
-            if (r >= IRandomness.RequestStatus.Expired || block.number > _readableUntil(s.epoch)) {
-                _endUndrawn(
-                    sessionId,
-                    s,
-                    r == IRandomness.RequestStatus.Expired
-                        ? Termination.RandomnessMissed
-                        : Termination.SnapshotUnavailable
-                );
-            }
-        } else if (st == Status.Drawing) {
-            if (s.drawnSeats != s.totalSeats) {
-                // Left short past its deadline: abandoned if the randomness was in time (anyone could have
-                // finished the draw), else a late oracle's short window, refunded (`DrawWindow`, review 12).
-                if (block.number > s.drawDeadline) _endUndrawn(sessionId, s, Termination.DrawAbandoned);
-            } else if (block.number > s.keyDeadline) {
-                _terminate(sessionId, s, Status.Expired, Termination.KeysWithheld);
-            }
-        } else if (st == Status.KeysPublished || st == Status.Commit) {
-            if (block.number > s.commitDeadline) _setStatus(sessionId, s, Status.Reveal);
-        }
-    }
-
-    /// @dev End a session whose draw never started or was left short. RandomnessFailed (refund after R per
-    /// drawn seat) when its randomness was not in time (`DrawWindow.inTime`): obtainable only after the
-    /// snapshot's last readable block, never (a VRF timeout), or too late to leave the guaranteed draw
-    /// window. Whether it is in time was fixed before any seed existed (lookahead: target + 1, fixed at
-    /// opening, always in time) or by the oracle alone (VRF), so it re-rolls nothing.
-    /// `inTime` (forfeit) otherwise: the value left the window and nobody drew, or nobody finished.
-    function _endUndrawn(uint256 sessionId, Session storage s, Termination inTime) private {
-        uint256 epoch = s.epoch;
-        SessionParams storage p = _params[s.paramsVersion];
-        bool ok = DrawWindow.inTime(
-            _sources[s.source],
-            s.drawRequest,
-            _readableUntil(epoch),
-            epoch * _epochBlocks - 1,
-            p.drawBlocks,
-            p.canaryCommitBlocks
-        );
-        _terminate(sessionId, s, Status.Expired, ok ? inTime : Termination.RandomnessFailed);
-    }
-
-    /// @dev The last block in which the snapshot of `epoch` is readable (`ISortition.snapshotReadableUntil`).
-    function _readableUntil(uint256 epoch) private view returns (uint256) {
-        return epoch * _epochBlocks + _readableSpan;
-    }
-
-    /// @dev End without a verdict: keep R per drawn seat for its auditor, refund or forfeit the rest.
-    function _terminate(uint256 sessionId, Session storage s, Status to, Termination why) private {
-        uint256 reserved = uint256(_params[s.paramsVersion].reward) * s.drawnSeats;
-        uint256 rest = s.pool - reserved;
-        s.pool = uint96(reserved);
-        s.termination = why;
-        _setStatus(sessionId, s, to);
-        bool refund = why == Termination.RandomnessFailed || why == Termination.DrawFailed;
-        emit SessionTerminated(sessionId, why, refund ? rest : 0, refund ? 0 : rest, reserved);
-        if (rest != 0) token.safeTransfer(refund ? s.provider : treasury, rest);
-    }
-
-    function _setStatus(uint256 sessionId, Session storage s, Status to) private {
-        s.status = to;
-        emit StatusChanged(sessionId, to);
     }
 
     /// @dev A module's panel: the session brought up to date. Only round 0 exists until issue 15.
