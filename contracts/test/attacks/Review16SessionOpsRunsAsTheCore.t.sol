@@ -28,8 +28,9 @@ import {IRandomness} from "../../src/interfaces/IRandomness.sol";
 /// Severity: none (regression test).
 /// How it can fail: a state variable added to AuditSessions only (or SessionOps only) moves a slot and
 /// `test_OpeningPinsTheCoresEpochAndEnding` / `test_OpsOwnStorageStaysEmpty` read wrong values; SessionOps
-/// built from another staking (immutables) fails "epoch pinned as the core computes it"; `onlyOwner` or
-/// `whenNotPaused` dropped from SessionOps fails `test_DelegatedChecksKeepTheCoresRevertData`; `_forward`
+/// built from another staking (immutables) fails "epoch pinned as the core computes it"; `onlyOwner` dropped
+/// from `SessionOps.setParams` and `whenNotPaused` from `openSession` (tried together, reverted) fails
+/// `test_DelegatedChecksKeepTheCoresRevertData` (`next call did not revert as expected`); `_forward`
 /// by CALL instead of DELEGATECALL reverts NotCore everywhere.
 /// Command: scripts/forge test --match-path 'contracts/test/attacks/Review16SessionOpsRunsAsTheCore*' -vv
 contract Review16SessionOpsRunsAsTheCore is StakingFixture {

@@ -30,11 +30,13 @@ interface VmReview16Bits {
 /// bit 0, `obtainableAt` wraps). 2^56 blocks are 5.7e8 years at 4 blocks/s: unreachable, noted only
 /// (`uint256(uint56(..)) + 1` would remove the panic).
 /// Severity: none (regression test).
-/// How it can fail: dropping `& ~DELAY_BITS` in `valueOf`/`fulfil` fails "bits 247-254 clear"; storing the
-/// request's own `confirmations` instead of `c.requestConfirmations` fails "delayOf: configured" whenever
-/// `minBlocks + 1 > requestConfirmations`; reading `uint64(word >> DELIVERY_SHIFT)` in `obtainableAt` fails
-/// "obtainableAt"; `word >> EARLIEST_SHIFT` untruncated in `rawFulfillRandomWords` ignores every delivery
-/// ("delivered").
+/// How it can fail: dropping `& ~DELAY_BITS` in `valueOf` (tried, reverted) fails the fuzz test (`valueOf: the
+/// pre-f635524 layout`, first run) and `test_DeliveryInBlock2pow56Minus2ReadsBack` (`bits 247-254 clear: 456 !=
+/// 256`); storing the request's own `confirmations` instead of `c.requestConfirmations` fails "delayOf:
+/// configured" whenever `minBlocks + 1 > requestConfirmations`; reading `uint64(word >> DELIVERY_SHIFT)` in
+/// `obtainableAt` fails "obtainableAt"; an untruncated `word >> EARLIEST_SHIFT` in `rawFulfillRandomWords`
+/// ignores every delivery ("delivered"). The same run confirmed Review14's mutation claim: `DrawWindow` reading
+/// `src.minDelay()` again fails its two named tests (`3 != 2`, `2 != 3`) and its fuzz test (first run).
 /// Command: scripts/forge test --match-path 'contracts/test/attacks/Review16VrfDelayBits*' -vv
 contract Review16VrfDelayBitsLeaveTheValue is TestBase {
     uint256 internal constant FIXED = 1 << 255;
