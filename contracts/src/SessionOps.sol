@@ -96,6 +96,10 @@ contract SessionOps is SessionLifecycle {
     function _addSource(IRandomness source) private {
         if (address(source) == address(0)) revert ZeroAddress();
         if (_sources.length > type(uint8).max) revert TooManySources();
+        // Every ending reads the delay a request was made with (`DrawWindow.inTime`): a source without
+        // `delayOf` (an adapter written to the older interface) would strand each lapsed session pinned to
+        // it, so it is refused here (outside review 16: `advance` reverted and the pool stayed in the core).
+        source.delayOf(0);
         if (_params.length != 0) _checkDelay(source, _params[_params.length - 1].canaryCommitBlocks);
         _sources.push(source);
         emit RandomnessSourceChanged(_sources.length - 1, address(source));

@@ -241,7 +241,7 @@ contract VRFRandomness is IRandomness, Ownable2Step {
     /// in, and was forfeited). As lookahead's target + 1; consumers draw from this block on.
     function obtainableAt(uint256 requestId) external view returns (uint256) {
         uint256 word = _requests[requestId];
-        return word & FIXED != 0 ? uint56(word >> DELIVERY_SHIFT) + 1 : type(uint256).max;
+        return word & FIXED != 0 ? uint256(uint56(word >> DELIVERY_SHIFT)) + 1 : type(uint256).max;
     }
 
     /// @inheritdoc IRandomness

@@ -7,11 +7,6 @@ import {IRandomness} from "../../src/interfaces/IRandomness.sol";
 import {LookaheadRandomness} from "../../src/LookaheadRandomness.sol";
 import {AuditSessions} from "../../src/AuditSessions.sol";
 
-/// @dev The cheatcode TestBase's `Vm` does not declare.
-interface VmReview16Legacy {
-    function skip(bool) external;
-}
-
 /// @dev A source built against IRandomness as it was before f635524 (no `delayOf`): every other entry point,
 /// forwarded to a LookaheadRandomness so it behaves exactly as the shipped local source. Stands for an
 /// adapter deployed before the interface grew (a VRFRandomness already on a testnet, a third-party adapter).
@@ -76,6 +71,8 @@ contract Review16LegacySource {
 /// (Falling back to `minDelay()` on a failing `delayOf` in `DrawWindow` would reopen outside review 14.)
 /// The test passes under either fix (refused at `setRandomness`, or the lapsed session ends).
 /// Mutation: un-skipped on 8c2c336 it fails (`advance reverts on the accepted source`).
+/// Fixed: `SessionOps._addSource` calls `source.delayOf(0)`, so such a source is refused by `setRandomness`
+/// (and by the constructor) before any session can be pinned to it.
 /// Command: scripts/forge test --match-path 'contracts/test/attacks/Review16SourceWithoutDelayOf*' -vv
 contract Review16SourceWithoutDelayOfStrandsEndings is StakingFixture {
     event log_named_uint(string key, uint256 val);
@@ -109,8 +106,7 @@ contract Review16SourceWithoutDelayOfStrandsEndings is StakingFixture {
 
     /// @notice No source the core accepts can strand a lapsed session: either the legacy source is refused,
     /// or the session pinned to it ends.
-    function test_AcceptedSourceNeverStrandsALapsedSession_KNOWN() public {
-        VmReview16Legacy(address(vm)).skip(true);
+    function test_AcceptedSourceNeverStrandsALapsedSession() public {
         Review16LegacySource legacy = new Review16LegacySource(RANDOMNESS_DELAY);
         vm.prank(owner);
         (bool accepted,) = address(sessions)

@@ -7,11 +7,6 @@ import {VRFRandomness} from "../../src/VRFRandomness.sol";
 import {IVRFCoordinatorV2Plus} from "../../src/interfaces/IVRFCoordinatorV2Plus.sol";
 import {MockVRFCoordinator} from "../mocks/MockVRFCoordinator.sol";
 
-/// @dev The cheatcode TestBase's `Vm` does not declare.
-interface VmReview16Bits {
-    function skip(bool) external;
-}
-
 /// @title Review16VrfDelayBitsLeaveTheValue (outside review 16 of 8c2c336, f635524 `VRFRandomness.delayOf`)
 /// @notice Property (VRFRandomness NatSpec): bits 247-254 of a request's slot keep the `requestConfirmations`
 /// configured at the request "in both states", and "the value read by consumers (`fulfil`, `valueOf`, the
@@ -158,9 +153,8 @@ contract Review16VrfDelayBitsLeaveTheValue is TestBase {
 
     /// @notice INFO boundary: a delivery in block 2^56 - 1 reads back too. Fails on 8c2c336 (un-skipped:
     /// `obtainableAt` panics 0x11, `uint56 + 1` overflows, as `uint64 + 1` did at 2^64 - 1 before f635524);
-    /// unreachable (5.7e8 years), kept skipped.
-    function test_DeliveryInBlock2pow56Minus1ReadsBack_KNOWN() public {
-        VmReview16Bits(address(vm)).skip(true);
+    /// unreachable (5.7e8 years); fixed anyway (`uint256(uint56(..)) + 1` in `obtainableAt`).
+    function test_DeliveryInBlock2pow56Minus1ReadsBack() public {
         uint256 id = _deliveredIn((1 << 56) - 1);
         assertEq(vrf.obtainableAt(id), 1 << 56, "obtainableAt = delivery + 1");
     }
