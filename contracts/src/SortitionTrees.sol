@@ -34,7 +34,8 @@ contract SortitionTrees is ISortition {
         epochBlocks = epochBlocks_;
     }
 
-    /// @notice Set `auditor`'s weight in `tier` (Staking only). `leafPlusOne` is the auditor's cached leaf
+    /// @notice Set `auditor`'s weight in `tier` (Staking only); a weight crossing 0 moves the tier's live
+    /// count (`liveCountAt`). `leafPlusOne` is the auditor's cached leaf
     /// plus one, or 0 to look it up (a leaf is allocated on the first non-zero weight).
     /// @dev Weight changes are announced by Staking's `PoolUpdated` event, so this one emits none.
     /// @return The auditor's leaf plus one (0 while it has none).
@@ -70,6 +71,24 @@ contract SortitionTrees is ISortition {
     /// @inheritdoc ISortition
     function totalWeightAt(uint8 tier, uint256 epoch) external view returns (uint256) {
         return _tree(tier).totalAt(epoch, _epoch());
+    }
+
+    /// @inheritdoc ISortition
+    function liveCountAt(uint8 tier, uint256 epoch) external view returns (uint256) {
+        return _tree(tier).liveAt(epoch, _epoch());
+    }
+
+    /// @inheritdoc ISortition
+    function liveCountAtExcept(uint8 tier, uint256 epoch, address except)
+        external
+        view
+        returns (uint256 live)
+    {
+        SnapshotSumTree.Tree storage tree = _tree(tier);
+        uint256 current = _epoch();
+        live = tree.liveAt(epoch, current);
+        uint256 p = tree.positionOf(except);
+        if (p != 0 && tree.leafWeightAt(p - 1, epoch, current) != 0) --live;
     }
 
     /// @inheritdoc ISortition

@@ -118,23 +118,27 @@ def test_canaries_are_committed_before_the_randomness_and_revealed_only_after_ro
 
 def test_a_draw_refused_by_locked_stake_ends_a_contested_pass_inconclusive_and_refunds_the_bond() -> None:
     """REFUSED (outside review 3): the round's candidates whose stake is locked elsewhere cannot take a
-    seat, the draw fails, and the contested PASS does not survive: INCONCLUSIVE, final, bond back whole."""
-    chain, provider, appellant, auditors = _staked(5)
+    seat, the draw fails, and the contested PASS does not survive: INCONCLUSIVE, final, bond back whole.
+    Charged because admission found 7 live - 1 round-0 seat = 6 >= 2 k_1 eligible (`refusals_charged`)."""
+    chain, provider, appellant, auditors = _staked(7)
     sid = provider.open_session(b"\x05" * 32, [0, 0], [1, 1], 100 * TOKEN).session_id
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
     before = appellant.token_balance(appellant.address)
-    appellant.appeal(sid, [0], 10**30)  # k_1 = 3 seats, 4 candidates (one sat on round 0)
+    quote = appellant.appeal_quote(sid, [0])
+    assert (quote.eligible, quote.refusals_charged) == (6, True)
+    appellant.appeal(sid, [0], 10**30)  # k_1 = 3 seats, 6 candidates (one sat on round 0)
     seg0_r0 = {a for a, s in provider.seats(sid, 0).items() if 0 in s}
     candidates = [a for a in auditors if a not in seg0_r0]
-    for a in candidates[:2]:  # their stake locked elsewhere: 2 candidates left for 3 seats
+    for a in candidates[:4]:  # their stake locked elsewhere: 2 candidates left for 3 seats
         st_ = chain.auditors[a]
         st_.locked = st_.assets
     when_ready(lambda: provider.draw(sid, 16, 1), chain.mine)
     (info,) = provider.rounds(sid)
+    assert info.refusals_charged
     assert info.state == RoundState.REFUSED and info.segments[0].outcome == SegmentOutcome.INCONCLUSIVE
     assert provider.appeal_status(sid).window_ends[0] == 0  # final: no second panel
     assert revert_name(lambda: appellant.appeal(sid, [0], 10**30)) == "SegmentFinal"
-    for a in candidates[:2]:
+    for a in candidates[:4]:
         chain.auditors[a].locked = 0
     status = provider.appeal_status(sid)
     chain.mine(max(status.window_ends) - chain.block + 1)
@@ -187,26 +191,45 @@ def test_a_draw_left_short_past_its_deadline_is_abandoned_and_forfeits_the_bond(
     assert before - appellant.token_balance(appellant.address) == opened.bond == 6 * ISSUE15_PARAMS.reward
 
 
-def test_a_member_who_left_cannot_turn_a_shortage_into_refused() -> None:
-    """Outside review 11: admission counts every member that ever joined the tier, so a round can be
-    admitted that the live members cannot seat; one busy auditor's refusal then must not void the PASS.
-    The failed draw redoes the count with live members (`refusals_decide`): 3 live, 1 on the round-0
-    panel, 2 < k_1 = 3, so the round ends UNFILLABLE, the PASS stands, R per drawn seat is paid."""
+def test_a_member_who_left_no_longer_counts_at_admission() -> None:
+    """Outside review 11, at admission: the tier's members are counted live (weight now, the in-memory
+    chain's snapshot), so a round they cannot seat is refused up front instead of admitted and left to
+    fail: 3 live - k_0 = 2 < k_1 = 3."""
     chain, provider, appellant, auditors = _staked(4)
     sid = provider.open_session(b"\x0b" * 32, [0, 0], [1, 1], 100 * TOKEN).session_id
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
     chain.mine(ISSUE15_PARAMS.canary_reveal_blocks + 1)
+    assert appellant.appeal_quote(sid, [0]).eligible == 3
+    seated = set(provider.seats(sid, 0))
+    gone = next(a for a in auditors if a not in seated)
+    chain.auditors[gone].registered = False  # left the tier: its weight is 0
+    quote = appellant.appeal_quote(sid, [0])
+    assert quote.refusal == "NotEnoughEligibleAuditors" and "2 < k_1 = 3" in (quote.reason or "")
+    assert revert_name(lambda: appellant.appeal(sid, [0], 10**30)) == "NotEnoughEligibleAuditors"
+
+
+def test_refusals_in_a_round_of_fewer_than_2k_eligible_are_not_charged() -> None:
+    """k <= eligible < 2k (4 live - 1 round-0 seat = 3 = k_1): admitted with refusals not charged, so one
+    busy auditor's refusal fails the draw UNFILLABLE, the PASS stands and R per drawn seat is paid."""
+    chain, provider, appellant, auditors = _staked(5)
+    sid = provider.open_session(b"\x0c" * 32, [0, 0], [1, 1], 100 * TOKEN).session_id
+    vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
+    chain.mine(ISSUE15_PARAMS.canary_reveal_blocks + 1)
     seg0_r0 = {a for a, s in provider.seats(sid, 0).items() if 0 in s}
     gone, busy, *_ = [a for a in auditors if a not in seg0_r0]
-    chain.auditors[gone].registered = False  # left the tier: its leaf stays, its weight is 0
-    assert appellant.appeal_quote(sid, [0]).refusal is None  # 4 members - 1 on round 0 >= 3
+    chain.auditors[gone].registered = False
+    quote = appellant.appeal_quote(sid, [0])
+    assert quote.refusal is None and (quote.eligible, quote.refusals_charged) == (3, False)
     before = appellant.token_balance(appellant.address)
     appellant.appeal(sid, [0], 10**30)
+    chain.auditors[gone].registered = True  # back after admission: the flag stays as admitted
     chain.auditors[busy].locked = chain.auditors[busy].assets  # its stake locked elsewhere
+    chain.auditors[gone].locked = chain.auditors[gone].assets
     when_ready(lambda: provider.draw(sid, 16, 1), chain.mine)
     (info,) = provider.rounds(sid)
+    assert not info.refusals_charged
     assert info.state == RoundState.UNFILLABLE and info.segments[0].outcome == SegmentOutcome.PASS
-    chain.auditors[busy].locked = 0
+    chain.auditors[busy].locked = chain.auditors[gone].locked = 0
     status = provider.appeal_status(sid)
     chain.mine(max(status.window_ends) - chain.block + 1)
     provider.advance(sid)

@@ -71,8 +71,8 @@ def test_keys_withheld_at_depth_two_keep_the_decided_fail_on_the_memory_port() -
     assert got == expected_withheld_deeper(ISSUE15_PARAMS)
 
 
-def test_the_node_will_not_pay_for_a_round_the_live_tier_cannot_seat_on_the_memory_port() -> None:
-    chain, provider, appellant, auditors = _memory(4)
+def test_admission_counts_the_live_tier_on_the_memory_port() -> None:
+    chain, provider, appellant, auditors = _memory(7)
     assert unseatable_scenario(provider, appellant, auditors, chain.mine) == expected_unseatable()
 
 
@@ -142,8 +142,6 @@ def test_keys_withheld_at_depth_two_keep_the_decided_fail_on_the_deployed_contra
 
 
 @pytest.mark.chain
-def test_the_node_will_not_pay_for_a_round_the_live_tier_cannot_seat_on_the_deployed_contracts(
-    issue15_devnet: Deployment,
-) -> None:
-    mine, provider, appellant, auditors = _web3(issue15_devnet, 4)
+def test_admission_counts_the_live_tier_on_the_deployed_contracts(issue15_devnet: Deployment) -> None:
+    mine, provider, appellant, auditors = _web3(issue15_devnet, 7)
     assert unseatable_scenario(provider, appellant, auditors, mine) == expected_unseatable()

@@ -61,10 +61,13 @@ def test_refusals_are_named_and_an_admitted_appeal_opens_a_round(net: MemoryNet)
     assert code == 1 and "--segments takes segment indices" in out, out
     code, out = _cli("appeal", str(sid), "--segments", str(wrong))
     assert code == 0 and "a panel of 3 seats" in out and "appeal round 1 opened" in out, out
+    # 3 eligible for 3 seats: sent, with the warning that refusals would not be charged
+    assert "warning: k <= eligible < 2k (k = 3, eligible = 3)" in out and "ends UNFILLABLE" in out, out
 
     net.until(lambda: net.chain.port(address(APPELLANT)).appeal_status(sid).final, what="the end of appeals")
     code, out = _cli("query", str(sid))
     assert code == 0, out
+    assert "lock refusals not charged" in out, out
     assert "appeal round 1 (finalized)" in out and "-> FAIL; overturned" in out, out
     assert "final: the outcome can no longer change" in out, out
     assert f"{address(LAZY)} PASS (WRONG)" in out, out  # the canary that caught the lazy auditor

@@ -85,7 +85,7 @@ def _check(named: list[int], **kw: object) -> object:
     args: dict[str, object] = {
         "seats": SEATS, "appeal": PARAMS, "reward": R, "block": 100, "opens_after": 90, "outcome_final": False,
         "window_ends": [100, 100, 100, 100], "rounds_opened": 2, "running": set(), "canaries": set(),
-        "eligible": lambda i: 50, "members": lambda tier: 60, "seat_cap": 8,
+        "members": lambda tier: 60, "seat_cap": 8,
     }  # fmt: skip
     args.update(kw)
     return check_session_appeal(_session(), named, **args)  # type: ignore[arg-type]
@@ -95,9 +95,10 @@ def test_one_appeal_names_segments_of_one_depth_and_pays_the_sum_of_their_bonds(
     one_tier = [seg(0, panel(0, "PPP", 1)), *_session()[1:]]
     adm = check_session_appeal(one_tier, [0, 1], seats=SEATS, appeal=PARAMS, reward=R, block=100, opens_after=90,
                                outcome_final=False, window_ends=[100] * 4, rounds_opened=2, running=set(),
-                               canaries=set(), eligible=lambda i: 50, members=lambda t: 60,
+                               canaries=set(), members=lambda t: 60,
                                seat_cap=8)  # fmt: skip
     assert adm.round == 3 and adm.depth == 1
+    assert adm.eligible == 60 - 3 and adm.refusals_charged  # 60 live but the provider, round 0's 3 seats
     assert adm.seats == [7, 7] and adm.bonds == [7 * R, 7 * R] and adm.bond == 14 * R
     deeper = _check([2])
     assert deeper.depth == 2 and deeper.seats == [15] and deeper.bond == 15 * R  # type: ignore[attr-defined]
@@ -127,7 +128,7 @@ def test_one_appeal_names_segments_of_one_depth_and_pays_the_sum_of_their_bonds(
             "NoRoundsLeft",
         ),
         ([1], {"window_ends": [100, 99, 100, 100]}, "AppealWindowClosed"),
-        ([1], {"eligible": lambda i: 6}, "NotEnoughEligibleAuditors"),
+        ([1], {"members": lambda tier: 9}, "NotEnoughEligibleAuditors"),  # 9 - k_0 = 6 < k_1 = 7
         ([1], {"max_bond": 7 * R - 1}, "BondAboveLimit"),
     ],
 )
@@ -144,7 +145,7 @@ def test_a_round_above_the_seat_cap_uses_at_most_half_of_what_the_tier_can_seat(
     def check(n: int, members: int = 12) -> list[int]:
         return check_session_appeal(segs, list(range(n)), seats=SEATS, appeal=PARAMS, reward=R, block=100,
                                     opens_after=90, outcome_final=False, window_ends=[100] * 14, rounds_opened=0,
-                                    running=set(), canaries=set(), eligible=lambda i: 9,
+                                    running=set(), canaries=set(),
                                     members=lambda t: members, seat_cap=8).seats  # fmt: skip
 
     assert check(8) == [7] * 8  # no more segments than the cap: an auditor may sit on each

@@ -1,25 +1,23 @@
-"""Outside review 15 of 7cd4068: the multi-segment clause of `refusals_decide` and the node's warning.
+"""Outside review 15 of 7cd4068 (defender-side churn), under the admission-time rule that replaced the
+draw-time re-judging: whether a round's refusals are charged no longer depends on how many segments
+it names.
 
-Property: a failed appeal draw naming several segments is charged with its refusals (REFUSED, a
-contested PASS voided) only if `live >= earlier_seats + k` (`DrawModule._decisiveRefusals`); the
-node (`live_shortfall`, `AppealQuote.unseatable`, `LiveTierTooSmall` unless --force) warns before
-paying in exactly the cases where a refusal on some named segment would not be charged, and
-appealing the segments one per round then keeps every refusal charged.
+Property: `check_session_appeal` counts the tier's live members (weight in the round's snapshot, the
+provider excluded), subtracts every earlier seat (k_0 + ... + k_{d-1}, live or departed: a lower
+bound on who is free) and stores `refusals_charged = eligible >= 2k`; a round of several segments
+within the seat cap gets the same admission and the same flag as each of its segments alone, so the
+review-15 gap (a 2-segment round UNFILLABLE where each segment alone was REFUSED) and the node's
+"appeal them one per round" advice are gone.
 
-Attack (defender side, measured): the clause counts every earlier-panel seat, live or gone, so an
-earlier auditor who LEAVES before the appeal's snapshot lowers `live` without lowering the bar.  Two
-wrong PASS segments at depth 1 (k_0 = 3, k_1 = 7, earlier seats 3), both round-0 panels the
-provider's friends (6 accounts), 9 other live members of which the defender holds 3.  The 6 leave
-before the snapshot: live 9 < 3 + 7, so the 2-segment round's draw, failed by the defender's 3
-refusals (9 - 3 < 7), ends UNFILLABLE (both PASS final, the appellant pays R per drawn seat); before
-7cd4068 it ended REFUSED.  Each segment appealed alone ends REFUSED (9 - 0 >= 7).  The node warns the
-2-segment round (live 9 < 10: "appeal them one per round") and not the single rounds, so an honest
-appellant using it is not exposed.  The gap is the departed earlier seats: live in
-[max_i live_earlier_i + k, earlier_seats + k).
-Left (INFO): the warning names the FIRST failing segment only, so "appeal them one per round" can be
-shown for a round where another segment is unseatable even alone (its own quote then warns again).
-Mutation (tried, reverted): `live_shortfall` not passing `earlier_seats` to `refusals_decide` fails all
-four tests here (measured: 4 failed; 4 passed unmutated).
+Attack (defender side, measured on review 15's tier): two wrong PASS segments at depth 1 (k_0 = 3,
+k_1 = 7, earlier seats 3), the provider's 6 friends on their round-0 panels, 9 other live members of
+which the defender holds 3.  Under 7cd4068 the 6 leaving before the snapshot made the 2-segment round
+UNFILLABLE on the defender's 3 refusals and each segment alone REFUSED.  Now: live 9 -> eligible 6 <
+7, every appeal of them is refused up front (NotEnoughEligibleAuditors, nothing paid); live 10..16 ->
+admitted, refusals not charged (a failed draw ends UNFILLABLE, the PASS stands, R per drawn seat kept;
+the node warns); live >= 17 -> eligible >= 14 = 2k, charged (REFUSED, the PASS voided).  The leaving
+friends still lower the live count without lowering the earlier-seat bar: that is the price of a
+count the appellant can read before paying.
 Command: PYTHONPATH=src .venv/bin/pytest tests/consensus/test_review15_multi_segment_churn.py -q
 """
 
@@ -27,106 +25,60 @@ from __future__ import annotations
 
 import itertools
 
-from trustnode.consensus.appeal_admission import earlier_seats, live_shortfall, refusals_decide
-from trustnode.consensus.appeals import panel_seats
+from tests.consensus.test_appeal_rounds import R, panel, seg
+from trustnode.consensus.appeal_admission import check_session_appeal, eligible_auditors, refusals_charged
+from trustnode.consensus.appeals import AppealParams, AppealRefused, SegmentRecord, panel_seats
+from trustnode.models.enums import SegmentOutcome as O
+from trustnode.models.enums import Tier
 
 
-def _charged(live: int, sat: list[int], k: int, seat_cap: int, before: int) -> list[bool]:
-    """Per named segment: a failed draw failing on it, with a refusal, ends REFUSED."""
-    total = k * len(sat)
-    return [
-        refusals_decide(
-            1,
-            live_members=live,
-            earlier=s,
-            seats=k,
-            segments=len(sat),
-            total_seats=total,
-            seat_cap=seat_cap,
-            earlier_seats=before,
+def _segments(n: int, k0: int, depth: int) -> list[SegmentRecord]:
+    """n segments of one tier whose last panel (depth - 1) decided PASS."""
+    out = []
+    for i in range(n):
+        panels = [panel(0, "P" * k0, 100 * i, k0=k0)]
+        panels += [
+            panel(d, "P" * panel_seats(k0, d), 100 * i + 10 * d, O.FAIL, k0=k0, depth=d)
+            for d in range(1, depth)
+        ]
+        out.append(seg(i, *panels, tier=Tier.LLM))
+    return out
+
+
+def _admit(live: int, n: int, k0: int = 3, depth: int = 1, cap: int = 4) -> str | bool:
+    """The refusal's name, or whether the admitted round's refusals are charged."""
+    segs = _segments(n, k0, depth)
+    try:
+        adm = check_session_appeal(
+            segs, list(range(n)), seats=(k0, k0, k0), appeal=AppealParams(appeal_blocks=10, max_rounds=4),
+            reward=R, block=100, opens_after=90, outcome_final=False, window_ends=[100] * n, rounds_opened=0,
+            running=set(), canaries=set(), members=lambda tier: live, seat_cap=cap,
         )  # fmt: skip
-        for s in sat
-    ]
+    except AppealRefused as exc:
+        return exc.name
+    return adm.refusals_charged
 
 
 def test_defender_churn_two_segments() -> None:
-    k0, depth, seat_cap = 3, 1, 4
-    k = panel_seats(k0, depth)
-    before = earlier_seats(k0, depth)
-    assert (k, before) == (7, 3)
-    friends_a = {f"a{i}" for i in range(3)}
-    friends_b = {f"b{i}" for i in range(3)}
-    others = {f"o{i}" for i in range(9)}  # o0..o2 the defender's
-    live = others  # the 6 round-0 friends left before the appeal's snapshot
-    defender_refusers = 3
-    assert len(live) - defender_refusers < k, "3 refusals fail the draw"
-    # Two segments in one round: not charged, UNFILLABLE, the PASS stands.
-    assert _charged(len(live), [0, 0], k, seat_cap, before) == [False, False]
-    # Each alone: charged, REFUSED, the PASS voided.
-    assert _charged(len(live), [0], k, seat_cap, before) == [True]
-    # Before 7cd4068 (no earlier-seats clause) the round was charged.
-    assert _charged(len(live), [0, 0], k, seat_cap, 0) == [True, True]
-    # The node warns the round and not the single ones.
-    msg = live_shortfall([k, k], [friends_a, friends_b], live=live, seat_cap=seat_cap, earlier_seats=before)
-    assert msg is not None and "one per round" in msg
-    for group in (friends_a, friends_b):
-        assert live_shortfall([k], [group], live=live, seat_cap=seat_cap, earlier_seats=before) is None
+    figures = {live: (_admit(live, 2), _admit(live, 1)) for live in (9, 10, 16, 17)}
+    assert figures == {
+        9: ("NotEnoughEligibleAuditors", "NotEnoughEligibleAuditors"),
+        10: (False, False),
+        16: (False, False),
+        17: (True, True),
+    }
 
 
-def _cases():  # type: ignore[no-untyped-def]
-    for k0, depth, seat_cap, n in itertools.product((1, 2, 3), (1, 2), (1, 2, 3), (1, 2, 3)):
-        k = panel_seats(k0, depth)
-        before = earlier_seats(k0, depth)
-        for live in range(0, before + k + 3):
-            for sat in itertools.product(range(0, min(before, live) + 1), repeat=n):
-                yield k, before, seat_cap, live, list(sat)
-
-
-def _sets(live: int, sat: list[int]) -> tuple[set[str], list[set[str]]]:
-    members = {f"m{i}" for i in range(live)}
-    ordered = sorted(members)
-    return members, [set(ordered[:s]) | {f"gone{j}" for j in range(3)} for s in sat]
-
-
-def test_node_warns_exactly_when_a_refusal_would_not_be_charged() -> None:
+def test_within_the_seat_cap_a_round_is_admitted_and_charged_as_each_segment_alone() -> None:
     checked = 0
-    for k, before, seat_cap, live, sat in _cases():
-        members, earlier = _sets(live, sat)
-        msg = live_shortfall([k] * len(sat), earlier, live=members, seat_cap=seat_cap, earlier_seats=before)
-        assert (msg is None) == all(_charged(live, sat, k, seat_cap, before)), (
-            k,
-            before,
-            seat_cap,
-            live,
-            sat,
-        )
-        checked += 1
-    assert checked > 1000
-
-
-def test_one_per_round_advice_keeps_the_failing_segment_charged() -> None:
-    """Whenever the node advises one per round for segment i, segment i alone is charged (and warns not)."""
-    advised = 0
-    for k, before, seat_cap, live, sat in _cases():
-        members, earlier = _sets(live, sat)
-        msg = live_shortfall([k] * len(sat), earlier, live=members, seat_cap=seat_cap, earlier_seats=before)
-        if msg is None or "one per round" not in msg:
+    for k0, depth, cap, n in itertools.product((1, 2, 3), (1, 2), (1, 2, 3, 4), (1, 2, 3)):
+        if n > cap:
             continue
-        advised += 1
-        i = next(j for j, ok in enumerate(_charged(live, sat, k, seat_cap, before)) if not ok)
-        assert _charged(live, [sat[i]], k, seat_cap, before) == [True]
-        assert (
-            live_shortfall([k], [earlier[i]], live=members, seat_cap=seat_cap, earlier_seats=before) is None
-        )
-    assert advised > 0
-
-
-def test_advice_can_hide_an_unseatable_neighbour() -> None:
-    """INFO: segment 1 fails only the multi-segment clause, segment 2 is unseatable even alone; the
-    message advises one per round (segment 2's own quote then warns again)."""
-    k, before, seat_cap = 7, 3, 4
-    members, earlier = _sets(9, [0, 3])
-    msg = live_shortfall([k, k], earlier, live=members, seat_cap=seat_cap, earlier_seats=before)
-    assert msg is not None and "one per round" in msg
-    alone = live_shortfall([k], [earlier[1]], live=members, seat_cap=seat_cap, earlier_seats=before)
-    assert alone is not None and "none of its panels" in alone
+        k = panel_seats(k0, depth)
+        for live in range(0, 3 * (k + k0) + 3):
+            assert _admit(live, n, k0, depth, cap) == _admit(live, 1, k0, depth, cap)
+            eligible = eligible_auditors(live, k0, depth)
+            want = "NotEnoughEligibleAuditors" if eligible < k else refusals_charged(eligible, k)
+            assert _admit(live, n, k0, depth, cap) == want
+            checked += 1
+    assert checked > 500

@@ -90,6 +90,10 @@ interface IAppealModule is IPanelHost {
         /// The draw failed after sampled auditors refused their stake locks (status Cancelled): see
         /// `AppealResult.Refused`.
         bool refused;
+        /// Fixed at admission: a failed draw with lock refusals ends REFUSED only if set, i.e. if each named
+        /// segment's eligible auditors (live in the round's snapshot, not the provider, minus every earlier
+        /// panel's seats) were at least twice its seats; else it ends UNFILLABLE (`Quote.refusalsCharged`).
+        bool refusalsCharged;
     }
 
     /// @notice One segment's appeal history (an unappealed segment reads depth 0, lastRound 0).
@@ -137,6 +141,10 @@ interface IAppealModule is IPanelHost {
         uint256 totalSeats;
         /// k_depth of each named segment, in the order given.
         uint256[] seats;
+        /// Whether refusals would be charged: eligible >= 2 k_depth (`AppealMath.refusalsCharged`). If not,
+        /// a draw that fails, refusals or not, ends UNFILLABLE: the contested outcomes stand and are final
+        /// and the appellant pays R per drawn seat (a thin tier stays appealable, at that risk).
+        bool refusalsCharged;
     }
 
     // --------------------------------------------------------------- refusals (appeal_admission.check_appeal order)
@@ -148,7 +156,8 @@ interface IAppealModule is IPanelHost {
     error NotEnoughEligibleAuditors(uint256 sessionId, uint256 segment, uint256 eligible, uint256 needed);
     error BondAboveLimit(uint256 bond, uint256 maxBond);
     /// @notice The round names more segments than the seat cap and more seats than half of what the tier's
-    /// members can seat under it (`capacity` = members * seatCap / 2): appeal fewer segments per round.
+    /// live members (weight in the round's snapshot, the provider excluded) can seat under it (`capacity` =
+    /// members * seatCap / 2): appeal fewer segments per round.
     error PanelTooLarge(uint256 sessionId, uint256 seats, uint256 capacity);
     /// @notice The round's randomness is fixed but usable only from block `obtainableAt` (a VRF value in its
     /// delivery block): draw again from that block (the selector is LookaheadRandomness's `TooEarly`).

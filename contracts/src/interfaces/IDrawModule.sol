@@ -33,8 +33,8 @@ interface IDrawModule {
         /// @dev Lock refusals over the whole panel, every segment and call, that the failure is charged
         /// with (0 unless `failed`): a failure after refusals is not the snapshot's own lack of auditors
         /// (refusing early segments can push the others onto the seat cap), so the core refunds nothing
-        /// (no re-roll by refusing). An appeal panel (round > 0) is charged only if the tier's live members
-        /// could have seated it (`DrawModule._decisiveRefusals`), else 0 (UNFILLABLE).
+        /// (no re-roll by refusing). The appeal module charges an appeal panel (round > 0) with them only if
+        /// its admission found the honest-majority margin (`IAppealModule.Round.refusalsCharged`).
         uint256 lockRefusals;
     }
 

@@ -21,6 +21,15 @@ interface ISortition {
     /// @notice Total weight of `tier` at the start of `epoch` (reverts `SnapshotUnavailable` if unreadable).
     function totalWeightAt(uint8 tier, uint256 epoch) external view returns (uint256);
 
+    /// @notice Leaves of `tier` with non-zero weight at the start of `epoch`: the members a draw from that
+    /// snapshot can sample, one per account whatever its stake (reverts `SnapshotUnavailable` if unreadable).
+    /// @dev Kept by `setWeight` (a weight crossing 0) and versioned like the total weight.
+    function liveCountAt(uint8 tier, uint256 epoch) external view returns (uint256);
+
+    /// @notice `liveCountAt(tier, epoch)` without `except` if its leaf has weight at the start of `epoch`
+    /// (the appeal admission's live members, the session's provider excluded).
+    function liveCountAtExcept(uint8 tier, uint256 epoch, address except) external view returns (uint256);
+
     /// @notice Weight of leaf `leaf` of `tier` at the start of `epoch` (0 beyond the last leaf).
     function leafWeightAt(uint8 tier, uint256 epoch, uint256 leaf) external view returns (uint256);
 

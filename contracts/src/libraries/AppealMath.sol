@@ -28,6 +28,19 @@ library AppealMath {
         return ((k0 + 1) << depth) - 1;
     }
 
+    /// @notice k_0 + ... + k_{depth-1}: the seats of a segment's panels before depth `depth`
+    /// (sum of 2^j (k_0 + 1) - 1 over j < depth).
+    function earlierSeats(uint256 k0, uint256 depth) internal pure returns (uint256) {
+        return ((uint256(1) << depth) - 1) * (k0 + 1) - depth;
+    }
+
+    /// @notice Whether a failed draw of a round whose segments each have `eligible` auditors for `k` seats
+    /// is charged with its lock refusals (REFUSED): only with an honest-majority margin, `eligible >= 2 k`,
+    /// so the draw fails only if more than `eligible - k >= k`, i.e. more than half of them, refused.
+    function refusalsCharged(uint256 eligible, uint256 k) internal pure returns (bool) {
+        return eligible >= 2 * k;
+    }
+
     /// @notice Bond per segment of a panel of depth r >= 1: k_r * R * multiplierBps / 10000.
     function minBond(uint256 k0, uint256 depth, uint256 reward, uint256 multiplierBps)
         internal

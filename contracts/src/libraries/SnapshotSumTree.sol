@@ -19,6 +19,9 @@ pragma solidity 0.8.28;
 /// leaf indices and the leaf -> member map are stable and the same for every snapshot. When the tree
 /// grows a level, the new top node receives the old top's whole history folded into its lane 0, so a
 /// walk from the current top reads every readable snapshot correctly.
+/// Live count: the number of leaves with non-zero weight is kept as a node of its own (key 0, "level 0",
+/// which no tree level uses), versioned exactly like the others, so the count at the start of a recent
+/// epoch is read as its total weight is (`liveAt`). `setAt` moves it when a leaf's weight crosses 0.
 library SnapshotSumTree {
     /// @notice Versions kept per node: the start of epoch e is readable while current < e + RING.
     uint256 internal constant RING = 3;
@@ -32,6 +35,8 @@ library SnapshotSumTree {
     uint256 private constant MAX_DEPTH = 16;
     /// @dev Exclusion lists up to this long are checked for repeats pairwise; longer ones with a hash set.
     uint256 private constant PAIRWISE_MAX = 16;
+    /// @dev The live-count node's key (`_key(0, 0)`: tree levels start at 1); its ring versions follow.
+    uint256 private constant LIVE_KEY = 0;
 
     /// @notice A leaf weight or a sum would not fit in a lane.
     error WeightOverflow();
@@ -137,6 +142,12 @@ library SnapshotSumTree {
     /// @notice Leaf index of `member` plus one (0 if it has none); callers may cache it for `setAt`.
     function positionOf(Tree storage tree, address member) internal view returns (uint256) {
         return tree.positionPlusOne[member];
+    }
+
+    /// @notice Leaves with non-zero weight at the start of `epoch` (current epoch `current`).
+    function liveAt(Tree storage tree, uint256 epoch, uint256 current) internal view returns (uint256) {
+        checkReadable(epoch, current);
+        return _nodeAt(tree, LIVE_KEY, epoch);
     }
 
     /// @notice Number of leaves ever allocated (members with weight 0 included).
@@ -299,7 +310,10 @@ library SnapshotSumTree {
                 uint256 key = _key(level, index >> 2);
                 uint256 slot = tree.nodes[key];
                 uint256 shift = (index & 3) * LANE_BITS;
-                if ((slot >> shift) & LANE_MAX == value) return;
+                uint256 old = (slot >> shift) & LANE_MAX;
+                if (old == value) return;
+                // The leaf's weight crosses 0 (level 1 only: above it `value` is a sum).
+                if (level == 1 && (old == 0) != (value == 0)) _moveLive(tree, value != 0, tagBits, epoch);
                 if (_tag(slot) != epoch) {
                     tree.nodes[key + 1 + (epoch % RING)] = (slot & LANES_MASK) | tagBits;
                 }
@@ -311,6 +325,18 @@ library SnapshotSumTree {
                 index >>= 2;
             }
         }
+    }
+
+    /// @dev One more (`up`) or one fewer leaf with non-zero weight, versioned like a node.
+    function _moveLive(Tree storage tree, bool up, uint256 tagBits, uint256 epoch) private {
+        uint256 slot = tree.nodes[LIVE_KEY];
+        if (_tag(slot) != epoch) tree.nodes[LIVE_KEY + 1 + (epoch % RING)] = (slot & LANES_MASK) | tagBits;
+        uint256 count = slot & LANES_MASK;
+        // A leaf loses its weight only after gaining it: the count never goes below 0.
+        unchecked {
+            count = up ? count + 1 : count - 1;
+        }
+        tree.nodes[LIVE_KEY] = count | tagBits;
     }
 
     /// @dev Add levels on top while leaf `index` does not fit under the current top node. The new top's

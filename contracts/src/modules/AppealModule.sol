@@ -62,14 +62,18 @@ contract AppealModule is AppealStore {
         rd.segmentCount = uint16(segments.length);
         rd.bond = uint96(q.bond);
         rd.totalSeats = uint16(q.totalSeats);
-        rd.epoch = uint32(block.number / _epochBlocks + 1); // ISortition.epochOf
+        rd.epoch = uint32(_epochNow());
+        rd.refusalsCharged = q.refusalsCharged;
         rd.drawRequest = uint56(core.sourceOf(sessionId).request());
         bytes memory list = new bytes(2 * segments.length);
         for (uint256 i = 0; i < segments.length; ++i) {
             uint256 seg = segments[i];
             _openSegment(sessionId, key, round, seg);
-            list[2 * i] = bytes1(uint8(seg >> 8));
-            list[2 * i + 1] = bytes1(uint8(seg));
+            // i < segments.length, a calldata length: 2 i + 1 cannot overflow.
+            unchecked {
+                list[2 * i] = bytes1(uint8(seg >> 8));
+                list[2 * i + 1] = bytes1(uint8(seg));
+            }
         }
         emit AppealOpened(
             sessionId, round, msg.sender, q.depth, q.bond, q.totalSeats, rd.drawRequest, rd.epoch, list
@@ -116,7 +120,10 @@ contract AppealModule is AppealStore {
         }
         uint256[] memory canaries = _canaryBits(sessionId);
         q.seats = new uint256[](segments.length);
-        uint256 firstTier = 0;
+        // One round names segments of one tier (`_checkOne`): the first one's (an invalid first segment
+        // reverts in the loop before the count is used).
+        uint256 firstTier = SegmentWord.tier(_lane0(sessionId, segments[0]));
+        uint256 members = _members(uint8(firstTier), s.provider);
         for (uint256 i = 0; i < segments.length; ++i) {
             uint256 seg = segments[i];
             if (seg >= n) revert InvalidSegment(sessionId, seg);
@@ -124,21 +131,22 @@ contract AppealModule is AppealStore {
             if (canaries.length != 0 && (canaries[seg >> 8] >> (seg & 255)) & 1 == 1) {
                 revert SegmentIsCanary(sessionId, seg);
             }
-            uint256 tier = _checkOne(sessionId, seg, i, q, c, p, s.provider, firstTier);
-            if (i == 0) firstTier = tier;
+            _checkOne(sessionId, seg, i, q, c, p, members, firstTier);
         }
         // The seat cap binds only when a round names more segments than it: then the round's seats may
-        // use at most half of what the tier's members can seat, so that the cap ends its draw only if more
-        // than half of them refuse (a failed draw with any refusal is REFUSED; outside review 9).
+        // use at most half of what the tier's live members can seat, so that the cap ends its draw only if
+        // more than half of them refuse (outside review 9).
         if (segments.length > c.seatCap) {
-            uint256 capacity = _members(uint8(firstTier), s.provider) * c.seatCap / 2;
+            uint256 capacity = members * c.seatCap / 2;
             if (q.totalSeats > capacity) revert PanelTooLarge(sessionId, q.totalSeats, capacity);
         }
     }
 
     /// @dev The per-segment checks of `_check`, adding the segment's seats and bond to `q`. One round names
     /// segments of one depth and one tier: a refusal in one tier's panel ends the whole round REFUSED, so
-    /// mixing tiers would let a thin tier's refusals void a thick tier's outcomes (outside review 6).
+    /// mixing tiers would let a thin tier's refusals void a thick tier's outcomes (outside review 6). So
+    /// every segment of a round has the same `eligible` and `k`, and the round's `refusalsCharged` is one
+    /// test, decided here at admission and never redone at the draw.
     function _checkOne(
         uint256 sessionId,
         uint256 seg,
@@ -146,12 +154,12 @@ contract AppealModule is AppealStore {
         Quote memory q,
         IAuditSessions.SessionParams memory c,
         AppealParams memory p,
-        address provider,
+        uint256 members,
         uint256 firstTier
-    ) private view returns (uint256 tier) {
+    ) private view {
         uint256 w = _seg[sessionId][seg];
         uint256 d = AppealWord.depth(w);
-        tier = SegmentWord.tier(_lane0(sessionId, seg));
+        uint256 tier = SegmentWord.tier(_lane0(sessionId, seg));
         if (i == 0) q.depth = d + 1;
         else if (d + 1 != q.depth) revert MixedDepths(sessionId, seg);
         else if (tier != firstTier) revert MixedTiers(sessionId, seg);
@@ -162,31 +170,30 @@ contract AppealModule is AppealStore {
         if (block.number > windowEnd) revert AppealWindowClosed(sessionId, seg, windowEnd);
         uint256 k0 = c.seatsPerTier[tier];
         uint256 k = AppealMath.panelSeats(k0, d + 1);
-        uint256 eligible = _eligible(uint8(tier), k0, d, provider);
+        // Auditors of the tier who can sit on the segment's next panel: the live members (the provider
+        // excluded) minus k_0 + ... + k_d, as if every earlier-panel auditor were still live (one who left
+        // lowers the live count only, so a provider's round-0 accounts cannot veto by leaving).
+        uint256 taken = AppealMath.earlierSeats(k0, d + 1);
+        uint256 eligible = members > taken ? members - taken : 0;
         if (eligible < k) revert NotEnoughEligibleAuditors(sessionId, seg, eligible, k);
+        q.refusalsCharged = AppealMath.refusalsCharged(eligible, k);
         q.seats[i] = k;
-        q.totalSeats += k;
+        // At most 63 seats per segment, segments bounded by calldata: no overflow.
+        unchecked {
+            q.totalSeats += k;
+        }
         q.bond += AppealMath.minBond(k0, d + 1, c.reward, p.appealBondMultiplierBps);
     }
 
-    /// @dev Auditors of the tier who sat on none of the segment's d + 1 panels, the provider excluded: the
-    /// tier's leaves (every member that ever joined it) minus k_0 + ... + k_d minus the provider's leaf.
-    /// An upper bound on who can serve (a leaf may have no stake now): a draw that still runs out of
-    /// eligible weight ends UNFILLABLE, even after refusals, unless the live members it then counts could
-    /// have seated it (`DrawModule._decisiveRefusals`, outside review 11).
-    function _eligible(uint8 tier, uint256 k0, uint256 d, address provider) private view returns (uint256) {
-        uint256 taken = 0;
-        for (uint256 j = 0; j <= d; ++j) {
-            taken += AppealMath.panelSeats(k0, j);
-        }
-        uint256 members = _members(tier, provider);
-        return members > taken ? members - taken : 0;
+    /// @dev The tier's live members but the provider: leaves with weight in the snapshot a round appealed now
+    /// draws from (the start of the current epoch, final already: `Round.epoch`), one per account.
+    function _members(uint8 tier, address provider) private view returns (uint256) {
+        return sortition.liveCountAtExcept(tier, _epochNow(), provider);
     }
 
-    /// @dev The tier's leaves (every member that ever joined it) but the provider's.
-    function _members(uint8 tier, address provider) private view returns (uint256) {
-        (bool isMember,) = sortition.leafOf(tier, provider);
-        return sortition.leafCount(tier) - (isMember ? 1 : 0);
+    /// @dev The current epoch (`ISortition.epochOf(block.number)`): an appeal's snapshot epoch.
+    function _epochNow() private view returns (uint256) {
+        return block.number / _epochBlocks + 1;
     }
 
     // ------------------------------------------------------------------------------ rounds
@@ -213,7 +220,10 @@ contract AppealModule is AppealStore {
             // Refused (outside review 3): a draw that sampled auditors' lock refusals failed is nobody's
             // provable fault - the contested outcome's defender may hold the refusing accounts - so it
             // ends like a withheld round (a contested PASS never survives it), the bond refunded whole.
-            if (r.lockRefusals != 0) rd.refused = true;
+            // Only if admission found the honest-majority margin (`refusalsCharged`: eligible >= 2 k, so
+            // more than half of the eligible refused); else UNFILLABLE (outside reviews 11, 13 and 15: the
+            // appellant's own minimum-stake account made one busy auditor's refusal decisive).
+            rd.refused = r.lockRefusals != 0 && rd.refusalsCharged;
             _end(sessionId, round, rd, IAuditSessions.Status.Cancelled);
         } else if (r.drawnSeats == rd.totalSeats) {
             uint256 keyDeadline = block.number + _coreParams(sessionId).keyBlocks;
@@ -406,8 +416,10 @@ contract AppealModule is AppealStore {
             for (uint256 i = w << 3; i < (w + 1) << 3; ++i) {
                 uint256 laneValue = SegmentWord.lane(word, i);
                 if (SegmentWord.weight(laneValue) == 0) continue;
-                outcomes[j++] =
-                    bytes1(uint8(_endSegment(sessionId, i, laneValue, decided, asWithheld, window)));
+                outcomes[j] = bytes1(uint8(_endSegment(sessionId, i, laneValue, decided, asWithheld, window)));
+                unchecked {
+                    ++j; // j < count
+                }
             }
         }
     }

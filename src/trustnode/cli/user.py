@@ -278,7 +278,8 @@ def print_appeals(view: Any) -> None:
             console.print(f"  appeal window not open yet{opens}", highlight=False)
     for r in view.rounds:
         console.print(
-            f"  appeal round {r.round} ({r.state}): by {r.appellant}, bond {r.bond} TRUST, depth {r.depth}",
+            f"  appeal round {r.round} ({r.state}): by {r.appellant}, bond {r.bond} TRUST, depth {r.depth}, "
+            f"lock refusals {'charged' if r.refusals_charged else 'not charged'}",
             highlight=False,
         )
         for s in r.segments:

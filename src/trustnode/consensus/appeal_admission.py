@@ -34,9 +34,9 @@ def check_appeal(
     it would add.
 
     `window_end`: last block of the window open now (`first_window`, `window_after_round`).
-    `eligible`: auditors of the segment's tier who sat on none of its panels (the provider
-    excluded) - fewer than k_d and the appeal is refused up front, so no round ever starts that
-    cannot be seated.  The bond is exactly `min_bond`; `max_bond` is the appellant's own limit.
+    `eligible`: auditors of the segment's tier who can sit on its new panel (`eligible_auditors`)
+    - fewer than k_d and the appeal is refused up front, so no round starts that its snapshot's
+    live members cannot seat.  The bond is exactly `min_bond`; `max_bond` is the appellant's own limit.
     """
     d = len(seg.panels)
     last = seg.panels[-1]
@@ -60,12 +60,10 @@ def check_appeal(
 
 
 def check_capacity(segments: int, seats: int, *, members: int, seat_cap: int) -> None:
-    """A round naming more segments than the seat cap may use at most half of what the tier's
+    """A round naming more segments than the seat cap may use at most half of what the tier's live
     members (the provider excluded) can seat under it, so that the cap fails its draw only if more
-    than half of them refuse: a failed draw with any refusal ends REFUSED (bonds back, a contested
-    PASS voided), and a round sized at the tier's edge would let one busy honest auditor's refusal
-    void every PASS it names (outside review 9).  With no more segments than the cap, an auditor
-    can sit on every one of them, so only the per-segment count (`check_appeal`) binds."""
+    than half of them refuse (outside review 9).  With no more segments than the cap, an auditor can
+    sit on every one of them, so only the per-segment count (`check_appeal`) binds."""
     capacity = members * seat_cap // 2
     if segments > seat_cap and seats > capacity:
         raise AppealRefused(
@@ -75,83 +73,33 @@ def check_capacity(segments: int, seats: int, *, members: int, seat_cap: int) ->
 
 
 def earlier_seats(k0: int, depth: int) -> int:
-    """k_0 + ... + k_{depth-1}: the seats of a segment's panels before its panel of `depth`."""
+    """k_0 + ... + k_{depth-1}: the seats of a segment's panels before its panel of `depth`
+    (`AppealMath.earlierSeats`)."""
     return sum(panel_seats(k0, j) for j in range(depth))
 
 
-def refusals_decide(
-    refusals: int,
-    *,
-    live_members: int,
-    earlier: int,
-    seats: int,
-    segments: int,
-    total_seats: int,
-    seat_cap: int,
-    earlier_seats: int = 0,
-) -> bool:
-    """Whether a failed appeal draw is charged with its lock refusals (REFUSED: bond back, a
-    contested PASS voided) rather than ending UNFILLABLE (the outcome stands, R per drawn seat).
-
-    Admission counts leaves, which stay after their member left, so a round can be admitted that
-    the tier's live members cannot seat (outside review 11); a refusal must not turn that shortage
-    into REFUSED.  A failed draw has excluded every member with snapshot weight, so the draw module
-    knows them all and redoes the admission checks with them (`DrawModule._decisiveRefusals`):
-    `live_members` (the provider excluded) minus the `earlier` live members who sat on an earlier
-    panel of the failing segment must cover its `seats`; a round naming more `segments` than the
-    seat cap must fit `total_seats` in half of what the live members can seat; and, since REFUSED
-    ends every named segment but only the failing one was counted, a round of several segments
-    needs `live_members >= earlier_seats + seats`, `earlier_seats` being k_0 + ... + k_{d-1}: every
-    segment seatable even with all its earlier panels' auditors still live (outside review 13)."""
-    if refusals == 0 or live_members < earlier + seats:
-        return False
-    if segments > seat_cap and 2 * total_seats > live_members * seat_cap:
-        return False
-    return not (segments > 1 and live_members < earlier_seats + seats)
+def eligible_auditors(members: int, k0: int, depth: int) -> int:
+    """Who can sit on a segment's new panel of `depth` (AppealModule._eligible): the tier's `members`
+    with weight in the round's snapshot (the provider excluded) minus every seat of the segment's
+    earlier panels.  A lower bound on the live members who sat on none of them (an earlier auditor
+    may have left), so an admitted round is seatable by the snapshot unless auditors refuse."""
+    return max(0, members - earlier_seats(k0, depth))
 
 
-def live_shortfall(
-    seats: Sequence[int],
-    earlier: Sequence[Collection[str]],
-    *,
-    live: Collection[str],
-    seat_cap: int,
-    earlier_seats: int = 0,
-) -> str | None:
-    """Why the round's draw, should it fail, would end UNFILLABLE whatever anyone refuses, or None:
-    the tier's live members (weight in the round's snapshot, the provider excluded) cannot seat it,
-    or, for several segments, could not seat them all were every earlier panel's auditor still live
-    (`earlier_seats` = k_0 + ... + k_{d-1}), so a refusal would not be charged.  Admission counts
-    leaves, an upper bound, so it admits such a round; the node checks before paying, with the same
-    test `refusals_decide` applies to a failed draw, per named segment (`seats[i]` its panel,
-    `earlier[i]` who sat on its earlier panels)."""
-    live = set(live)
-    total = sum(seats)
-    for i, (k, before) in enumerate(zip(seats, earlier, strict=True)):
-        sat = len(live & set(before))
-        if refusals_decide(1, live_members=len(live), earlier=sat, seats=k, segments=len(seats),
-                           total_seats=total, seat_cap=seat_cap, earlier_seats=earlier_seats):  # fmt: skip
-            continue
-        if len(live) - sat < k:
-            return (
-                f"named segment {i + 1} of {len(seats)}: {len(live) - sat} live auditors of its tier sat on "
-                f"none of its panels, its new panel needs {k}"
-            )
-        if len(seats) > seat_cap and 2 * total > len(live) * seat_cap:
-            return (
-                f"{total} seats over {len(seats)} segments need {2 * total} seat slots; the tier's "
-                f"{len(live)} live auditors have {len(live) * seat_cap} (seat cap {seat_cap})"
-            )
-        return (
-            f"the tier's {len(live)} live auditors are fewer than {earlier_seats + k} (the earlier panels' "
-            f"{earlier_seats} seats plus {k}): a refusal could not be charged to a round of several "
-            "segments; appeal them one per round"
-        )
-    return None
+def refusals_charged(eligible: int, k: int) -> bool:
+    """Whether a round's failed draw is charged with its lock refusals (REFUSED: bond back, a
+    contested PASS voided) rather than ending UNFILLABLE (the PASS stands, R per drawn seat kept);
+    decided at admission and stored with the round (`Round.refusalsCharged`).
+
+    With `eligible >= 2k` the draw fails only if more than half of the eligible auditors refuse or
+    left after admission, so a refusal is decisive; with `k <= eligible < 2k` a few busy honest
+    auditors (or members leaving) would void a PASS, so refusals are not charged."""
+    return eligible >= 2 * k
 
 
 class Admission(BaseModel):
-    """An admitted appeal: the round it opens, the panels' depth, seats and bonds per named segment."""
+    """An admitted appeal: the round it opens, the panels' depth, seats and bonds per named segment,
+    and whether its failed draw would be charged with lock refusals (stored with the round)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -160,6 +108,10 @@ class Admission(BaseModel):
     segments: list[int]
     seats: list[int]
     bonds: list[int]
+    eligible: int = Field(ge=0, description="`eligible_auditors` of the named segments (one tier, one depth)")
+    refusals_charged: bool = Field(
+        description="`refusals_charged(eligible, k)`: a failed draw with refusals ends REFUSED"
+    )
 
     @property
     def bond(self) -> int:
@@ -180,7 +132,6 @@ def check_session_appeal(
     rounds_opened: int,
     running: Collection[int],
     canaries: Collection[int],
-    eligible: Callable[[int], int],
     members: Callable[[int], int],
     seat_cap: int,
     max_bond: int | None = None,
@@ -191,9 +142,8 @@ def check_session_appeal(
     indices, strictly ascending; `seats`: k_0 per tier; `opens_after`: the canary window's end (None:
     round 0 has not finalized); `window_ends[i]`: the last block of segment i's window;
     `rounds_opened`: appeals so far (the new round is that + 1); `running`: segments with a panel
-    still running (it counts in their depth); `canaries`: revealed canaries; `eligible(i)`: auditors
-    who could sit on segment i's new panel; `members(tier)`: the tier's members but the provider;
-    `seat_cap`: the session's seats per auditor per panel.  Refusals, first match: AppealsDisabled,
+    still running (it counts in their depth); `canaries`: revealed canaries; `members(tier)`: the tier's members with weight in
+    the round's snapshot, the provider excluded (`ISortition.liveCountAt`); `seat_cap`: the session's seats per auditor per panel.  Refusals, first match: AppealsDisabled,
     AppealWindowNotOpen (not finalized), EmptyAppeal, AppealWindowClosed (the outcome is final),
     AppealWindowNotOpen (canary window running), TooManyRounds (round above min(maxRounds * n, 255)),
     then segment by segment InvalidSegment, SegmentsNotAscending, SegmentIsCanary, MixedDepths,
@@ -213,7 +163,7 @@ def check_session_appeal(
         raise AppealRefused("AppealWindowNotOpen", f"appeals open after block {opens_after}")
     if rounds_opened + 1 > min(appeal.max_rounds * len(segments), MAX_ROUND):
         raise AppealRefused("TooManyRounds", "the session has no round left")
-    depth, tier = 0, None
+    depth, tier, eligible = 0, None, 0
     out_seats: list[int] = []
     bonds: list[int] = []
     for j, i in enumerate(named):
@@ -234,8 +184,9 @@ def check_session_appeal(
         if i in running:
             raise AppealRefused("AppealPending", f"segment {i} has a panel running")
         k0 = seats[int(seg.tier)]
+        eligible = eligible_auditors(members(int(seg.tier)), k0, d)
         _, bond = check_appeal(seg, k0=k0, appeal=appeal, reward=reward, block=block, window_end=window_ends[i],
-                               eligible=eligible(i))  # fmt: skip
+                               eligible=eligible)  # fmt: skip
         out_seats.append(panel_seats(k0, d))
         bonds.append(bond)
     if tier is not None:
@@ -243,7 +194,9 @@ def check_session_appeal(
     total = sum(bonds)
     if max_bond is not None and total > max_bond:
         raise AppealRefused("BondAboveLimit", f"the bond is {total}")
-    return Admission(round=rounds_opened + 1, depth=depth, segments=list(named), seats=out_seats, bonds=bonds)
+    charged = refusals_charged(eligible, out_seats[0])
+    return Admission(round=rounds_opened + 1, depth=depth, segments=list(named), seats=out_seats, bonds=bonds,
+                     eligible=eligible, refusals_charged=charged)  # fmt: skip
 
 
 __all__ = [
@@ -251,6 +204,7 @@ __all__ = [
     "check_appeal",
     "check_capacity",
     "check_session_appeal",
-    "live_shortfall",
-    "refusals_decide",
+    "earlier_seats",
+    "eligible_auditors",
+    "refusals_charged",
 ]

@@ -16,8 +16,6 @@ from trustnode.chain.port.types_appeals import AppealOpened, AppealQuote
 from trustnode.chain.units import format_trust
 
 BOND_ABOVE_LIMIT = "BondAboveLimit"
-#: Node-side refusal: the tier's live auditors cannot seat the round (`AppealQuote.unseatable`).
-LIVE_TIER_TOO_SMALL = "LiveTierTooSmall"
 
 
 class AppealRefused(Exception):
@@ -39,33 +37,31 @@ def parse_segments(text: str) -> list[int]:
     return out
 
 
+def refusal_warning(q: AppealQuote) -> str | None:
+    """What the appellant risks when an admitted round's lock refusals are not charged, or None."""
+    if not q.admissible or q.refusals_charged:
+        return None
+    k = q.seats[0] if q.seats else "k"
+    return (
+        f"k <= eligible < 2k (k = {k}, eligible = {q.eligible}): if drawn auditors refuse their locks the round "
+        "ends UNFILLABLE, the PASS stands and R per drawn seat is kept"
+    )
+
+
 def quote(port: ChainPort, session_id: int, segments: Sequence[int]) -> AppealQuote:
     return port.appeal_quote(session_id, sorted(segments))
 
 
 def appeal(
-    port: ChainPort,
-    session_id: int,
-    segments: Sequence[int],
-    max_bond: int | None = None,
-    *,
-    force: bool = False,
+    port: ChainPort, session_id: int, segments: Sequence[int], max_bond: int | None = None
 ) -> tuple[AppealQuote, AppealOpened]:
     """Quote, check, send. `max_bond` None: exactly the quoted bond (the protocol takes no more).
-
-    A round the tier's live auditors cannot seat is admitted by the contract (it counts every
-    leaf) but its draw ends UNFILLABLE, which costs R per drawn seat and changes nothing: refused
-    here unless `force`."""
+    The quote's `refusal_warning` is the caller's to show: the contract refuses every round its
+    snapshot's live members cannot seat (NotEnoughEligibleAuditors, PanelTooLarge), so the node
+    refuses nothing more."""
     q = quote(port, session_id, segments)
     if q.refusal is not None:
         raise AppealRefused(q.refusal, q.reason or q.refusal, q)
-    if q.unseatable is not None and not force:
-        raise AppealRefused(
-            LIVE_TIER_TOO_SMALL,
-            f"{q.unseatable}: the draw would end UNFILLABLE and keep R per drawn seat of the bond "
-            "(send anyway with force / --force)",
-            q,
-        )
     limit = q.bond if max_bond is None else max_bond
     if q.bond > limit:
         raise AppealRefused(

@@ -66,6 +66,10 @@ class RoundView(BaseModel):
     state: str
     deadlines: dict[str, int]
     manifest_cid: str | None
+    refusals_charged: bool = Field(
+        description="Decided at admission (eligible >= 2k): a failed draw with lock refusals ends refused "
+        "(a contested PASS voided, bond back), else unfillable (the PASS stands)."
+    )
     segments: list[RoundSegmentView]
     votes: list[RoundVoteView]
 
@@ -150,6 +154,7 @@ def round_views(port: ChainPort, session_id: int) -> list[RoundView]:
                     "reveal": r.reveal_deadline,
                 },
                 manifest_cid=r.manifest_cid,
+                refusals_charged=r.refusals_charged,
                 segments=segments,
                 votes=_votes(port, session_id, r.round),
             )

@@ -31,7 +31,7 @@ from trustnode.chain.port.types_appeals import (
 from trustnode.chain.protocol import Protocol, SessionStatus
 from trustnode.chain.protocol.models import SessionInfo
 from trustnode.chain.protocol.models_appeals import RoundView
-from trustnode.consensus.appeal_admission import earlier_seats, live_shortfall
+from trustnode.consensus.appeal_admission import eligible_auditors, refusals_charged
 from trustnode.consensus.appeal_resolution import appeal_result, outcome_after_withheld, scoring_outcome
 from trustnode.consensus.appeals import min_bond, panel_seats
 from trustnode.consensus.encoding import SegmentLane
@@ -185,30 +185,28 @@ class AppealOps:
             raise ChainError(
                 f"session {session_id}: the contract quotes a bond of {q.bond}, the rules {sum(bonds)}"
             )
+        eligible = self._eligible(session_id, named[0], q.depth)
+        if refusals_charged(eligible, q.seats[0]) != q.refusals_charged:  # a block between the reads?
+            q = p.appeal_quote(session_id, named)
+            eligible = self._eligible(session_id, named[0], q.depth)
+        if refusals_charged(eligible, q.seats[0]) != q.refusals_charged:
+            raise ChainError(
+                f"session {session_id}: the contract quotes refusals_charged={q.refusals_charged}, the rules "
+                f"{not q.refusals_charged} ({eligible} eligible, k = {q.seats[0]})"
+            )
         return AppealQuote(
             session_id=session_id, segments=named, round=q.round, depth=q.depth, seats=q.seats, bonds=bonds,
-            bond=q.bond, appealable_until=until, unseatable=self._unseatable(session_id, named, q.seats, q.round, q.depth),
+            bond=q.bond, appealable_until=until, eligible=eligible, refusals_charged=q.refusals_charged,
         )  # fmt: skip
 
-    def _unseatable(
-        self, session_id: int, named: Sequence[int], seats: Sequence[int], round: int, depth: int
-    ) -> str | None:
-        """`live_shortfall` from the chain: the tier's members with weight in the current snapshot
-        (the one the round would draw from), the provider excluded, and each named segment's
-        auditors of rounds 0 .. round - 1."""
+    def _eligible(self, session_id: int, segment: int, depth: int) -> int:
+        """`eligible_auditors` of a new panel of `depth` on `segment`, from the chain (AppealModule._eligible):
+        its tier's members live in the snapshot the round would draw from, the provider excluded."""
         p = self.protocol
         info = p.session(session_id)
-        tier = p.segments(session_id)[named[0]].tier
-        live = {to_checksum_address(a) for a in p.snapshot_members(int(tier))} - {
-            to_checksum_address(info.provider)
-        }
-        panels = [self.seats(session_id, r) for r in range(round)]
-        earlier = [
-            {to_checksum_address(a) for s in panels for a, segs in s.items() if i in segs} for i in named
-        ]
-        params = p.params(info.params_version)
-        before = earlier_seats(params.seats_per_tier[int(tier)], depth)
-        return live_shortfall(seats, earlier, live=live, seat_cap=params.seat_cap, earlier_seats=before)
+        tier = int(p.segments(session_id)[segment].tier)
+        k0 = p.params(info.params_version).seats_per_tier[tier]
+        return eligible_auditors(p.live_members(tier, excluding=info.provider), k0, depth)
 
     def appeal(self, session_id: int, segments: Sequence[int], max_bond: int) -> AppealOpened:
         p = self.protocol
@@ -338,6 +336,7 @@ class AppealOps:
                     key_deadline=rv.key_deadline, commit_deadline=rv.commit_deadline,
                     reveal_deadline=rv.reveal_deadline,
                     manifest_cid=str(keys[0]["args"]["manifestCid"]) if keys else None,
+                    refusals_charged=rv.refusals_charged,
                 )
             )  # fmt: skip
         if sa.outcome_final:

@@ -26,12 +26,7 @@ from trustnode.chain.port.types_appeals import (
     RoundInfo,
     RoundSegment,
 )
-from trustnode.consensus.appeal_admission import (
-    Admission,
-    check_session_appeal,
-    earlier_seats,
-    live_shortfall,
-)
+from trustnode.consensus.appeal_admission import Admission, check_session_appeal
 from trustnode.consensus.appeal_resolution import resolve
 from trustnode.consensus.appeals import (
     Appeal,
@@ -41,7 +36,6 @@ from trustnode.consensus.appeals import (
     SegmentRecord,
     Vote,
     first_window,
-    panel_seats,
 )
 from trustnode.consensus.canaries import canary_count, trace_verdict_with_canaries
 from trustnode.consensus.final_settlement import (
@@ -167,25 +161,20 @@ class AppealOps(RoundOps):
             block=self.c.block + 1,  # the block the appeal's transaction would be in
             opens_after=s.canary_end if s.finalized_at else None, outcome_final=s.outcome_final,
             window_ends=s.window_ends or [0] * len(s.tiers), rounds_opened=len(s.rounds), running=running,
-            canaries={c.index for c in s.canaries_revealed},
-            eligible=lambda i: self._eligible_bound(s, i, len(records[i].panels) - 1 + (i in running)),
-            members=lambda tier: self._members(s, tier), seat_cap=p.seat_cap, max_bond=max_bond,
+            canaries={c.index for c in s.canaries_revealed}, members=lambda tier: self._members(s, tier),
+            seat_cap=p.seat_cap, max_bond=max_bond,
         )  # fmt: skip
 
-    def _eligible_bound(self, s: Session, seg: int, depth: int) -> int:
-        """AppealModule's count: the tier's members (leaves are permanent) minus the seats of the
-        segment's panels so far (k_0 + ... + k_depth) minus the provider; an upper bound on who can
-        serve, so a draw can still end UNFILLABLE."""
-        tier = s.tiers[seg]
-        k0 = self.c.params_of(s).seats_per_tier[tier]
-        taken = sum(panel_seats(k0, j) for j in range(depth + 1))
-        return max(0, self._members(s, tier) - taken)
-
     def _members(self, s: Session, tier: int) -> int:
-        """AppealModule._members: the tier's leaves (every member that ever joined) but the provider."""
-        provider = self.c.auditors.get(s.provider)
-        leaves = sum(1 for a in self.c.auditors.values() if a.tier == tier)
-        return leaves - (provider is not None and provider.tier == tier)
+        """AppealModule._members: the tier's members with weight in the round's snapshot
+        (`ISortition.liveCountAt`), the provider excluded.  The in-memory chain keeps no epochs, so
+        "in the snapshot" is "weight now above 0": an auditor who left or unstaked below the minimum
+        counts at once, where the contracts count it from the next epoch."""
+        return sum(
+            1
+            for addr, a in self.c.auditors.items()
+            if addr != s.provider and a.tier == tier and self.c.weight(a) > 0
+        )
 
     def appeal_quote(self, session_id: int, segments: Sequence[int]) -> AppealQuote:
         with self.c.op():
@@ -200,19 +189,10 @@ class AppealOps(RoundOps):
                     session_id=s.id, segments=named, round=len(s.rounds) + 1, depth=depth, seats=[], bonds=[],
                     bond=0, appealable_until=status.appealable_until, refusal=exc.name, reason=str(exc),
                 )  # fmt: skip
-            tier = s.tiers[named[0]]
-            live = {
-                addr
-                for addr, a in self.c.auditors.items()
-                if addr != s.provider and a.tier == tier and self.c.weight(a) > 0
-            }
-            earlier = [self.earlier_auditors(s, i, adm.round) for i in named]
-            p = self.c.params_of(s)
-            before = earlier_seats(p.seats_per_tier[tier], adm.depth)
-            short = live_shortfall(adm.seats, earlier, live=live, seat_cap=p.seat_cap, earlier_seats=before)
             return AppealQuote(
                 session_id=s.id, segments=named, round=adm.round, depth=adm.depth, seats=adm.seats,
-                bonds=adm.bonds, bond=adm.bond, appealable_until=status.appealable_until, unseatable=short,
+                bonds=adm.bonds, bond=adm.bond, appealable_until=status.appealable_until, eligible=adm.eligible,
+                refusals_charged=adm.refusals_charged,
             )  # fmt: skip
 
     def appeal(self, session_id: int, segments: Sequence[int], max_bond: int) -> AppealOpened:
@@ -233,6 +213,7 @@ class AppealOps(RoundOps):
                 number=adm.round, appellant=me, depth=adm.depth, segments=named, seats_k=adm.seats,
                 bonds=adm.bonds, appealed=[s.outcomes[i] for i in named], opened_block=tx.block,
                 target=tx.block + self.c.randomness_delay, tally=[[0, 0] for _ in s.tiers],
+                refusals_charged=adm.refusals_charged,
             )  # fmt: skip
             s.rounds.append(rnd)
             s.note("appeal", tx)
@@ -312,5 +293,5 @@ class AppealOps(RoundOps):
             committed_count=sum(v.commitment is not None for v in r.votes.values()),
             revealed_count=sum(v.word is not None for v in r.votes.values()), opened_block=r.opened_block,
             draw_deadline=r.draw_deadline, key_deadline=r.key_deadline, commit_deadline=r.commit_deadline,
-            reveal_deadline=r.reveal_deadline, manifest_cid=r.manifest,
+            reveal_deadline=r.reveal_deadline, manifest_cid=r.manifest, refusals_charged=r.refusals_charged,
         )  # fmt: skip

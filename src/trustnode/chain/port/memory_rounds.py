@@ -6,8 +6,8 @@ named segment, keys by the provider, commit-reveal (`memory_voting`), then the r
 FINALIZED (its quorum outcomes replace the segments' outcomes and a new appeal window opens on
 them while rounds remain), KEYS_WITHHELD (the segments become INCONCLUSIVE, or keep a contested
 FAIL: `outcome_after_withheld`; final), REFUSED (the draw failed after a candidate could not lock
-its stake, and the tier's live members could have seated the round: as KEYS_WITHHELD, bond back
-whole) or UNFILLABLE (the draw ran out or nobody drew in time: the outcomes stand, final).
+its stake, and admission found the round's refusals chargeable, `Round.refusals_charged`: as
+KEYS_WITHHELD, bond back whole) or UNFILLABLE (the draw ran out or nobody drew in time: the outcomes stand, final).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from trustnode.chain.port.types import DrawStep, KeysPublished, NotReady, SeatsD
 from trustnode.chain.port.types_appeals import RoundState
 from trustnode.chain.protocol import SessionParams
 from trustnode.consensus import rules
-from trustnode.consensus.appeal_admission import earlier_seats, refusals_decide
 from trustnode.consensus.appeal_resolution import outcome_after_withheld
 from trustnode.consensus.appeals import PanelStatus, window_after_round
 
@@ -68,39 +67,21 @@ class RoundOps:
         ]
 
     def _round_refused(self, s: Session, rnd: Round, upto: int, p: SessionParams) -> bool:
-        """Whether a draw that failed on the round's segment `upto - 1` ends REFUSED: a candidate of
-        its first `upto` segments could not back a seat (free stake below the lock; counted as
-        `memory_draw` does for round 0, every such candidate rather than only those sampling met),
-        and the refusals decided the failure (`refusals_decide`: the tier's live members could have
-        seated it), as `DrawModule._decisiveRefusals`."""
-        refusals = 0
-        for seg in rnd.segments[:upto]:
-            excluded = self.earlier_auditors(s, seg, rnd.number)
-            for addr, a in self.c.auditors.items():
-                if (
-                    addr != s.provider
-                    and a.tier == s.tiers[seg]
-                    and addr not in excluded
-                    and self.c.weight(a) > 0
-                    and len(rnd.seats.get(addr, [])) < p.seat_cap
-                    and a.assets - a.locked < p.slash_amount
-                ):
-                    refusals += 1
-        failing = rnd.segments[upto - 1]
-        live = {
-            addr
+        """Whether a draw that failed on the round's segment `upto - 1` ends REFUSED: the round's
+        refusals are chargeable (`Round.refusals_charged`, decided at admission) and a candidate of its
+        first `upto` segments could not back a seat (free stake below the lock; counted as
+        `memory_draw` does for round 0, every such candidate rather than only those sampling met)."""
+        if not rnd.refusals_charged:
+            return False
+        return any(
+            addr != s.provider
+            and a.tier == s.tiers[seg]
+            and addr not in self.earlier_auditors(s, seg, rnd.number)
+            and self.c.weight(a) > 0
+            and len(rnd.seats.get(addr, [])) < p.seat_cap
+            and a.assets - a.locked < p.slash_amount
+            for seg in rnd.segments[:upto]
             for addr, a in self.c.auditors.items()
-            if addr != s.provider and a.tier == s.tiers[failing] and self.c.weight(a) > 0
-        }
-        return refusals_decide(
-            refusals,
-            live_members=len(live),
-            earlier=len(live & self.earlier_auditors(s, failing, rnd.number)),
-            seats=rnd.seats_k[upto - 1],
-            segments=len(rnd.segments),
-            total_seats=rnd.total_seats,
-            seat_cap=p.seat_cap,
-            earlier_seats=earlier_seats(p.seats_per_tier[s.tiers[failing]], rnd.depth),
         )
 
     def _draw_round(self, s: Session, number: int, max_seats: int) -> DrawStep:

@@ -161,6 +161,7 @@ class Round:
     status: PanelStatus | None = None
     draw_reputation: dict[str, int] = field(default_factory=dict)
     manifest: str | None = None
+    refusals_charged: bool = False  # decided at admission (`appeal_admission.refusals_charged`)
 
     @property
     def total_seats(self) -> int:

@@ -82,10 +82,15 @@ class AppealQuote(BaseModel):
     appealable_until: int | None = Field(description="last block of the window now open, if any")
     refusal: str | None = None
     reason: str | None = Field(default=None, description="the refusal in words")
-    unseatable: str | None = Field(
+    eligible: int | None = Field(
         default=None,
-        description="why the tier's live auditors cannot seat the round (admission counts every leaf, so "
-        "it admits it): its draw would end UNFILLABLE and cost R per drawn seat; None when they can",
+        description="auditors who can sit on each new panel (`appeal_admission.eligible_auditors`: the "
+        "tier's members with weight in the round's snapshot, the provider and earlier seats excluded)",
+    )
+    refusals_charged: bool = Field(
+        default=False,
+        description="eligible >= 2k: a failed draw with lock refusals ends REFUSED (a contested PASS voided, "
+        "bond back); otherwise it ends UNFILLABLE (the PASS stands, R per drawn seat kept)",
     )
 
     @property
@@ -199,6 +204,10 @@ class RoundInfo(BaseModel):
     commit_deadline: int = 0
     reveal_deadline: int = 0
     manifest_cid: str | None = Field(default=None, description="the round's key manifest, once published")
+    refusals_charged: bool = Field(
+        default=False,
+        description="decided at admission: a failed draw with lock refusals ends REFUSED, else UNFILLABLE",
+    )
 
 
 __all__ = [

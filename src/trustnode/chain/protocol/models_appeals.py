@@ -41,7 +41,8 @@ class AppealModuleParams(_Struct):
 
 class RoundView(_Struct):
     """IAppealModule.Round (status: IAuditSessions.Status; Cancelled = unfillable, or refused when
-    `refused`; Expired = keys withheld, or abandoned when drawn short)."""
+    `refused`; Expired = keys withheld, or abandoned when drawn short; `refusals_charged`: decided at
+    admission, whether a failed draw with lock refusals ends refused rather than unfillable)."""
 
     appellant: str
     status: SessionStatus
@@ -61,6 +62,7 @@ class RoundView(_Struct):
     committed_count: int
     revealed_count: int
     refused: bool
+    refusals_charged: bool
 
 
 class SegmentAppealsView(_Struct):
@@ -111,6 +113,7 @@ class QuoteView(_Struct):
     bond: int
     total_seats: int
     seats: list[int]
+    refusals_charged: bool
 
 
 class CanaryStateView(_Struct):

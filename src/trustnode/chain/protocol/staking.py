@@ -157,16 +157,17 @@ class StakingOps(ProtocolBase):
         epoch = self.current_epoch() if epoch is None else epoch
         return int(self._call(self.sortition.functions.leafWeightAt(tier, epoch, leaf)))
 
-    def snapshot_members(self, tier: int, epoch: int | None = None) -> list[str]:
-        """Members of `tier` with weight in the snapshot "start of `epoch`" (default: the current
-        epoch): the leaves that a draw from it can seat (a leaf stays after its member left)."""
-        epoch = self.current_epoch() if epoch is None else epoch
-        count = int(self._call(self.sortition.functions.leafCount(tier)))
-        return [
-            str(self._call(self.sortition.functions.memberAt(tier, leaf)))
-            for leaf in range(count)
-            if int(self._call(self.sortition.functions.leafWeightAt(tier, epoch, leaf))) > 0
-        ]
+    def live_members(self, tier: int, *, excluding: str, block: int | str = "pending") -> int:
+        """Members of `tier` with weight in the snapshot of the epoch at `block` (a round appealed
+        then draws from it), `excluding` not counted: AppealModule._members, from one
+        `liveCountAt` read and the excluded one's leaf, whatever the tier's size."""
+        sortition = self.sortition.functions
+        epoch = int(self.client.call(sortition.currentEpoch(), block=block))
+        live = int(self.client.call(sortition.liveCountAt(tier, epoch), block=block))
+        exists, leaf = self.client.call(sortition.leafOf(tier, to_checksum_address(excluding)), block=block)
+        if exists and int(self.client.call(sortition.leafWeightAt(tier, epoch, leaf), block=block)) > 0:
+            live -= 1
+        return live
 
     # -- settlement -------------------------------------------------------------------------
 
