@@ -21,8 +21,8 @@ import {IDrawModule} from "../../src/interfaces/IDrawModule.sol";
 /// Measured (`scripts/forge test --match-path 'contracts/test/attacks/Review11LiveCount*' -vv`, 256 runs):
 /// passes. Its review-11 version failed on main 2c2ae4f (every failed draw with a refusal was REFUSED, the dead
 /// leaves included); this version reads `refusalsCharged`, so it was not run on c9c6de4 (which lacks it).
-/// Conversely the review-11 assertion fails on this code (counterexample live 3, dead 2, busy 3, 1 segment,
-/// round-0 auditor leaving: admitted by leaves on c9c6de4, refused up front now; and REFUSED below 2k).
+/// Conversely the review-11 assertion (REFUSED whenever the live tier could seat the round) fails on this code,
+/// as intended: below 2k a failed draw is now UNFILLABLE.
 contract Review11LiveCountDecidesRefusal is NoCanaryAppealsFixture {
     uint256 internal constant K1 = 3;
     uint256 internal constant CAP = 2;
