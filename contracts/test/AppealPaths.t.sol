@@ -49,14 +49,26 @@ contract AppealPathsTest is AppealsFixture {
     }
 
     function test_unfillable_bondPaysDrawnSeats_outcomeStands() public {
-        // 3 of the 12 LLM auditors leave (their leaves stay, at weight 0): the appeal is admitted
-        // (12 leaves - 3 on round 0 = 9 >= 7) but only 9 - 3 = 6 can serve the panel.
-        for (uint256 i = 0; i < 3; ++i) {
-            vm.prank(auditorAddrs[i]);
-            registry.deregister();
-        }
-        _nextEpoch();
+        // 3 of the 9 eligible LLM auditors (12 live - 3 on round 0) are busy elsewhere: the appeal is
+        // admitted (9 >= 7) without the 2k margin (9 < 14: `refusalsCharged` false, review 13), so their
+        // refusals end the draw UNFILLABLE after 6 seats. (Before review 13 this test made 3 auditors leave;
+        // admission now counts live members exactly and refuses that round up front.)
         uint256 sid = _session(0);
+        uint256 made = 0;
+        for (uint256 i = 0; i < auditorAddrs.length && made < 3; ++i) {
+            address a = auditorAddrs[i];
+            uint256[] memory on = drawModule.seatsOf(sid, 0, a);
+            bool onSeg0 = false;
+            for (uint256 j = 0; j < on.length; ++j) {
+                if (on[j] == 0) onSeg0 = true;
+            }
+            if (onSeg0) continue;
+            uint256 free = staking.seatQuote(a).free;
+            vm.prank(address(drawModule));
+            staking.lockSeat(a, 1, uint256(keccak256(abi.encode("busy", a))), free - 7e18, 0);
+            ++made;
+        }
+        assertTrue(!appeals.quote(sid, _segs(0)).refusalsCharged, "eligible 9 < 14: refusals not charged");
         uint256 before = token.balanceOf(appellant);
         uint256 round = _appeal(sid, _segs(0));
         _drawRound(sid, round);

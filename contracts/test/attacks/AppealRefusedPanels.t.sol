@@ -32,7 +32,9 @@ contract AppealRefusedPanels is AppealsFixture {
 
     function setUp() public {
         _deployAppeals();
-        _addAuditors(1, 12, STAKE);
+        // 17 auditors: eligible 17 - 3 = 14 = 2 k_1, so admission charges refusals (`refusalsCharged`;
+        // review 13: with 12, eligible 9 < 14, the same draws end UNFILLABLE, the rule's trade-off).
+        _addAuditors(1, 17, STAKE);
         _nextEpoch();
         token.transfer(provider, 10_000e18);
         vm.prank(provider);

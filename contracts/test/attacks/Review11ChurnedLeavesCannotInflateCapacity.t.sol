@@ -57,39 +57,16 @@ contract Review11ChurnedLeavesCannotInflateCapacity is NoCanaryAppealsFixture {
         }
     }
 
+    /// @notice Review 13's rule: `PanelTooLarge` counts the leaves with weight in the round's snapshot
+    /// (`ISortition.liveCountAt`), so the sybils' dead leaves add no capacity: the 14-segment round (98
+    /// seats) is refused up front against the live 12 x 8 / 2 = 48 (was: admitted against the leaves'
+    /// capacity, then UNFILLABLE at the draw, 450 TRUST = 75 drawn seats x R, every PASS standing).
     function test_DeadLeavesCannotVoidPassesThroughTheCap() public {
         emit log_named_uint("tier-1 leaves", _sortition().leafCount(1));
-        // one honest auditor busy in another session (as Review9): all but 7 TRUST of its free stake locked
-        address busy = auditorAddrs[11];
-        _busyElsewhere(busy, 7e18);
-        uint256 before = token.balanceOf(appellant);
+        vm.expectRevert(abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 98, 48));
+        appeals.quote(sid, _range(SEGMENTS));
         vm.prank(appellant);
-        uint256 round = appeals.appeal(sid, _range(SEGMENTS), type(uint256).max);
-        emit log_named_uint("bond paid", before - token.balanceOf(appellant));
-        _drawRound(sid, round);
-        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
-        emit log_named_uint("seats drawn (of 98)", rd.drawnSeats);
-        assertTrue(rd.status == IAuditSessions.Status.Cancelled, "the draw failed on the cap");
-        assertTrue(!rd.refused, "UNFILLABLE: the live members could not seat the round twice over");
-        _closeAndSettle(sid);
-        emit log_named_uint("appellant net loss", before - token.balanceOf(appellant));
-        assertEq(before - token.balanceOf(appellant), rd.drawnSeats * R, "R per drawn seat");
-        (bool passed, uint256 score,,,) = escrow.verdictOf(sid);
-        emit log_named_uint("trace passed (1/0)", passed ? 1 : 0);
-        emit log_named_uint("trace score bps", score);
-        emit log_named_uint("segment 0 outcome", _outcomeOf(sid, 0));
-        // the sybils' stake comes back after one cooldown
-        vm.warp(block.timestamp + 1 days + 1);
-        uint256 back = 0;
-        for (uint256 i = 0; i < SYBILS; ++i) {
-            address a = vm.addr(0x5B00 + i);
-            vm.prank(a);
-            staking.claimWithdrawal(claims[i]);
-            back += token.balanceOf(a);
-        }
-        emit log_named_uint("sybil stake recovered", back);
-        assertTrue(passed, "the trace still passes");
-        assertEq(score, 10_000, "every PASS stands");
-        assertEq(_outcomeOf(sid, 0), 1, "segment 0 PASS");
+        vm.expectRevert(abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 98, 48));
+        appeals.appeal(sid, _range(SEGMENTS), type(uint256).max);
     }
 }

@@ -53,28 +53,20 @@ contract Review11DeadLeafCannotVoidAPass is NoCanaryAppealsFixture {
         appeals.quote(sid, _segs(0));
     }
 
+    /// @notice Review 13's rule: admission counts the leaves with weight in the round's snapshot
+    /// (`ISortition.liveCountAt`), so the dead leaf no longer gets the appeal admitted at all: the same
+    /// NotEnoughEligibleAuditors (6 < 7) as without it, before any bond (was: admitted, UNFILLABLE at the
+    /// draw, 30 TRUST = 5 drawn seats x R, the PASS standing).
     function test_OneDeadLeafCannotVoidAPass() public {
         _world(true);
-        uint256 before = token.balanceOf(appellant);
-        uint256 round = _appeal(sid, _segs(0));
-        emit log_named_uint("bond paid", before - token.balanceOf(appellant));
-        _drawRound(sid, round);
-        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
-        emit log_named_uint("seats drawn (of 7)", rd.drawnSeats);
-        assertTrue(rd.status == IAuditSessions.Status.Cancelled, "the draw failed");
-        assertTrue(!rd.refused, "UNFILLABLE, not REFUSED: the live tier could not seat the segment");
-        _closeAndSettle(sid);
-        emit log_named_uint("appellant net loss", before - token.balanceOf(appellant));
-        (, uint256 score,,,) = escrow.verdictOf(sid);
-        emit log_named_uint("trace score bps", score);
-        emit log_named_uint("segment 0 outcome", _outcomeOf(sid, 0));
-        vm.warp(block.timestamp + 1 days + 1);
-        address a = vm.addr(0x5B00);
-        vm.prank(a);
-        staking.claimWithdrawal(claim);
-        emit log_named_uint("leaf stake recovered", token.balanceOf(a));
-        assertEq(_outcomeOf(sid, 0), 1, "a PASS the tier could not re-examine stands");
-        assertEq(score, 10_000, "trace score unchanged");
-        assertEq(before - token.balanceOf(appellant), rd.drawnSeats * R, "appellant pays R per drawn seat");
+        vm.expectRevert(
+            abi.encodeWithSelector(IAppealModule.NotEnoughEligibleAuditors.selector, sid, 0, 6, 7)
+        );
+        appeals.quote(sid, _segs(0));
+        vm.prank(appellant);
+        vm.expectRevert(
+            abi.encodeWithSelector(IAppealModule.NotEnoughEligibleAuditors.selector, sid, 0, 6, 7)
+        );
+        appeals.appeal(sid, _segs(0), type(uint256).max);
     }
 }

@@ -19,8 +19,10 @@ import {IDrawModule} from "../../src/interfaces/IDrawModule.sol";
 /// so k_1 = 3), and optionally segment 0's round-0 auditor leaving before the appeal's snapshot (churn: it
 /// lowers the live count; its earlier seat is still subtracted).
 /// Measured (`scripts/forge test --match-path 'contracts/test/attacks/Review11LiveCount*' -vv`, 256 runs):
-/// fails on main 2c2ae4f (every failed draw with a refusal was REFUSED, the dead leaves included) and on
-/// c9c6de4 (counterexample live 3, dead 2, busy 3, 1 segment, leaving: REFUSED with 2 live eligible).
+/// passes. Its review-11 version failed on main 2c2ae4f (every failed draw with a refusal was REFUSED, the dead
+/// leaves included); this version reads `refusalsCharged`, so it was not run on c9c6de4 (which lacks it).
+/// Conversely the review-11 assertion (REFUSED whenever the live tier could seat the round) fails on this code,
+/// as intended: below 2k a failed draw is now UNFILLABLE.
 contract Review11LiveCountDecidesRefusal is NoCanaryAppealsFixture {
     uint256 internal constant K1 = 3;
     uint256 internal constant CAP = 2;

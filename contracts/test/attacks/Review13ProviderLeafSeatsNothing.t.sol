@@ -50,18 +50,14 @@ contract Review13ProviderLeafSeatsNothing is NoCanaryAppealsFixture {
         revert("no such auditor");
     }
 
+    /// @notice Review 13's rule: admission counts live leaves without the provider's (`_members`, via
+    /// `ISortition.liveCountAtExcept`), so the round is refused up front (6 eligible < 7; was: admitted,
+    /// UNFILLABLE at the draw, the PASS standing).
     function test_ProviderLeafAddsNoCapacity() public {
         assertEq(drawModule.seatsOf(sid, 0, provider).length, 0, "the provider sat on no round-0 panel");
-        uint256 round = _appeal(sid, _segs(0));
-        _drawRound(sid, round);
-        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
-        emit log_named_uint("seats drawn (of 7)", rd.drawnSeats);
-        assertTrue(rd.status == IAuditSessions.Status.Cancelled, "the draw failed");
-        assertTrue(!rd.refused, "UNFILLABLE: the provider's live leaf seats nothing");
-        _closeAndSettle(sid);
-        (, uint256 score,,,) = escrow.verdictOf(sid);
-        emit log_named_uint("trace score bps", score);
-        assertEq(_outcomeOf(sid, 0), 1, "the PASS stands");
-        assertEq(score, 10_000, "trace score unchanged");
+        vm.expectRevert(
+            abi.encodeWithSelector(IAppealModule.NotEnoughEligibleAuditors.selector, sid, 0, 6, 7)
+        );
+        appeals.quote(sid, _segs(0));
     }
 }

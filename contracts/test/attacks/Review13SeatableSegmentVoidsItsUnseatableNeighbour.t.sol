@@ -60,29 +60,23 @@ contract Review13SeatableSegmentVoidsItsUnseatableNeighbour is NoCanaryAppealsFi
         _busyElsewhere(busy, 7e18);
     }
 
+    /// @notice Review 13's rule: eligible is the snapshot's live count minus every earlier-panel seat (as if
+    /// each earlier auditor were still live), the same for every segment of the round, so F is refused up
+    /// front alone (was: admitted, UNFILLABLE at the draw).
     function test_UnseatableSegmentAloneIsUnfillable() public {
-        uint256 round = _appeal(sid, _segs(1));
-        _drawRound(sid, round);
-        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
-        emit log_named_uint("F alone: seats drawn (of 7)", rd.drawnSeats);
-        assertTrue(rd.status == IAuditSessions.Status.Cancelled && !rd.refused, "UNFILLABLE");
-        assertEq(_outcomeOf(sid, 1), 1, "F's PASS stands");
+        vm.expectRevert(
+            abi.encodeWithSelector(IAppealModule.NotEnoughEligibleAuditors.selector, sid, 1, 6, 7)
+        );
+        appeals.quote(sid, _segs(1));
     }
 
+    /// @notice ... and so is the round naming it beside a seatable neighbour (the first segment already
+    /// fails the same count): no refusal on the neighbour can void F's PASS (was: admitted, UNFILLABLE
+    /// through the several-segment bar of `_decisiveRefusals`, now deleted).
     function test_SeatableNeighbourCannotVoidTheUnseatablePass() public {
-        uint256 before = token.balanceOf(appellant);
-        uint256 round = _appeal(sid, _segs(0, 1));
-        emit log_named_uint("bond paid", before - token.balanceOf(appellant));
-        _drawRound(sid, round);
-        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
-        emit log_named_uint("seats drawn (of 14)", rd.drawnSeats);
-        emit log_named_uint("refused (1 = REFUSED)", rd.refused ? 1 : 0);
-        assertTrue(rd.status == IAuditSessions.Status.Cancelled, "the draw failed");
-        _closeAndSettle(sid);
-        emit log_named_uint("appellant net loss", before - token.balanceOf(appellant));
-        (, uint256 score,,,) = escrow.verdictOf(sid);
-        emit log_named_uint("trace score bps", score);
-        emit log_named_uint("segment 1 (F) outcome", _outcomeOf(sid, 1));
-        assertEq(_outcomeOf(sid, 1), 1, "F's PASS, which the live tier could not re-examine, stands");
+        vm.expectRevert(
+            abi.encodeWithSelector(IAppealModule.NotEnoughEligibleAuditors.selector, sid, 0, 6, 7)
+        );
+        appeals.quote(sid, _segs(0, 1));
     }
 }

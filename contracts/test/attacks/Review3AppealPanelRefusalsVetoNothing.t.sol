@@ -43,7 +43,7 @@ contract Review3AppealPanelRefusalsVetoNothing is AppealsFixture {
 
     function setUp() public {
         _deployAppeals();
-        _addAuditors(1, 12, STAKE);
+        _addAuditors(1, 17, STAKE); // eligible 14 = 2 k_1: refusals charged (review 13's rule)
         _nextEpoch();
     }
 

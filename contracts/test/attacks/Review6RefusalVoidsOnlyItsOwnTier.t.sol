@@ -43,8 +43,8 @@ contract Review6RefusalVoidsOnlyItsOwnTier is AppealsFixture {
     function setUp() public {
         _deployAppeals();
         _addAuditors(1, 12, STAKE);
-        _addAuditors(2, 10, STAKE);
-        for (uint256 i = 12; i < 22; ++i) {
+        _addAuditors(2, 17, STAKE); // eligible 14 = 2 k_1: its refusals charged (review 13's rule)
+        for (uint256 i = 12; i < 29; ++i) {
             tier2.push(auditorAddrs[i]);
         }
         _nextEpoch();
@@ -70,17 +70,20 @@ contract Review6RefusalVoidsOnlyItsOwnTier is AppealsFixture {
         }
     }
 
-    /// @dev One tier-2 account that did not sit on segment 3 in round 0 refuses its lock.
+    /// @dev 8 of the 14 tier-2 accounts that did not sit on segment 3 in round 0 refuse their locks: more than
+    /// half of the eligible, as a charged round needs to fail (review 13: with 17 tier-2 auditors, eligible
+    /// 14 = 2 k_1; before, 10 auditors and ONE refusal failed the draw, which now ends UNFILLABLE).
     function _oneTier2Refusal() internal {
-        for (uint256 i = 0; i < tier2.length; ++i) {
+        uint256 made = 0;
+        for (uint256 i = 0; i < tier2.length && made < 8; ++i) {
             if (drawModule.seatsOf(sid, 0, tier2[i]).length != 0) continue;
             IStaking.SeatQuote memory q = staking.seatQuote(tier2[i]);
             q.free = 0;
             VmReview6Tier(address(vm))
                 .mockCall(address(staking), abi.encodeCall(IStaking.seatQuote, (tier2[i])), abi.encode(q));
-            return;
+            ++made;
         }
-        revert("setup: no eligible tier-2 account");
+        if (made < 8) revert("setup: too few eligible tier-2 accounts");
     }
 
     function _range(uint256 from, uint256 to) internal pure returns (uint256[] memory s) {

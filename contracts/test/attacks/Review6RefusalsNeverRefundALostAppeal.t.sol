@@ -55,7 +55,7 @@ contract Review6RefusalsNeverRefundALostAppeal is AppealsFixture {
 
     function setUp() public {
         _deployAppeals();
-        _addAuditors(1, 26, STAKE);
+        _addAuditors(1, 40, STAKE); // depth 2: eligible 40 - 3 - 7 = 30 = 2 k_2 (review 13's rule)
         _nextEpoch();
         sid = _openReady(4, 1, new bytes32[](0));
         _voteRound0(sid, 0, 0, 0); // unanimous PASS: the correct verdict

@@ -29,6 +29,10 @@ contract SnapshotSumTreeHarness {
         return _tree.total();
     }
 
+    function liveAt(uint256 epoch, uint256 current) external view returns (uint256) {
+        return _tree.liveAt(epoch, current);
+    }
+
     function totalAt(uint256 epoch, uint256 current) external view returns (uint256) {
         return _tree.totalAt(epoch, current);
     }
