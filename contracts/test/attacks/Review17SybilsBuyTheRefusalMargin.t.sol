@@ -29,8 +29,10 @@ interface VmReview17Sybils {
 /// 9,000 TRUST: the "majority" that refused holds 800 of the 6,800 TRUST eligible (11.8%, equal reputations).
 /// In general (k_0 = 3, depth 1) the appellant needs S = 17 - H accounts for a tier of H honest live
 /// auditors (H <= 9, where honest auditors alone cannot fill 7 seats): 8 to 13 minimum-stake accounts.
-/// Severity: MEDIUM (a correct PASS is voided for free in any thin tier; needs accounts whose stake is
-/// busy at draw time, which the appellant's own concurrent rounds provide: Review11ConcurrentRounds).
+/// Severity: MEDIUM (a correct PASS is voided at no token cost in any thin tier; the accounts must have
+/// their free stake locked at draw time, modelled here as in AppealRefusedPanels by a lock in another
+/// session; in practice: seats on other panels, e.g. the appellant's own concurrent rounds, see
+/// Review11ConcurrentRoundsExhaustStake; deregistering or withdrawing no longer refuses).
 /// Fix proposal: measure the margin in snapshot WEIGHT, not accounts: at a failed draw, charge the
 /// refusals only if the refusing leaves' snapshot weight exceeds half of the segment's eligible weight
 /// (the draw has both in its exclusion list: refused weight = local exclusions with reason
