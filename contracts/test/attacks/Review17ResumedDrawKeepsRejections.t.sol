@@ -13,7 +13,7 @@ import {ISortition} from "../../src/interfaces/ISortition.sol";
 /// is the one a single uninterrupted walk of the documented rule gives (seat word keccak(seed, segment,
 /// seat, rejections) modulo the snapshot weight left, earlier-panel and refusing accounts excluded for the
 /// segment), in the same order.
-/// Set-up: 210 tier-1 accounts of 100 TRUST, a 1-segment PASS session, depth-1 appeal (k = 7, eligible 207,
+/// Set-up: 210 tier-1 accounts of 100 TRUST, a 1-segment PASS session, depth-1 appeal (k = 7,
 /// refusalsCharged); 200 accounts then have their stake locked elsewhere, so about 19 in 20 samples are
 /// refusals and the 7 seats need more than 64 rejections: the draw pages mid-segment with a seat taken
 /// and rejections pending. The test replays the walk from the views (`sampleAt`, `leafWeightAt`, the
