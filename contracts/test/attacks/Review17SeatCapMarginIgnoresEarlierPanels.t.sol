@@ -26,7 +26,8 @@ interface VmReview17Cap {
 /// quote totalSeats 14, refusalsCharged true; 13 of 14 seats drawn, REFUSED with 12 refusals of 28 members
 /// (fewer than 14, half) and of 25 eligible (fewer than 13, half); both correct PASSes INCONCLUSIVE
 /// (outcomes 3, 3), appellant net loss 0 (bond 84 TRUST back). The margin is short by up to the segment's
-/// earlier seats minus one (depth 1: 2 accounts; depth 2: 9; depth 3: 24).
+/// earlier seats minus one (by arithmetic for seat cap 1, not measured: depth 1: 2 accounts; depth 2: 9;
+/// depth 3: 24).
 /// Severity: LOW (a sharper form of Review17SybilsBuyTheRefusalMargin: it needs the sybils too, since 16
 /// honest members alone are refused PanelTooLarge 14 > 8; the documented claim is off by the earlier seats).
 /// Fix proposal: count the capacity on the auditors who can actually sit, e.g. capacity =
