@@ -34,7 +34,8 @@ interface IDrawModule {
         /// with (0 unless `failed`): a failure after refusals is not the snapshot's own lack of auditors
         /// (refusing early segments can push the others onto the seat cap), so the core refunds nothing
         /// (no re-roll by refusing). The appeal module charges an appeal panel (round > 0) with them only if
-        /// its admission found the honest-majority margin (`IAppealModule.Round.refusalsCharged`).
+        /// its admission found the honest-majority margin (`IAppealModule.Round.refusalsCharged`). Exclusions
+        /// of reason 5 (stake held by another appeal panel of the session) are not counted.
         uint256 lockRefusals;
     }
 
@@ -63,7 +64,10 @@ interface IDrawModule {
         uint256 lockRefusals
     );
     /// @notice A sampled auditor was excluded: `reason` is 1 provider, 2 seat cap (both for the rest of
-    /// the panel), 3 stake lock refused, 4 sat on an earlier panel of the segment (both for the segment).
+    /// the panel), 3 stake lock refused, 4 sat on an earlier panel of the segment, 5 stake lock refused for
+    /// want of free stake while the auditor holds a seat in another appeal panel of the same session (3 to 5
+    /// for the segment; 5 is not counted in `lockRefusals`: the session's own concurrent rounds took the
+    /// stake, Review11ConcurrentRoundsExhaustStake).
     event AuditorExcluded(uint256 indexed sessionId, uint256 round, address indexed auditor, uint256 reason);
 
     /// @notice Draw up to `job.maxSeats` seats (whole segments); only the core (round 0) and the appeal

@@ -38,8 +38,13 @@ contract DrawModule is IDrawModule {
     uint256 private constant REASON_SEAT_CAP = 2;
     uint256 private constant REASON_LOCK_REFUSED = 3;
     uint256 private constant REASON_EARLIER_PANEL = 4;
+    uint256 private constant REASON_SESSION_HELD = 5;
+    /// @dev Rounds of the session one refusal check reads per rejection it is charged as (see `_sessionHeld`).
+    uint256 private constant ROUNDS_PER_REJECTION = 16;
     /// @dev Stored exclusion: weight (bits 0-127), leaf (128-191), tier (192-199).
     uint256 private constant EXCLUSION_LEAF_SHIFT = 128;
+    uint256 private constant LOCK_SHORT = 1;
+    uint256 private constant LOCK_BARRED = 2;
     uint256 private constant EXCLUSION_TIER_SHIFT = 192;
 
     /// @notice The session core (the only caller of `draw`).
@@ -72,6 +77,8 @@ contract DrawModule is IDrawModule {
         uint256 seatsNow;
         bool quoted;
         IStaking.SeatQuote q;
+        /// 0 not asked yet, 1 no seat in another appeal panel of the session, 2 seated in one.
+        uint256 sessionHeld;
     }
 
     /// @dev One call's position, in memory.
@@ -94,6 +101,8 @@ contract DrawModule is IDrawModule {
         address[] seated;
         Held[] held;
         uint256 heldCount;
+        /// The session's appeal round count + 1 (0: not read yet).
+        uint256 roundsPlusOne;
     }
 
     constructor(address core_, IStaking staking_) {
@@ -200,7 +209,13 @@ contract DrawModule is IDrawModule {
             return (word, REASON_EARLIER_PANEL);
         }
         if (SeatWord.count(word) >= job.seatCap) return (word, REASON_SEAT_CAP);
-        if (!_canLock(h, tier, job.lockAmount)) return (word, REASON_LOCK_REFUSED);
+        uint256 refused = _canLock(h, tier, job.lockAmount);
+        if (refused != 0) {
+            if (refused == LOCK_SHORT && job.round != 0 && _sessionHeld(job, w, h)) {
+                return (word, REASON_SESSION_HELD);
+            }
+            return (word, REASON_LOCK_REFUSED);
+        }
         ++h.seatsNow;
         if (word == 0) word = SeatWord.create(w.auditorCount++, h.q.reputation, h.q.nextEntry);
         word = SeatWord.addSeat(word, segment);
@@ -210,8 +225,10 @@ contract DrawModule is IDrawModule {
         h.word = word;
     }
 
-    /// @dev `IStaking.lockSeat`'s decision for one more seat, from the quote and this call's locks.
-    function _canLock(Held memory h, uint256 tier, uint256 amount) private view returns (bool) {
+    /// @dev `IStaking.lockSeat`'s decision for one more seat, from the quote and this call's locks: 0 it
+    /// locks, LOCK_SHORT the free stake cannot back it (the one refusal another panel's locks can cause),
+    /// LOCK_BARRED any other refusal (not eligible, other tier, queued deposits, full ledger).
+    function _canLock(Held memory h, uint256 tier, uint256 amount) private view returns (uint256) {
         if (!h.quoted) {
             h.q = staking.seatQuote(h.auditor);
             h.quoted = true;
@@ -225,10 +242,50 @@ contract DrawModule is IDrawModule {
             }
         }
         IStaking.SeatQuote memory q = h.q;
-        if (!q.eligible || q.tier != tier || q.free < amount) return false;
-        if (h.word == 0 && q.nextEntry == 0) return false; // a first lock needs a free ledger slot
+        if (!q.eligible || q.tier != tier) return LOCK_BARRED;
+        if (h.word == 0 && q.nextEntry == 0) return LOCK_BARRED; // a first lock needs a free ledger slot
+        if (q.free < amount) return LOCK_SHORT;
         q.free -= amount;
-        return true;
+        return 0;
+    }
+
+    /// @dev Whether `h.auditor` holds a seat in another appeal panel (round >= 1, not `job.round`) of the
+    /// session: its stake-short refusal is then one the session's own concurrent rounds can cause (Review11
+    /// ConcurrentRoundsExhaustStake), so it is excluded for the segment but not charged. Read once per auditor
+    /// per call (cached in `h`); the scan reads one seat word per round of the session (at most
+    /// `PanelKey.MAX_ROUND`) and is charged as one rejection per ROUNDS_PER_REJECTION rounds, so a call reads
+    /// at most about (MAX_REJECTIONS_PER_CALL + 15) x 16 seat words whatever the round count (it stops, and the next call
+    /// resumes, like any call stopped by rejections). Round 0 is not scanned: its locks stand for every
+    /// appeal of the session (the admission's eligible count sees the same pool), and its auditors are the
+    /// ones whose verdict the appeal contests.
+    /// Adversarial limits. (a) The rule reads "has a seat elsewhere in the session", not "the session's locks
+    /// alone made it short": an auditor seated in another appeal round (by sortition) that empties its free
+    /// stake otherwise (a draw of another session it runs first) refuses uncharged. A defender's account can
+    /// hold such a seat only where sortition put it, and a failed draw ends UNFILLABLE only if NO refusal of
+    /// the whole panel is charged: with eligible >= 2k (admission) the honest auditors left must all be
+    /// short too, i.e. exhausted by the session's own rounds - (b). (b) The mirror of the fixed attack:
+    /// whoever wants a contested outcome to stand can open concurrent rounds of the session and draw them
+    /// first to exhaust the tier, ending the victim round UNFILLABLE instead of REFUSED; it pays those
+    /// rounds' bonds (lost when upheld: 672 TRUST in Review11ConcurrentRoundsExhaustStake's large tier) and
+    /// must draw before the victim, whose round, opened earlier, has its randomness earlier. Settled rounds
+    /// are scanned too (their locks may still stand until the ledger drains).
+    function _sessionHeld(DrawJob calldata job, Walk memory w, Held memory h) private view returns (bool) {
+        if (h.sessionHeld != 0) return h.sessionHeld == 2;
+        uint256 n = w.roundsPlusOne;
+        if (n == 0) {
+            n = uint256(IAppealModule(msg.sender).sessionAppeals(job.sessionId).roundCount) + 1;
+            w.roundsPlusOne = n;
+        }
+        --n;
+        h.sessionHeld = 1;
+        for (uint256 r = 1; r <= n; ++r) {
+            if (r != job.round && _seats[PanelKey.keyOf(job.sessionId, r)][h.auditor] != 0) {
+                h.sessionHeld = 2;
+                break;
+            }
+        }
+        w.rejectedNow += n / ROUNDS_PER_REJECTION;
+        return h.sessionHeld == 2;
     }
 
     /// @dev The call's record of `auditor`, created (seat word read from storage) at its first sample.

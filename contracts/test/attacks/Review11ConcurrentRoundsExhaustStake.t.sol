@@ -5,11 +5,6 @@ import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
-/// @dev The cheatcodes TestBase's `Vm` does not declare.
-interface VmReview11Concurrent {
-    function skip(bool) external;
-}
-
 /// @title Review11ConcurrentRoundsExhaustStake (outside review 11 of review11 6acf406, REFUSED rounds)
 /// @notice Property (docs/appeals-canaries.md "Round size", Review9OversubscribedAppealIsRefused): a correct
 /// PASS becomes INCONCLUSIVE only through a panel that decides, never through refusals the appellant causes;
@@ -40,14 +35,21 @@ interface VmReview11Concurrent {
 /// After review 13's rule (refusals charged only if eligible >= 2 k at admission): the 12-auditor tier has
 /// eligible 12 - 3 = 9 < 14, so B ends UNFILLABLE (drawn 55/56, not REFUSED): every PASS stands (score
 /// 10,000), the appellant loses 582 TRUST (A's 252 bond + 55 x R); `test_OwnRoundsLocksCannotVoidTheOtherRound`.
-/// Still open (`test_LargeTierOwnRoundsLocksVoidTheLastRound_KNOWN`, skipped): the same attack in a tier
-/// large enough that the 2k rule charges refusals: 20 auditors of 100 TRUST (eligible 17 >= 14), 24 correct
-/// PASS segments, three 8-segment rounds drawn in turn: 56/56, 56/56, then 48/56 REFUSED (its refusals are
-/// the honest auditors whose stake the first two rounds locked); after settlement the trace FAILS (score
-/// 10,000 -> 6,666 bps, 8 PASSes INCONCLUSIVE) for a net loss of 672 TRUST (the two upheld bonds). The 2k
-/// margin does not help because the refusals here are not a minority's choice but the appellant's own
-/// concurrent locks; the fix proposals above (a lock held by another open panel of the same session is no
-/// refusal, or admission against the tier's free seats net of the session's open rounds) still apply.
+/// Large tier (`test_LargeTierOwnRoundsLocksVoidTheLastRound`): the same attack in a tier large enough that
+/// the 2k rule charges refusals: 20 auditors of 100 TRUST (eligible 17 >= 14), 24 correct PASS segments,
+/// three 8-segment rounds drawn in turn: 56/56, 56/56, then 48/56. Before the fix (main 92327f6): the third
+/// round REFUSED (its refusals are the honest auditors whose stake the first two rounds locked), the trace
+/// FAILS (score 10,000 -> 6,666 bps, 8 PASSes INCONCLUSIVE) for a net loss of 672 TRUST (the two upheld
+/// bonds). After the fix (DrawModule reason 5, `_sessionHeld`: a stake-short refusal by an auditor seated
+/// in another appeal panel of the same session is excluded for the segment but not charged): the third
+/// round ends UNFILLABLE (48/56, refusalsCharged but not refused), every PASS stands (score 10,000, trace
+/// passes) and the appellant loses 960 TRUST (672 of bonds + 48 x R = 288). Genuine refusals in the same
+/// draw are still charged: Review11ConcurrentRoundsGenuineRefusals.
+/// Mirror (measured by the same figures): the fix makes a draw the session's own concurrent rounds exhaust
+/// UNFILLABLE, so whoever wants a contested outcome to stand (the provider) can open and draw concurrent
+/// rounds of the session before an honest round to end it UNFILLABLE: 672 TRUST of upheld bonds here (it
+/// cannot have the correct PASSes it appeals overturned), against 288 of R for the victim, and the victim's
+/// round, opened first, has its randomness first and can be drawn first (the draw is permissionless).
 contract Review11ConcurrentRoundsExhaustStake is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
@@ -123,8 +125,7 @@ contract Review11ConcurrentRoundsExhaustStake is NoCanaryAppealsFixture {
         assertEq(score, 10_000, "every PASS stands");
     }
 
-    function test_LargeTierOwnRoundsLocksVoidTheLastRound_KNOWN() public {
-        VmReview11Concurrent(address(vm)).skip(true);
+    function test_LargeTierOwnRoundsLocksVoidTheLastRound() public {
         _world(20, 24);
         emit log_named_uint("auditor 0 free stake after round 0", staking.seatQuote(auditorAddrs[0]).free);
         uint256 before = token.balanceOf(appellant);
@@ -150,6 +151,11 @@ contract Review11ConcurrentRoundsExhaustStake is NoCanaryAppealsFixture {
         (bool passed, uint256 score,,,) = escrow.verdictOf(sid);
         emit log_named_uint("trace passed", passed ? 1 : 0);
         emit log_named_uint("trace score bps", score);
+        assertTrue(last.status == IAuditSessions.Status.Cancelled, "the last draw failed");
+        assertTrue(last.refusalsCharged, "eligible 17 >= 14: refusals would be charged");
         assertTrue(!last.refused, "the appellant's own locks void no PASS");
+        assertTrue(passed, "a correct trace keeps passing unless a panel decides otherwise");
+        assertEq(score, 10_000, "every PASS stands");
+        assertGe(before - token.balanceOf(appellant), 672e18, "the appellant gains nothing");
     }
 }
