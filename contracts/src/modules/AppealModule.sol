@@ -18,13 +18,15 @@ import {AppealWord} from "../libraries/AppealWord.sol";
 import {AppealMath} from "../libraries/AppealMath.sol";
 import {DrawWindow} from "../libraries/DrawWindow.sol";
 import {AppealStore} from "./AppealStore.sol";
+import {AppealAdmission} from "./AppealAdmission.sol";
 
 /// @title AppealModule
 /// @notice Appeal rounds of a session (see IAppealModule): admission and bond, the round's sound draw
 /// (through the draw module), keys, the voting callbacks, the round's quorum, the appeal windows, the
 /// moment the outcome becomes final. Reproduces `consensus/appeals.py` (`check_appeal`, `resolve`) in the
 /// same integer arithmetic.
-/// @dev Holds no tokens: bonds go to its appeal settlement (`settlement`, deployed first and bound to it), which resolves the
+/// @dev Admission (`appeal`, `quote`) runs in `AppealAdmission` by DELEGATECALL on this storage (issue 12:
+/// EIP-170 margin), deployed by the constructor. Holds no tokens: bonds go to its appeal settlement (`settlement`, deployed first and bound to it), which resolves the
 /// money once the outcome is final (IAppealSettlement).
 contract AppealModule is AppealStore {
     using SafeERC20 for IERC20;
@@ -32,168 +34,60 @@ contract AppealModule is AppealStore {
     /// @dev Most rounds one `advance` call ends.
     uint256 private constant MAX_ENDS = 2;
 
+    /// @dev The admission code (`appeal`, `quote`) this module runs by DELEGATECALL (issue 12: EIP-170 margin).
+    address private immutable _admission;
+
     /// @param core_ The session core (its modules already set: the draw module is read from it).
     /// @param settlement_ The appeal settlement deployed for this module's address and `core_` (AppealStore).
-    constructor(AuditSessions core_, AppealSettlement settlement_) AppealStore(core_, settlement_) {}
+    /// @dev Deploys its `AppealAdmission` (same immutables, bound to this module) so that Python's deployment
+    /// stays one contract.
+    constructor(AuditSessions core_, AppealSettlement settlement_)
+        AppealStore(core_, settlement_, address(this))
+    {
+        _admission = address(new AppealAdmission(core_, settlement_));
+    }
 
     // ------------------------------------------------------------------------------ appeal
 
     /// @inheritdoc IAppealModule
-    function quote(uint256 sessionId, uint256[] calldata segments) external view returns (Quote memory) {
-        return _check(sessionId, segments);
+    /// @dev Run in `AppealAdmission` by DELEGATECALL (read-only there: `_check` writes nothing).
+    function quote(uint256 sessionId, uint256[] calldata segments) external view returns (Quote memory q) {
+        sessionId;
+        segments;
+        q;
+        function() internal f = _forward;
+        function() internal view g;
+        assembly ("memory-safe") {
+            g := f
+        }
+        g();
     }
 
     /// @inheritdoc IAppealModule
+    /// @dev Run in `AppealAdmission` by DELEGATECALL.
     function appeal(uint256 sessionId, uint256[] calldata segments, uint256 maxBond)
         external
         returns (uint256 round)
     {
-        Quote memory q = _check(sessionId, segments);
-        if (q.bond > maxBond) revert BondAboveLimit(q.bond, maxBond);
-        SessionAppeals storage sa = _sessions[sessionId];
-        round = q.round;
-        sa.roundCount = uint8(round);
-        ++sa.openRounds;
-        uint256 key = PanelKey.keyOf(sessionId, round);
-        Round storage rd = _rounds[key];
-        rd.appellant = msg.sender;
-        rd.status = IAuditSessions.Status.Created;
-        rd.depth = uint8(q.depth);
-        rd.segmentCount = uint16(segments.length);
-        rd.bond = uint96(q.bond);
-        rd.totalSeats = uint16(q.totalSeats);
-        rd.epoch = uint32(_epochNow());
-        rd.refusalsCharged = q.refusalsCharged;
-        rd.drawRequest = uint56(core.sourceOf(sessionId).request());
-        bytes memory list = new bytes(2 * segments.length);
-        for (uint256 i = 0; i < segments.length; ++i) {
-            uint256 seg = segments[i];
-            _openSegment(sessionId, key, round, seg);
-            // i < segments.length, a calldata length: 2 i + 1 cannot overflow.
-            unchecked {
-                list[2 * i] = bytes1(uint8(seg >> 8));
-                list[2 * i + 1] = bytes1(uint8(seg));
-            }
-        }
-        emit AppealOpened(
-            sessionId, round, msg.sender, q.depth, q.bond, q.totalSeats, rd.drawRequest, rd.epoch, list
-        );
-        emit RoundStatusChanged(sessionId, round, IAuditSessions.Status.Created);
-        token.safeTransferFrom(msg.sender, settlement, q.bond);
+        sessionId;
+        segments;
+        maxBond;
+        round;
+        _forward();
     }
 
-    /// @dev Name `seg` in round `round` (panel `key`): it contests its current outcome.
-    function _openSegment(uint256 sessionId, uint256 key, uint256 round, uint256 seg) private {
-        uint256 w = _seg[sessionId][seg];
-        uint256 lane0 = _lane0(sessionId, seg);
-        uint256 current = SegmentWord.outcome(lane0);
-        if (AppealWord.depth(w) == 0) {
-            _appealed[sessionId][seg >> 8] |= uint256(1) << (seg & 255);
-            ++_sessions[sessionId].appealedCount;
-        } else {
-            current = AppealWord.outcome(w);
+    /// @dev Run this call's own calldata (the same function of `AppealAdmission`) on this contract's storage
+    /// and end the call with its return or revert data, as `AuditSessions._forward` does with `SessionOps`.
+    /// Within a STATICCALL (`quote` as an `eth_call` or from a view) the DELEGATECALL stays static.
+    function _forward() private {
+        address ops = _admission;
+        assembly {
+            calldatacopy(0, 0, calldatasize())
+            let ok := delegatecall(gas(), ops, 0, calldatasize(), 0, 0)
+            returndatacopy(0, 0, returndatasize())
+            if iszero(ok) { revert(0, returndatasize()) }
+            return(0, returndatasize())
         }
-        _seg[sessionId][seg] = AppealWord.open(w, round, current);
-        _words[
-            key
-        ][SegmentWord.wordOf(seg)] |= SegmentWord.encode(SegmentWord.tier(lane0), SegmentWord.weight(lane0))
-        << SegmentWord.shiftOf(seg);
-    }
-
-    /// @dev `appeal_admission.check_appeal` for every named segment, in its order of refusals (a segment that can
-    /// never be appealed again says why - SegmentFinal, NoRoundsLeft - rather than AppealWindowClosed).
-    function _check(uint256 sessionId, uint256[] calldata segments) private view returns (Quote memory q) {
-        SessionAppeals storage sa = _sessions[sessionId];
-        AppealParams memory p = paramsOf(sessionId);
-        if (p.appealBlocks == 0 || p.maxRounds == 0) revert AppealsDisabled(sessionId);
-        if (sa.finalizedAt == 0) revert AppealWindowNotOpen(sessionId, 0);
-        if (segments.length == 0) revert EmptyAppeal();
-        if (sa.outcomeFinal) revert AppealWindowClosed(sessionId, segments[0], sa.lastWindowEnd);
-        if (block.number <= sa.canaryEnd) revert AppealWindowNotOpen(sessionId, sa.canaryEnd);
-        IAuditSessions.Session memory s = core.sessionOf(sessionId);
-        IAuditSessions.SessionParams memory c = core.paramsAt(s.paramsVersion);
-        uint256 n = s.segmentCount;
-        q.round = uint256(sa.roundCount) + 1;
-        uint256 limit = p.maxRounds * n;
-        if (q.round > (limit < PanelKey.MAX_ROUND ? limit : PanelKey.MAX_ROUND)) {
-            revert TooManyRounds(sessionId);
-        }
-        uint256[] memory canaries = _canaryBits(sessionId);
-        q.seats = new uint256[](segments.length);
-        // One round names segments of one tier (`_checkOne`): the first one's (an invalid first segment
-        // reverts in the loop before the count is used).
-        uint256 firstTier = SegmentWord.tier(_lane0(sessionId, segments[0]));
-        uint256 members = _members(uint8(firstTier), s.provider);
-        for (uint256 i = 0; i < segments.length; ++i) {
-            uint256 seg = segments[i];
-            if (seg >= n) revert InvalidSegment(sessionId, seg);
-            if (i != 0 && seg <= segments[i - 1]) revert SegmentsNotAscending(sessionId, seg);
-            if (canaries.length != 0 && (canaries[seg >> 8] >> (seg & 255)) & 1 == 1) {
-                revert SegmentIsCanary(sessionId, seg);
-            }
-            _checkOne(sessionId, seg, i, q, c, p, members, firstTier);
-        }
-        // The seat cap binds only when a round names more segments than it: then the round's seats may
-        // use at most half of what the tier's live members can seat, so that the cap ends its draw only if
-        // more than half of them refuse (outside review 9).
-        if (segments.length > c.seatCap) {
-            uint256 capacity = members * c.seatCap / 2;
-            if (q.totalSeats > capacity) revert PanelTooLarge(sessionId, q.totalSeats, capacity);
-        }
-    }
-
-    /// @dev The per-segment checks of `_check`, adding the segment's seats and bond to `q`. One round names
-    /// segments of one depth and one tier: a refusal in one tier's panel ends the whole round REFUSED, so
-    /// mixing tiers would let a thin tier's refusals void a thick tier's outcomes (outside review 6). So
-    /// every segment of a round has the same `eligible` and `k`, and the round's `refusalsCharged` is one
-    /// test, decided here at admission and never redone at the draw.
-    function _checkOne(
-        uint256 sessionId,
-        uint256 seg,
-        uint256 i,
-        Quote memory q,
-        IAuditSessions.SessionParams memory c,
-        AppealParams memory p,
-        uint256 members,
-        uint256 firstTier
-    ) private view {
-        uint256 w = _seg[sessionId][seg];
-        uint256 d = AppealWord.depth(w);
-        uint256 tier = SegmentWord.tier(_lane0(sessionId, seg));
-        if (i == 0) q.depth = d + 1;
-        else if (d + 1 != q.depth) revert MixedDepths(sessionId, seg);
-        else if (tier != firstTier) revert MixedTiers(sessionId, seg);
-        if (AppealWord.pending(w)) revert AppealPending(sessionId, seg);
-        if (AppealWord.closed(w)) revert SegmentFinal(sessionId, seg);
-        if (d >= p.maxRounds) revert NoRoundsLeft(sessionId, seg);
-        uint256 windowEnd = d == 0 ? _sessions[sessionId].windowEnd : AppealWord.windowEnd(w);
-        if (block.number > windowEnd) revert AppealWindowClosed(sessionId, seg, windowEnd);
-        uint256 k0 = c.seatsPerTier[tier];
-        uint256 k = AppealMath.panelSeats(k0, d + 1);
-        // Auditors of the tier who can sit on the segment's next panel: the live members (the provider
-        // excluded) minus k_0 + ... + k_d, as if every earlier-panel auditor were still live (one who left
-        // lowers the live count only, so a provider's round-0 accounts cannot veto by leaving).
-        uint256 taken = AppealMath.earlierSeats(k0, d + 1);
-        uint256 eligible = members > taken ? members - taken : 0;
-        if (eligible < k) revert NotEnoughEligibleAuditors(sessionId, seg, eligible, k);
-        q.refusalsCharged = AppealMath.refusalsCharged(eligible, k);
-        q.seats[i] = k;
-        // At most 63 seats per segment, segments bounded by calldata: no overflow.
-        unchecked {
-            q.totalSeats += k;
-        }
-        q.bond += AppealMath.minBond(k0, d + 1, c.reward, p.appealBondMultiplierBps);
-    }
-
-    /// @dev The tier's live members but the provider: leaves with weight in the snapshot a round appealed now
-    /// draws from (the start of the current epoch, final already: `Round.epoch`), one per account.
-    function _members(uint8 tier, address provider) private view returns (uint256) {
-        return sortition.liveCountAtExcept(tier, _epochNow(), provider);
-    }
-
-    /// @dev The current epoch (`ISortition.epochOf(block.number)`): an appeal's snapshot epoch.
-    function _epochNow() private view returns (uint256) {
-        return block.number / _epochBlocks + 1;
     }
 
     // ------------------------------------------------------------------------------ rounds

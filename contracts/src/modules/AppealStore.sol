@@ -59,9 +59,11 @@ abstract contract AppealStore is IAppealModule {
     /// another core, so nobody can pre-deploy a settlement for this address that the deployer did not
     /// pass, nor re-bind one later. Hot paths read `settlement`, `core` and `token` from immutables, as
     /// before.
-    constructor(AuditSessions core_, AppealSettlement settlement_) {
+    /// @param module_ The module the settlement must serve: this contract, or for `AppealAdmission` the
+    /// module that deploys it.
+    constructor(AuditSessions core_, AppealSettlement settlement_, address module_) {
         if (
-            address(settlement_).code.length == 0 || address(settlement_.appeals()) != address(this)
+            address(settlement_).code.length == 0 || address(settlement_.appeals()) != module_
                 || address(settlement_.core()) != address(core_)
         ) revert SettlementNotBound(address(settlement_));
         core = core_;

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: Apache-2.0
+pragma solidity 0.8.28;
+
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {IAppealModule} from "../interfaces/IAppealModule.sol";
+import {IAuditSessions} from "../interfaces/IAuditSessions.sol";
+import {AuditSessions} from "../AuditSessions.sol";
+import {AppealSettlement} from "./AppealSettlement.sol";
+import {PanelKey} from "../libraries/PanelKey.sol";
+import {SegmentWord} from "../libraries/SegmentWord.sol";
+import {AppealWord} from "../libraries/AppealWord.sol";
+import {AppealMath} from "../libraries/AppealMath.sol";
+import {AppealStore} from "./AppealStore.sol";
+
+/// @title AppealAdmission
+/// @notice The admission of appeals (`appeal`, `quote`: `appeal_admission.check_appeal`), run by its
+/// AppealModule by DELEGATECALL on the module's storage. Split out so that the module keeps an EIP-170
+/// margin (issue 12); behaviour and the module's ABI are unchanged.
+/// @dev Deployed by AppealModule's constructor with the same core and settlement, so it has the module's
+/// storage layout (AppealStore) and immutables; the settlement must be bound to the deploying module.
+/// Every entry reverts `NotCore` unless run by DELEGATECALL (a direct call touches no storage); the
+/// module's other entry points are stubs here that revert `NotCore`. Nothing here can self-destruct or
+/// delegate further.
+contract AppealAdmission is AppealStore {
+    using SafeERC20 for IERC20;
+
+    address private immutable _self;
+
+    modifier onlyDelegated() {
+        if (address(this) == _self) revert NotCore(msg.sender);
+        _;
+    }
+
+    /// @param core_ The module's core.
+    /// @param settlement_ The module's settlement, bound to the deployer (the module, `msg.sender`).
+    constructor(AuditSessions core_, AppealSettlement settlement_)
+        AppealStore(core_, settlement_, msg.sender)
+    {
+        _self = address(this);
+    }
+
+    /// @inheritdoc IAppealModule
+    function quote(uint256 sessionId, uint256[] calldata segments)
+        external
+        view
+        onlyDelegated
+        returns (Quote memory)
+    {
+        return _check(sessionId, segments);
+    }
+
+    /// @inheritdoc IAppealModule
+    function appeal(uint256 sessionId, uint256[] calldata segments, uint256 maxBond)
+        external
+        onlyDelegated
+        returns (uint256 round)
+    {
+        Quote memory q = _check(sessionId, segments);
+        if (q.bond > maxBond) revert BondAboveLimit(q.bond, maxBond);
+        SessionAppeals storage sa = _sessions[sessionId];
+        round = q.round;
+        sa.roundCount = uint8(round);
+        ++sa.openRounds;
+        uint256 key = PanelKey.keyOf(sessionId, round);
+        Round storage rd = _rounds[key];
+        rd.appellant = msg.sender;
+        rd.status = IAuditSessions.Status.Created;
+        rd.depth = uint8(q.depth);
+        rd.segmentCount = uint16(segments.length);
+        rd.bond = uint96(q.bond);
+        rd.totalSeats = uint16(q.totalSeats);
+        rd.epoch = uint32(_epochNow());
+        rd.refusalsCharged = q.refusalsCharged;
+        rd.drawRequest = uint56(core.sourceOf(sessionId).request());
+        bytes memory list = new bytes(2 * segments.length);
+        for (uint256 i = 0; i < segments.length; ++i) {
+            uint256 seg = segments[i];
+            _openSegment(sessionId, key, round, seg);
+            // i < segments.length, a calldata length: 2 i + 1 cannot overflow.
+            unchecked {
+                list[2 * i] = bytes1(uint8(seg >> 8));
+                list[2 * i + 1] = bytes1(uint8(seg));
+            }
+        }
+        emit AppealOpened(
+            sessionId, round, msg.sender, q.depth, q.bond, q.totalSeats, rd.drawRequest, rd.epoch, list
+        );
+        emit RoundStatusChanged(sessionId, round, IAuditSessions.Status.Created);
+        token.safeTransferFrom(msg.sender, settlement, q.bond);
+    }
+
+    /// @dev Name `seg` in round `round` (panel `key`): it contests its current outcome.
+    function _openSegment(uint256 sessionId, uint256 key, uint256 round, uint256 seg) private {
+        uint256 w = _seg[sessionId][seg];
+        uint256 lane0 = _lane0(sessionId, seg);
+        uint256 current = SegmentWord.outcome(lane0);
+        if (AppealWord.depth(w) == 0) {
+            _appealed[sessionId][seg >> 8] |= uint256(1) << (seg & 255);
+            ++_sessions[sessionId].appealedCount;
+        } else {
+            current = AppealWord.outcome(w);
+        }
+        _seg[sessionId][seg] = AppealWord.open(w, round, current);
+        _words[
+            key
+        ][SegmentWord.wordOf(seg)] |= SegmentWord.encode(SegmentWord.tier(lane0), SegmentWord.weight(lane0))
+        << SegmentWord.shiftOf(seg);
+    }
+
+    /// @dev `appeal_admission.check_appeal` for every named segment, in its order of refusals (a segment that can
+    /// never be appealed again says why - SegmentFinal, NoRoundsLeft - rather than AppealWindowClosed).
+    function _check(uint256 sessionId, uint256[] calldata segments) private view returns (Quote memory q) {
+        SessionAppeals storage sa = _sessions[sessionId];
+        AppealParams memory p = paramsOf(sessionId);
+        if (p.appealBlocks == 0 || p.maxRounds == 0) revert AppealsDisabled(sessionId);
+        if (sa.finalizedAt == 0) revert AppealWindowNotOpen(sessionId, 0);
+        if (segments.length == 0) revert EmptyAppeal();
+        if (sa.outcomeFinal) revert AppealWindowClosed(sessionId, segments[0], sa.lastWindowEnd);
+        if (block.number <= sa.canaryEnd) revert AppealWindowNotOpen(sessionId, sa.canaryEnd);
+        IAuditSessions.Session memory s = core.sessionOf(sessionId);
+        IAuditSessions.SessionParams memory c = core.paramsAt(s.paramsVersion);
+        uint256 n = s.segmentCount;
+        q.round = uint256(sa.roundCount) + 1;
+        uint256 limit = p.maxRounds * n;
+        if (q.round > (limit < PanelKey.MAX_ROUND ? limit : PanelKey.MAX_ROUND)) {
+            revert TooManyRounds(sessionId);
+        }
+        uint256[] memory canaries = _canaryBits(sessionId);
+        q.seats = new uint256[](segments.length);
+        // One round names segments of one tier (`_checkOne`): the first one's (an invalid first segment
+        // reverts in the loop before the count is used).
+        uint256 firstTier = SegmentWord.tier(_lane0(sessionId, segments[0]));
+        uint256 members = _members(uint8(firstTier), s.provider);
+        for (uint256 i = 0; i < segments.length; ++i) {
+            uint256 seg = segments[i];
+            if (seg >= n) revert InvalidSegment(sessionId, seg);
+            if (i != 0 && seg <= segments[i - 1]) revert SegmentsNotAscending(sessionId, seg);
+            if (canaries.length != 0 && (canaries[seg >> 8] >> (seg & 255)) & 1 == 1) {
+                revert SegmentIsCanary(sessionId, seg);
+            }
+            _checkOne(sessionId, seg, i, q, c, p, members, firstTier);
+        }
+        // The seat cap binds only when a round names more segments than it: then the round's seats may
+        // use at most half of what the tier's live members can seat, so that the cap ends its draw only if
+        // more than half of them refuse (outside review 9).
+        if (segments.length > c.seatCap) {
+            uint256 capacity = members * c.seatCap / 2;
+            if (q.totalSeats > capacity) revert PanelTooLarge(sessionId, q.totalSeats, capacity);
+        }
+    }
+
+    /// @dev The per-segment checks of `_check`, adding the segment's seats and bond to `q`. One round names
+    /// segments of one depth and one tier: a refusal in one tier's panel ends the whole round REFUSED, so
+    /// mixing tiers would let a thin tier's refusals void a thick tier's outcomes (outside review 6). So
+    /// every segment of a round has the same `eligible` and `k`, and the round's `refusalsCharged` is one
+    /// test, decided here at admission and never redone at the draw.
+    function _checkOne(
+        uint256 sessionId,
+        uint256 seg,
+        uint256 i,
+        Quote memory q,
+        IAuditSessions.SessionParams memory c,
+        AppealParams memory p,
+        uint256 members,
+        uint256 firstTier
+    ) private view {
+        uint256 w = _seg[sessionId][seg];
+        uint256 d = AppealWord.depth(w);
+        uint256 tier = SegmentWord.tier(_lane0(sessionId, seg));
+        if (i == 0) q.depth = d + 1;
+        else if (d + 1 != q.depth) revert MixedDepths(sessionId, seg);
+        else if (tier != firstTier) revert MixedTiers(sessionId, seg);
+        if (AppealWord.pending(w)) revert AppealPending(sessionId, seg);
+        if (AppealWord.closed(w)) revert SegmentFinal(sessionId, seg);
+        if (d >= p.maxRounds) revert NoRoundsLeft(sessionId, seg);
+        uint256 windowEnd = d == 0 ? _sessions[sessionId].windowEnd : AppealWord.windowEnd(w);
+        if (block.number > windowEnd) revert AppealWindowClosed(sessionId, seg, windowEnd);
+        uint256 k0 = c.seatsPerTier[tier];
+        uint256 k = AppealMath.panelSeats(k0, d + 1);
+        // Auditors of the tier who can sit on the segment's next panel: the live members (the provider
+        // excluded) minus k_0 + ... + k_d, as if every earlier-panel auditor were still live (one who left
+        // lowers the live count only, so a provider's round-0 accounts cannot veto by leaving).
+        uint256 taken = AppealMath.earlierSeats(k0, d + 1);
+        uint256 eligible = members > taken ? members - taken : 0;
+        if (eligible < k) revert NotEnoughEligibleAuditors(sessionId, seg, eligible, k);
+        q.refusalsCharged = AppealMath.refusalsCharged(eligible, k);
+        q.seats[i] = k;
+        // At most 63 seats per segment, segments bounded by calldata: no overflow.
+        unchecked {
+            q.totalSeats += k;
+        }
+        q.bond += AppealMath.minBond(k0, d + 1, c.reward, p.appealBondMultiplierBps);
+    }
+
+    /// @dev The tier's live members but the provider: leaves with weight in the snapshot a round appealed now
+    /// draws from (the start of the current epoch, final already: `Round.epoch`), one per account.
+    function _members(uint8 tier, address provider) private view returns (uint256) {
+        return sortition.liveCountAtExcept(tier, _epochNow(), provider);
+    }
+
+    /// @dev The current epoch (`ISortition.epochOf(block.number)`): an appeal's snapshot epoch.
+    function _epochNow() private view returns (uint256) {
+        return block.number / _epochBlocks + 1;
+    }
+
+    // ------------------------------------------------------------------------------ the module's (stubs)
+
+    /// @notice Not here: the module's own code (never reached by its DELEGATECALL).
+    function drawPanel(uint256, uint256, uint256) external view returns (uint256) {
+        revert NotCore(msg.sender);
+    }
+
+    /// @notice Not here: the module's own code.
+    function publishPanelKeys(uint256, uint256, string calldata) external view {
+        revert NotCore(msg.sender);
+    }
+
+    /// @notice Not here: the module's own code.
+    function onCommits(uint256, uint256, uint256) external view {
+        revert NotCore(msg.sender);
+    }
+
+    /// @notice Not here: the module's own code.
+    function onReveals(uint256, uint256, uint256, uint256[] calldata) external view {
+        revert NotCore(msg.sender);
+    }
+
+    /// @notice Not here: the module's own code.
+    function finalizeRound(uint256, uint256) external view {
+        revert NotCore(msg.sender);
+    }
+
+    /// @notice Not here: the module's own code.
+    function onFinalized(uint256) external view returns (bool) {
+        revert NotCore(msg.sender);
+    }
+
+    /// @notice Not here: the module's own code.
+    function advance(uint256) external view returns (bool) {
+        revert NotCore(msg.sender);
+    }
+
+    /// @notice Not here: the module's own code.
+    function pullPot(uint256, uint256) external view {
+        revert NotCore(msg.sender);
+    }
+}
