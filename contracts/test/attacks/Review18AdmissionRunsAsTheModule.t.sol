@@ -41,14 +41,16 @@ interface Review18Cheats {
 /// can deploy a bound admission, and a stranger's admission is never used). None found.
 /// Measured (`scripts/forge build --sizes` at 024352a): AppealModule runtime 19,003 B (margin 5,573),
 /// initcode 34,718 B (< 49,152); AppealAdmission runtime 13,156 B, initcode 14,349 B. One 1-segment appeal
-/// here (k_0 = 3, depth 1: 7 seats): bond 42 TRUST pulled from the appellant, settlement +42 TRUST, module and admission hold 0.
+/// here: bond 42 TRUST pulled from the appellant, settlement +42 TRUST, module and admission hold 0.
 /// Severity: none (regression test).
-/// How it can fail (mutations tried on src, reverted): `_forward` ending `revert(0, 0)` instead of
-/// `revert(0, returndatasize())` fails `test_RevertDataReachesTheCallerUnchanged` ("Error != expected
-/// error") and `test_AllowanceToTheAdmissionPaysNothing`; the admission's `_epochNow` computed with another
-/// epoch length (`_epochBlocks + 1`, as an admission built with other immutables would) fails
-/// `testFuzz_EpochPinnedAsTheModuleComputes` ("epoch pinned as the module computes it"); `_forward` by CALL
-/// instead of DELEGATECALL reverts NotCore everywhere.
+/// How it can fail (mutations tried on src, then reverted): `_forward` ending `revert(0, 0)` instead of
+/// `revert(0, returndatasize())` fails `test_RevertDataReachesTheCallerUnchanged` ("quote's revert data
+/// unchanged") and `test_AllowanceToTheAdmissionPaysNothing` ("reverted as expected, but without data");
+/// the admission's `_epochNow` computed with another epoch length (`_epochBlocks + 1`, as an admission built
+/// with other immutables would) fails `testFuzz_EpochPinnedAsTheModuleComputes` ("epoch pinned as the
+/// module computes it: 95 != 97", first run; at the fixture's early blocks both lengths agree, hence the
+/// later session). Not tried: a write in the delegated `quote` would show in `vm.accesses`
+/// (`test_QuoteIsReadOnlyEitherWay`); a CALL instead of DELEGATECALL reverts NotCore on every entry.
 /// Command: scripts/forge test --match-path 'contracts/test/attacks/Review18AdmissionRunsAsTheModule*' -vv
 contract Review18AdmissionRunsAsTheModule is AppealsFixture {
     event log_named_uint(string key, uint256 val);
@@ -131,18 +133,30 @@ contract Review18AdmissionRunsAsTheModule is AppealsFixture {
 
     /// @notice The round's snapshot epoch, computed by the admission's immutables, is the one the sortition
     /// (and so the module's own draw) computes for the appeal's block.
-    function testFuzz_EpochPinnedAsTheModuleComputes(uint256 offset) public {
+    function testFuzz_EpochPinnedAsTheModuleComputes(uint256 start, uint256 offset) public {
+        // A later session, opened anywhere in 200 epochs: the appeal's epoch depends on the epoch length.
+        vm.roll(bound(start, block.number + 1, block.number + 200 * EPOCH_BLOCKS));
+        uint256 later = _open(_uniform(4, 1), FEE);
+        _commitCanaries(later, new bytes32[](0));
+        _drawAll(later);
+        _publish(later);
+        _voteRound0(later, 0, 0, 0);
         vm.roll(block.number + 1);
-        _toAppealWindow(sid);
-        uint256 windowEnd = appeals.sessionAppeals(sid).windowEnd;
+        _toAppealWindow(later);
+        uint256 windowEnd = appeals.sessionAppeals(later).windowEnd;
         vm.roll(bound(offset, block.number, windowEnd));
         uint256 at = block.number;
-        _appeal(sid, _segs(2));
+        _appeal(later, _segs(2));
+        emit log_named_uint("appealed at block", at);
         assertEq(
-            uint256(appeals.roundOf(sid, 1).epoch),
+            uint256(appeals.roundOf(later, 1).epoch),
             _sortition().epochOf(at),
             "epoch pinned as the module computes it"
         );
+        // The module's own code then draws the round from that epoch's snapshot.
+        _drawRound(later, 1);
+        IAppealModule.Round memory rd = appeals.roundOf(later, 1);
+        assertEq(uint256(rd.drawnSeats), uint256(rd.totalSeats), "module draws the admitted round");
     }
 
     /// @notice `quote` by STATICCALL and by plain CALL return the same bytes and write nothing; the quote is
