@@ -2,6 +2,7 @@
 pragma solidity 0.8.28;
 
 import {AppealsFixture} from "../utils/AppealsFixture.sol";
+import {Vm} from "../utils/TestBase.sol";
 import {CreateCheats} from "../utils/AppealDeploy.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
@@ -22,7 +23,8 @@ interface Review18Cheats {
 /// caller (`msg.sender` is the appellant; the bond is pulled from it under its allowance to the MODULE and
 /// paid to the settlement), the same revert data (custom errors the node maps in revert_meanings.py reach the
 /// caller byte for byte, from `appeal` and from `quote` alike), and `quote` stays read-only whether it is
-/// reached by STATICCALL (`eth_call`, a view caller) or by a plain CALL, and refuses value.
+/// reached by STATICCALL (`eth_call`, a view caller) or by a plain CALL, and refuses value; the events the
+/// node reads (`AppealOpened`, `RoundStatusChanged`) are emitted at the module's address.
 /// Attack tried: a storage layout mismatch (`scripts/forge inspect AppealModule storageLayout` and
 /// `AppealAdmission`: identical, `_sessions`, `_rounds`, `_words`, `_seg`, `_appealed` in slots 0-4, no
 /// state variable declared only in one; `_admission` and `_self` are immutables); immutables read in the
@@ -38,7 +40,11 @@ interface Review18Cheats {
 /// write, as before); a direct call of the admission (`onlyDelegated` on both entries; its other functions
 /// are stubs or views of its own empty storage, and nothing trusts its address); `SettlementNotBound` with
 /// `module_` (the admission requires `settlement.appeals() == msg.sender`, its deployer: only the module
-/// can deploy a bound admission, and a stranger's admission is never used). None found.
+/// can deploy a bound admission, and a stranger's admission is never used); the randomness request the
+/// delegated `appeal` opens (`VRFRandomness.request` checks `isRequester[msg.sender]`: it sees the module,
+/// the address docs/appeals-canaries.md tells the owner to allow; a stranger DELEGATECALLing the admission
+/// is refused as before); the error ABI the node decodes with (AppealModule.json's 30 errors, identical
+/// before and after 131b29c, and AppealAdmission.json's). None found.
 /// Measured (`scripts/forge build --sizes` at 024352a): AppealModule runtime 19,003 B (margin 5,573),
 /// initcode 34,718 B (< 49,152); AppealAdmission runtime 13,156 B, initcode 14,349 B. One 1-segment appeal
 /// here: bond 42 TRUST pulled from the appellant, settlement +42 TRUST, module and admission hold 0.
@@ -91,7 +97,9 @@ contract Review18AdmissionRunsAsTheModule is AppealsFixture {
         IAppealModule.Quote memory q = appeals.quote(sid, _segs(1));
         uint256 before = token.balanceOf(appellant);
         uint256 held = token.balanceOf(address(escrow));
+        vm.recordLogs();
         uint256 round = _appeal(sid, _segs(1));
+        _assertOpenedByTheModule();
         emit log_named_uint("bond", q.bond);
         assertEq(round, 1, "round returned through the forwarder");
         assertEq(token.balanceOf(appellant), before - q.bond, "bond pulled from the appellant");
@@ -225,6 +233,27 @@ contract Review18AdmissionRunsAsTheModule is AppealsFixture {
                 IAppealModule.AppealWindowClosed.selector, sid, 1, appeals.sessionAppeals(sid).windowEnd
             )
         );
+    }
+
+    /// @dev The node reads `AppealOpened` and `RoundStatusChanged` at the module's address: the delegated
+    /// code's events must be the module's, with the appellant as the indexed caller.
+    function _assertOpenedByTheModule() internal {
+        Vm.Log[] memory logs = vm.getRecordedLogs();
+        uint256 opened = 0;
+        uint256 status = 0;
+        for (uint256 i = 0; i < logs.length; ++i) {
+            assertTrue(logs[i].emitter != address(admission), "no event from the admission");
+            if (logs[i].topics[0] == IAppealModule.AppealOpened.selector) {
+                assertEq(logs[i].emitter, address(appeals), "AppealOpened from the module");
+                assertEq(logs[i].topics[3], bytes32(uint256(uint160(appellant))), "indexed appellant");
+                ++opened;
+            } else if (logs[i].topics[0] == IAppealModule.RoundStatusChanged.selector) {
+                assertEq(logs[i].emitter, address(appeals), "RoundStatusChanged from the module");
+                ++status;
+            }
+        }
+        assertEq(opened, 1, "one AppealOpened");
+        assertEq(status, 1, "one RoundStatusChanged");
     }
 
     function _expectBoth(uint256[] memory segs, bytes memory err) internal {
