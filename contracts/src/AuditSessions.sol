@@ -14,6 +14,7 @@ import {PanelKey} from "./libraries/PanelKey.sol";
 import {SegmentWord} from "./libraries/SegmentWord.sol";
 import {SessionLifecycle} from "./SessionLifecycle.sol";
 import {SessionOps} from "./SessionOps.sol";
+import {Forward} from "./libraries/Forward.sol";
 
 /// @title AuditSessions
 /// @notice The session core: parameter versions, opening (fee, Merkle root, per-segment tier and
@@ -139,14 +140,7 @@ contract AuditSessions is SessionLifecycle {
     /// end the call with its return or revert data. Stubs name their parameters and results (no-op
     /// statements) so that AuditSessions' ABI stays what the callers decode.
     function _forward() private {
-        address ops = _ops;
-        assembly {
-            calldatacopy(0, 0, calldatasize())
-            let ok := delegatecall(gas(), ops, 0, calldatasize(), 0, 0)
-            returndatacopy(0, 0, returndatasize())
-            if iszero(ok) { revert(0, returndatasize()) }
-            return(0, returndatasize())
-        }
+        Forward.toOps(_ops);
     }
 
     // ------------------------------------------------------------------ owner

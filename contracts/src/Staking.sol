@@ -12,6 +12,7 @@ import {StakingAccounts, StakingHoldsOps} from "./StakingHoldsOps.sol";
 import {SortitionTrees} from "./SortitionTrees.sol";
 import {SnapshotSumTree} from "./libraries/SnapshotSumTree.sol";
 import {LedgerPacking} from "./libraries/LedgerPacking.sol";
+import {Forward} from "./libraries/Forward.sol";
 
 /// @title Staking
 /// @notice One share-accounted pool per auditor with a FIFO ledger that makes delegation pro rata, plus
@@ -147,14 +148,7 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
     /// and end the call with its return or revert data. Stubs name their parameters and results (no-op
     /// statements) so that Staking's ABI stays what the callers decode.
     function _forward() private {
-        address ops = _holdsOps;
-        assembly {
-            calldatacopy(0, 0, calldatasize())
-            let ok := delegatecall(gas(), ops, 0, calldatasize(), 0, 0)
-            returndatacopy(0, 0, returndatasize())
-            if iszero(ok) { revert(0, returndatasize()) }
-            return(0, returndatasize())
-        }
+        Forward.toOps(_holdsOps);
     }
 
     // ------------------------------------------------------------------ owner

@@ -19,6 +19,7 @@ import {AppealMath} from "../libraries/AppealMath.sol";
 import {DrawWindow} from "../libraries/DrawWindow.sol";
 import {AppealStore} from "./AppealStore.sol";
 import {AppealAdmission} from "./AppealAdmission.sol";
+import {Forward} from "../libraries/Forward.sol";
 
 /// @title AppealModule
 /// @notice Appeal rounds of a session (see IAppealModule): admission and bond, the round's sound draw
@@ -80,14 +81,7 @@ contract AppealModule is AppealStore {
     /// and end the call with its return or revert data, as `AuditSessions._forward` does with `SessionOps`.
     /// Within a STATICCALL (`quote` as an `eth_call` or from a view) the DELEGATECALL stays static.
     function _forward() private {
-        address ops = _admission;
-        assembly {
-            calldatacopy(0, 0, calldatasize())
-            let ok := delegatecall(gas(), ops, 0, calldatasize(), 0, 0)
-            returndatacopy(0, 0, returndatasize())
-            if iszero(ok) { revert(0, returndatasize()) }
-            return(0, returndatasize())
-        }
+        Forward.toOps(_admission);
     }
 
     // ------------------------------------------------------------------------------ rounds
