@@ -74,6 +74,37 @@ def test_concurrent_senders_share_one_nonce_sequence(fresh_devnet: Deployment) -
     assert client.call(token.functions.balanceOf(recipient)) - before == sum(range(1, 25))
 
 
+def test_a_nonce_taken_by_another_process_is_retried(fresh_devnet: Deployment) -> None:
+    """A daemon and the operator's CLI sign with one key from two processes: the other one may
+    send with the nonce this client has just read. The send is retried on the next nonce instead
+    of failing ("nonce too low" / "replacement transaction underpriced" in CI)."""
+    client = client_for(fresh_devnet, 0)
+    token = client.contract("TrustToken", fresh_devnet.address("TrustToken"))
+    recipient = dev_account(6).address
+    before = client.call(token.functions.balanceOf(recipient))
+    sign = client.account.sign_transaction
+    raced: list[int] = []
+
+    def racing_sign(tx: dict) -> object:  # type: ignore[type-arg]
+        if not raced:  # the other process: same key, same nonce, sent first
+            raced.append(int(tx["nonce"]))
+            other = token.functions.transfer(recipient, 5).build_transaction(
+                {"from": client.address, "chainId": client.chain_id, "nonce": tx["nonce"], "gas": 100_000}
+            )
+            client.w3.eth.send_raw_transaction(sign(other).raw_transaction)
+        return sign(tx)
+
+    client.account.sign_transaction = racing_sign  # type: ignore[method-assign]
+    try:
+        receipt = client.transact(token.functions.transfer(recipient, 7))
+    finally:
+        client.account.sign_transaction = sign  # type: ignore[method-assign]
+    assert receipt["status"] == 1 and raced
+    tx = client.w3.eth.get_transaction(receipt["transactionHash"])
+    assert tx["nonce"] > raced[0]
+    assert client.call(token.functions.balanceOf(recipient)) - before == 12
+
+
 def test_unknown_revert_data_keeps_selector() -> None:
     err = decode_revert("0xdeadbeef")
     assert err.name == "UnknownError"

@@ -62,6 +62,16 @@ def _nonce_manager(w3: Web3, chain_id: int, address: str) -> _NonceManager:
         return _NONCE_MANAGERS[key]
 
 
+# A key may sign in two processes at once (a daemon and the operator's CLI): between reading the
+# pending count and sending, the other may take the nonce. The node's message says which.
+_NONCE_CLASHES = ("nonce too low", "replacement transaction underpriced")
+_NONCE_ATTEMPTS = 5
+
+
+def _nonce_taken(exc: Exception) -> bool:
+    return any(m in str(exc).lower() for m in _NONCE_CLASHES)
+
+
 def _revert_data(exc: ContractLogicError) -> str | None:
     data = exc.data
     if isinstance(data, dict):
@@ -169,17 +179,21 @@ class ChainClient:
                     f"chain at {self.rpc_url} is not reachable: {self._say(exc)}"
                 ) from exc
         with self._nonces.lock:
-            nonce = self._nonces.take()
-            tx = fn.build_transaction({**base, "gas": gas, "nonce": nonce})
-            signed = self.account.sign_transaction(tx)
-            try:
-                tx_hash = self.w3.eth.send_raw_transaction(signed.raw_transaction)
-            except Exception as exc:
-                self._nonces.sync()
-                self.tx_failed += 1
-                if isinstance(exc, ContractLogicError):
-                    raise decode_revert(_revert_data(exc)) from exc
-                raise ChainError(f"sending transaction failed: {self._say(exc)}") from exc
+            for attempt in range(_NONCE_ATTEMPTS):
+                nonce = self._nonces.take()
+                tx = fn.build_transaction({**base, "gas": gas, "nonce": nonce})
+                signed = self.account.sign_transaction(tx)
+                try:
+                    tx_hash = self.w3.eth.send_raw_transaction(signed.raw_transaction)
+                    break
+                except Exception as exc:
+                    self._nonces.sync()
+                    if _nonce_taken(exc) and attempt + 1 < _NONCE_ATTEMPTS:
+                        continue  # another process with this key sent first: take the next nonce
+                    self.tx_failed += 1
+                    if isinstance(exc, ContractLogicError):
+                        raise decode_revert(_revert_data(exc)) from exc
+                    raise ChainError(f"sending transaction failed: {self._say(exc)}") from exc
         self.tx_sent += 1
         if not wait:
             return TxReceipt({"transactionHash": HexBytes(tx_hash)})  # type: ignore[typeddict-item]
