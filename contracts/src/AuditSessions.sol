@@ -65,23 +65,8 @@ contract AuditSessions is SessionLifecycle {
     /// delivery block): draw again from that block (the selector is LookaheadRandomness's `TooEarly`).
     error TooEarly(uint256 requestId, uint256 obtainableAt);
 
-    event ParamsChanged(uint256 indexed version, SessionParams params);
-    event RandomnessSourceChanged(uint256 indexed index, address source);
     event TreasuryChanged(address treasury);
     event ModulesSet(address drawModule, address votingModule, address settlementModule);
-    event SessionOpened(
-        uint256 indexed sessionId,
-        address indexed provider,
-        bytes32 merkleRoot,
-        uint256 segmentCount,
-        uint256 totalSeats,
-        uint256 fee,
-        uint256 pool,
-        uint256 paramsVersion,
-        uint256 randomnessId,
-        uint256 epoch,
-        bytes tiersWeights
-    );
     event DrawStarted(uint256 indexed sessionId, bytes32 seed, uint256 drawDeadline);
     event DrawCompleted(uint256 indexed sessionId, uint256 auditorCount, uint256 keyDeadline);
     event KeysPublished(

@@ -16,7 +16,8 @@ import {SessionStore} from "./SessionStore.sol";
 /// by DELEGATECALL reads and writes AuditSessions' storage at the slots AuditSessions' own code uses, with
 /// the same immutables (SessionOps is deployed by AuditSessions' constructor with its token and staking).
 /// It declares no error (callers and tests name AuditSessions' errors `AuditSessions.X`, which Solidity
-/// resolves only among a contract's own declarations); its two events are inherited into AuditSessions' ABI.
+/// resolves only among a contract's own declarations); its events (those SessionOps emits by DELEGATECALL
+/// among them) are declared once here and inherited into AuditSessions' ABI.
 abstract contract SessionLifecycle is SessionStore {
     using SafeERC20 for IERC20;
 
@@ -32,6 +33,21 @@ abstract contract SessionLifecycle is SessionStore {
     /// readability is affine in the epoch, so the core computes it without a call.
     uint256 internal immutable _readableSpan;
 
+    event ParamsChanged(uint256 indexed version, SessionParams params);
+    event RandomnessSourceChanged(uint256 indexed index, address source);
+    event SessionOpened(
+        uint256 indexed sessionId,
+        address indexed provider,
+        bytes32 merkleRoot,
+        uint256 segmentCount,
+        uint256 totalSeats,
+        uint256 fee,
+        uint256 pool,
+        uint256 paramsVersion,
+        uint256 randomnessId,
+        uint256 epoch,
+        bytes tiersWeights
+    );
     event StatusChanged(uint256 indexed sessionId, Status status);
     /// @notice The session ended without a verdict: `reserved` stays in the pool for the drawn seats
     /// (R each, paid at settlement), `refunded` went to the provider and `forfeited` to the treasury.

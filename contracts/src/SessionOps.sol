@@ -46,21 +46,6 @@ contract SessionOps is SessionLifecycle {
     error FeeTooLow(uint256 pool, uint256 required);
     error FeeTooHigh(uint256 fee);
 
-    event ParamsChanged(uint256 indexed version, SessionParams params);
-    event RandomnessSourceChanged(uint256 indexed index, address source);
-    event SessionOpened(
-        uint256 indexed sessionId,
-        address indexed provider,
-        bytes32 merkleRoot,
-        uint256 segmentCount,
-        uint256 totalSeats,
-        uint256 fee,
-        uint256 pool,
-        uint256 paramsVersion,
-        uint256 randomnessId,
-        uint256 epoch,
-        bytes tiersWeights
-    );
 
     modifier onlyDelegated() {
         if (address(this) == _self) revert NotCore();
