@@ -1,0 +1,142 @@
+"""The in-memory chain's end of a failed appeal draw (`memory_rounds._round_refused` over
+`consensus.appeal_draw`): REFUSED iff admission charged refusals (eligible accounts >= 2k) and the
+failing segment's counted refusers hold more than half of its eligible weight (rule R, outside review
+17); a stake-short refusal is uncounted only when the session's other appeal rounds' locks alone explain
+it (rule S, outside review 19).  Same rules as the contracts (`DrawModule`, `AppealModule`)."""
+
+from __future__ import annotations
+
+from eth_utils import to_checksum_address
+
+from tests.chain.port_scenarios import ISSUE15_PARAMS, TOKEN, vote_round, when_ready
+from tests.chain.test_port_appeals import OPERATOR
+from trustnode.chain.port import ChainPort, RoundState, SeatVote
+from trustnode.chain.port.memory_state import MemoryChain
+from trustnode.chain.protocol import SessionParams
+from trustnode.models.enums import SegmentOutcome, Tier
+
+R = ISSUE15_PARAMS.reward
+
+
+def _tier(n: int, params: SessionParams = ISSUE15_PARAMS, stake: int = 100 * TOKEN):  # type: ignore[no-untyped-def]
+    """`n` auditors of one tier staking `stake` each, a provider and an appellant."""
+    chain = MemoryChain(params)
+    chain.port(chain.owner).set_canary_operator(OPERATOR, True)
+    provider, appellant = chain.port("0x" + "01" * 20), chain.port("0x" + "02" * 20)
+    auditors: dict[str, ChainPort] = {}
+    for i in range(n):
+        port = chain.port(to_checksum_address((0x100 + i).to_bytes(20, "big")))
+        auditors[port.address] = port
+    for port in [provider, appellant, *auditors.values()]:
+        chain.fund(port.address, 10_000 * TOKEN)
+    for a in auditors.values():
+        a.register(Tier.COMPUTER, 1, b"\x45" * 32)
+        a.stake(stake)
+    return chain, provider, appellant, auditors
+
+
+def _passed(chain: MemoryChain, provider: ChainPort, auditors: dict[str, ChainPort], root: bytes) -> int:
+    sid = provider.open_session(root, [0, 0], [1, 1], 100 * TOKEN).session_id
+    vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
+    chain.mine(ISSUE15_PARAMS.canary_reveal_blocks + 1)
+    return sid
+
+
+def _candidates(provider: ChainPort, sid: int, auditors: dict[str, ChainPort], seg: int) -> list[str]:
+    """Who may sit on `seg`'s first appeal panel: everyone but its round-0 auditors."""
+    r0 = {a for a, s in provider.seats(sid, 0).items() if seg in s}
+    return [a for a in auditors if a not in r0]
+
+
+def test_review17_light_accounts_refusing_end_the_round_unfillable() -> None:
+    """8 minimum-weight accounts of 100 TRUST refuse, 2 honest auditors of 4,500 TRUST sit: 8 of 10
+    eligible accounts refused (charged: 10 >= 2 k_1) but 800 of 9,800 TRUST of weight, a minority.
+    Before rule R: REFUSED, the PASS voided and the bond back; now UNFILLABLE, the PASS stands and the
+    appellant pays R per drawn seat."""
+    chain, provider, appellant, auditors = _tier(11)
+    sid = _passed(chain, provider, auditors, b"\x11" * 32)
+    cands = _candidates(provider, sid, auditors, 0)
+    heavy, sybils = cands[:2], cands[2:]
+    for a in heavy:
+        auditors[a].stake(4_400 * TOKEN)
+    quote = appellant.appeal_quote(sid, [0])
+    assert (quote.eligible, quote.refusals_charged) == (10, True)
+    before = appellant.token_balance(appellant.address)
+    appellant.appeal(sid, [0], 10**30)
+    for a in sybils:  # their stake locked elsewhere
+        chain.auditors[a].locked = chain.auditors[a].assets
+    when_ready(lambda: provider.draw(sid, 16, 1), chain.mine)
+    (info,) = provider.rounds(sid)
+    assert info.refusals_charged and info.drawn_seats == 2 and set(provider.seats(sid, 1)) == set(heavy)
+    assert info.state == RoundState.UNFILLABLE and info.segments[0].outcome == SegmentOutcome.PASS
+    for a in sybils:
+        chain.auditors[a].locked = 0
+    status = provider.appeal_status(sid)
+    chain.mine(max(status.window_ends) - chain.block + 1)
+    provider.advance(sid)
+    for r in (0, 1):
+        for a in provider.seats(sid, r):
+            when_ready(lambda a=a, r=r: auditors[a].settle(sid, a, r), chain.mine)  # type: ignore[misc]
+    assert before - appellant.token_balance(appellant.address) == 2 * R
+
+
+def test_a_weight_majority_refusing_ends_the_round_refused() -> None:
+    """The same tier, the 9,000 TRUST busy (locked elsewhere) with 6 light accounts: 9,600 of 10,000
+    TRUST refused, the 2 light accounts left sit and the draw fails REFUSED."""
+    chain, provider, appellant, auditors = _tier(11)
+    sid = _passed(chain, provider, auditors, b"\x12" * 32)
+    cands = _candidates(provider, sid, auditors, 0)
+    heavy, free, busy = cands[:2], cands[2:4], cands[4:]
+    for a in heavy:
+        auditors[a].stake(4_400 * TOKEN)
+    appellant.appeal(sid, [0], 10**30)
+    for a in heavy + busy:
+        chain.auditors[a].locked = chain.auditors[a].assets
+    when_ready(lambda: provider.draw(sid, 16, 1), chain.mine)
+    (info,) = provider.rounds(sid)
+    assert info.drawn_seats == 2 and set(provider.seats(sid, 1)) == set(free)
+    assert info.state == RoundState.REFUSED and info.segments[0].outcome == SegmentOutcome.INCONCLUSIVE
+
+
+#: One lock of 60 TRUST leaves 40 of a 100-TRUST stake: every seat exhausts its auditor.
+HEAVY_LOCK = ISSUE15_PARAMS.model_copy(update={"slash_amount": 60 * TOKEN})
+
+
+def _two_rounds(root: bytes, topped_up: int = 0):  # type: ignore[no-untyped-def]
+    """7 auditors of 100 TRUST, a 60-TRUST lock per seat: round 0 seats one on each segment (k_0 = 1,
+    each exhausted); round 1 (segment 1, k_1 = 3) seats 3 fresh ones F1, exhausted by that round alone;
+    then round 2 (segment 0) has 6 eligible (charged: 6 >= 2 k_1), 2 of them free: its draw fails on
+    the third seat.
+    `topped_up`: F1 each stake that much more before round 2 and then lose all their free stake to
+    locks elsewhere."""
+    chain, provider, appellant, auditors = _tier(7, HEAVY_LOCK)
+    sid = _passed(chain, provider, auditors, root)
+    appellant.appeal(sid, [1], 10**30)
+    when_ready(lambda: provider.draw(sid, 16, 1), chain.mine)
+    f1 = set(provider.seats(sid, 1))
+    assert len(f1) == 3 and provider.rounds(sid)[0].state == RoundState.DRAWING
+    for a in f1 if topped_up else ():
+        auditors[a].stake(topped_up)
+        chain.auditors[a].locked = chain.auditors[a].assets
+    assert appellant.appeal_quote(sid, [0]).refusals_charged
+    appellant.appeal(sid, [0], 10**30)
+    when_ready(lambda: provider.draw(sid, 16, 2), chain.mine)
+    rnd = provider.rounds(sid)[1]
+    assert rnd.drawn_seats == 2 and not set(provider.seats(sid, 2)) & f1
+    return rnd
+
+
+def test_an_auditor_exhausted_only_by_the_sessions_other_rounds_is_not_counted() -> None:
+    """Round 2's eligible: segment 1's round-0 auditor (short by round 0's lock: counted, round 0 is no
+    "other round"), F1 (100 - 60 < 60: short by round 1 alone, uncounted), 2 seated.  Counted 1 of 6
+    equal weights: UNFILLABLE, the PASS stands (counting F1 it would be 4 of 6, REFUSED)."""
+    rnd = _two_rounds(b"\x13" * 32)
+    assert rnd.state == RoundState.UNFILLABLE and rnd.segments[0].outcome == SegmentOutcome.PASS
+
+
+def test_an_auditor_seated_elsewhere_in_the_session_that_emptied_its_stake_is_counted() -> None:
+    """Review 19's defender: F1 holds a round-1 seat but staked 200 TRUST (200 - 60 >= 60), and its free
+    stake went to locks elsewhere: counted (the old rule left it uncounted as 'session held').  Counted
+    1 + 3 x 2 = 7 of 9 weight units: REFUSED, the PASS voided."""
+    rnd = _two_rounds(b"\x14" * 32, topped_up=100 * TOKEN)
+    assert rnd.state == RoundState.REFUSED and rnd.segments[0].outcome == SegmentOutcome.INCONCLUSIVE
