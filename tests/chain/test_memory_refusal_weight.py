@@ -6,6 +6,7 @@ it (rule S, outside review 19).  Same rules as the contracts (`DrawModule`, `App
 
 from __future__ import annotations
 
+import pytest
 from eth_utils import to_checksum_address
 
 from tests.chain.port_scenarios import ISSUE15_PARAMS, TOKEN, vote_round, when_ready
@@ -18,25 +19,33 @@ from trustnode.models.enums import SegmentOutcome, Tier
 R = ISSUE15_PARAMS.reward
 
 
-def _tier(n: int, params: SessionParams = ISSUE15_PARAMS, stake: int = 100 * TOKEN):  # type: ignore[no-untyped-def]
-    """`n` auditors of one tier staking `stake` each, a provider and an appellant."""
+def _tier(
+    n: int, params: SessionParams = ISSUE15_PARAMS, stake: int = 100 * TOKEN, tier: Tier = Tier.COMPUTER
+):  # type: ignore[no-untyped-def]
+    """`n` auditors of `tier` staking `stake` each, a provider and an appellant."""
     chain = MemoryChain(params)
     chain.port(chain.owner).set_canary_operator(OPERATOR, True)
     provider, appellant = chain.port("0x" + "01" * 20), chain.port("0x" + "02" * 20)
     auditors: dict[str, ChainPort] = {}
     for i in range(n):
-        port = chain.port(to_checksum_address((0x100 + i).to_bytes(20, "big")))
-        auditors[port.address] = port
-    for port in [provider, appellant, *auditors.values()]:
+        auditors.update(_join(chain, 0x100 + i, tier, stake))
+    for port in [provider, appellant]:
         chain.fund(port.address, 10_000 * TOKEN)
-    for a in auditors.values():
-        a.register(Tier.COMPUTER, 1, b"\x45" * 32)
-        a.stake(stake)
     return chain, provider, appellant, auditors
 
 
-def _passed(chain: MemoryChain, provider: ChainPort, auditors: dict[str, ChainPort], root: bytes) -> int:
-    sid = provider.open_session(root, [0, 0], [1, 1], 100 * TOKEN).session_id
+def _join(chain: MemoryChain, i: int, tier: Tier, stake: int) -> dict[str, ChainPort]:
+    port = chain.port(to_checksum_address(i.to_bytes(20, "big")))
+    chain.fund(port.address, 10_000 * TOKEN)
+    port.register(tier, 1, b"\x45" * 32)
+    port.stake(stake)
+    return {port.address: port}
+
+
+def _passed(
+    chain: MemoryChain, provider: ChainPort, auditors: dict[str, ChainPort], root: bytes, tier: int = 0
+) -> int:
+    sid = provider.open_session(root, [tier, tier], [1, 1], 100 * TOKEN).session_id
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
     chain.mine(ISSUE15_PARAMS.canary_reveal_blocks + 1)
     return sid
@@ -48,36 +57,40 @@ def _candidates(provider: ChainPort, sid: int, auditors: dict[str, ChainPort], s
     return [a for a in auditors if a not in r0]
 
 
-def test_review17_light_accounts_refusing_end_the_round_unfillable() -> None:
-    """8 minimum-weight accounts of 100 TRUST refuse, 2 honest auditors of 4,500 TRUST sit: 8 of 10
-    eligible accounts refused (charged: 10 >= 2 k_1) but 800 of 9,800 TRUST of weight, a minority.
-    Before rule R: REFUSED, the PASS voided and the bond back; now UNFILLABLE, the PASS stands and the
-    appellant pays R per drawn seat."""
-    chain, provider, appellant, auditors = _tier(11)
-    sid = _passed(chain, provider, auditors, b"\x11" * 32)
-    cands = _candidates(provider, sid, auditors, 0)
-    heavy, sybils = cands[:2], cands[2:]
-    for a in heavy:
-        auditors[a].stake(4_400 * TOKEN)
+@pytest.mark.parametrize(("sybils", "charged"), [(8, True), (7, False)])
+def test_review17_light_accounts_refusing_end_the_round_unfillable(sybils: int, charged: bool) -> None:
+    """Review 17's tier (`Review17SybilsBuyTheRefusalMargin`): 9 honest auditors of 1,000 TRUST (k_0 = 3,
+    so 6 eligible < k_1 = 7: nobody could appeal), then the appellant's S accounts of 100 TRUST.  S = 8:
+    eligible 9 + 8 - 3 = 14 = 2 k_1, charged; its accounts refuse, the 6 honest eligible sit, the draw
+    fails on the 7th seat.  8 of 14 accounts refused but 800 of 6,800 TRUST of weight: before rule R
+    REFUSED (the PASS voided, the bond back); now UNFILLABLE, as with S = 7 (not charged): the PASS
+    stands and the appellant pays R per drawn seat (6 x 6 = 36 TRUST)."""
+    chain, provider, appellant, honest = _tier(9, stake=1_000 * TOKEN, tier=Tier.LLM)
+    sid = _passed(chain, provider, honest, b"\x11" * 32, tier=Tier.LLM)
+    accounts: dict[str, ChainPort] = {}
+    for i in range(sybils):
+        accounts.update(_join(chain, 0x517B00 + i, Tier.LLM, 100 * TOKEN))
     quote = appellant.appeal_quote(sid, [0])
-    assert (quote.eligible, quote.refusals_charged) == (10, True)
+    assert (quote.eligible, quote.refusals_charged) == (6 + sybils, charged)
     before = appellant.token_balance(appellant.address)
     appellant.appeal(sid, [0], 10**30)
-    for a in sybils:  # their stake locked elsewhere
+    for a in accounts:  # their stake locked elsewhere
         chain.auditors[a].locked = chain.auditors[a].assets
     when_ready(lambda: provider.draw(sid, 16, 1), chain.mine)
     (info,) = provider.rounds(sid)
-    assert info.refusals_charged and info.drawn_seats == 2 and set(provider.seats(sid, 1)) == set(heavy)
+    assert info.refusals_charged is charged and info.drawn_seats == 6
+    assert set(provider.seats(sid, 1)) == set(_candidates(provider, sid, honest, 0))
     assert info.state == RoundState.UNFILLABLE and info.segments[0].outcome == SegmentOutcome.PASS
-    for a in sybils:
+    for a in accounts:
         chain.auditors[a].locked = 0
     status = provider.appeal_status(sid)
     chain.mine(max(status.window_ends) - chain.block + 1)
     provider.advance(sid)
+    everyone = {**honest, **accounts}
     for r in (0, 1):
         for a in provider.seats(sid, r):
-            when_ready(lambda a=a, r=r: auditors[a].settle(sid, a, r), chain.mine)  # type: ignore[misc]
-    assert before - appellant.token_balance(appellant.address) == 2 * R
+            when_ready(lambda a=a, r=r: everyone[a].settle(sid, a, r), chain.mine)  # type: ignore[misc]
+    assert before - appellant.token_balance(appellant.address) == 6 * R == 36 * TOKEN
 
 
 def test_a_weight_majority_refusing_ends_the_round_refused() -> None:
