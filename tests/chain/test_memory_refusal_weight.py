@@ -153,3 +153,30 @@ def test_an_auditor_seated_elsewhere_in_the_session_that_emptied_its_stake_is_co
     1 + 3 x 2 = 7 of 9 weight units: REFUSED, the PASS voided."""
     rnd = _two_rounds(b"\x14" * 32, topped_up=100 * TOKEN)
     assert rnd.state == RoundState.REFUSED and rnd.segments[0].outcome == SegmentOutcome.INCONCLUSIVE
+
+
+@pytest.mark.xfail(strict=True, reason="open: rule S leaves round 0's and the round's own locks counted")
+def test_review11_large_tier_own_rounds_cannot_void_the_last_round_KNOWN() -> None:
+    """Property (`Review11ConcurrentRoundsExhaustStake.test_LargeTierOwnRoundsLocksVoidTheLastRound`, which
+    passes on the contracts under the old reason 5): the appellant's own concurrent rounds cannot exhaust
+    the tier and void a PASS.  20 auditors of 100 TRUST (tier LLM, k_0 = 3, seat cap 8, lock 8 TRUST), 24
+    correct PASS segments, three 8-segment rounds (eligible 17 >= 14: charged) drawn in turn.
+    Measured on the memory port with rules R and S as decided: 56/56, 56/56, then 48/56 REFUSED.  On the
+    failing segment 11 of the 17 eligible (1,100 of 1,700 TRUST of weight) are short, every one of them
+    only by this session's locks (round 0 + the other two rounds + this round's earlier segments = 96
+    TRUST locked of 100), yet each is counted: `stake - locked_by_other_rounds >= 8` since round 0's and
+    this round's own locks are not "other rounds".  Counting round 0 as "other" still leaves 900 of 1,700
+    counted (REFUSED); only `stake - every lock this session holds < lock` uncounts them all (UNFILLABLE).
+    Strict xfail: it starts failing (XPASS) when the rule changes to cover it."""
+    chain, provider, appellant, auditors = _tier(20, tier=Tier.LLM)
+    sid = provider.open_session(b"\x21" * 32, [Tier.LLM] * 24, [1] * 24, 1_000 * TOKEN).session_id
+    vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
+    chain.mine(ISSUE15_PARAMS.canary_reveal_blocks + 1)
+    for i in range(3):
+        named = list(range(8 * i, 8 * i + 8))
+        assert appellant.appeal_quote(sid, named).refusals_charged
+        appellant.appeal(sid, named, 10**30)
+    for i in range(3):
+        when_ready(lambda i=i: provider.draw(sid, 64, i + 1), chain.mine)  # type: ignore[misc]
+    assert [r.drawn_seats for r in provider.rounds(sid)] == [56, 56, 48]
+    assert provider.rounds(sid)[2].state == RoundState.UNFILLABLE
