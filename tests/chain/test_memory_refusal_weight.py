@@ -180,3 +180,26 @@ def test_review11_large_tier_own_rounds_cannot_void_the_last_round_KNOWN() -> No
         when_ready(lambda i=i: provider.draw(sid, 64, i + 1), chain.mine)  # type: ignore[misc]
     assert [r.drawn_seats for r in provider.rounds(sid)] == [56, 56, 48]
     assert provider.rounds(sid)[2].state == RoundState.UNFILLABLE
+
+
+@pytest.mark.parametrize(("k", "state", "drawn"), [(9, RoundState.REFUSED, 48), (0, RoundState.DRAWING, 56)])
+def test_review19_defender_accounts_emptied_after_round_a_are_charged(
+    k: int, state: RoundState, drawn: int
+) -> None:
+    """`Review19SeatedDefenderWithholdsUncharged` on the memory port: 20 auditors of 100 TRUST (tier LLM),
+    24 PASS segments, rounds A (segments 0-7) and B (8-15).  A is drawn whole (sortition seats the
+    defender's accounts too); then the defender's k = 9 accounts lock all their free stake elsewhere.
+    Under reason 5 their B refusals went uncounted (the contracts: B 48/56 UNFILLABLE); now each still had
+    100 - its A seats >= 8 TRUST, so they count: B drawn 48/56, REFUSED.  Without the move (k = 0) B fills."""
+    chain, provider, appellant, auditors = _tier(20, tier=Tier.LLM)
+    sid = provider.open_session(b"\x22" * 32, [Tier.LLM] * 24, [1] * 24, 1_000 * TOKEN).session_id
+    vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
+    chain.mine(ISSUE15_PARAMS.canary_reveal_blocks + 1)
+    appellant.appeal(sid, list(range(8)), 10**30)
+    appellant.appeal(sid, list(range(8, 16)), 10**30)
+    when_ready(lambda: provider.draw(sid, 64, 1), chain.mine)
+    for a in list(auditors)[:k]:
+        chain.auditors[a].locked = chain.auditors[a].assets
+    when_ready(lambda: provider.draw(sid, 64, 2), chain.mine)
+    b = provider.rounds(sid)[1]
+    assert b.refusals_charged and (b.state, b.drawn_seats) == (state, drawn)
