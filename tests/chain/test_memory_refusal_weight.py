@@ -1,8 +1,10 @@
 """The in-memory chain's end of a failed appeal draw (`memory_rounds._round_refused` over
 `consensus.appeal_draw`): REFUSED iff admission charged refusals (eligible accounts >= 2k) and the
 failing segment's counted refusers hold more than half of its eligible weight (rule R, outside review
-17); a stake-short refusal is uncounted only when the session's other appeal rounds' locks alone explain
-it (rule S, outside review 19).  Same rules as the contracts (`DrawModule`, `AppealModule`)."""
+17); a stake-short refusal is uncounted only when the locks this session holds on the auditor (round 0,
+every appeal round, the drawing round's seats so far; settled ones released) alone leave it less than one
+lock (rule S', outside reviews 19 and 11), against a stake a withdrawal after the session's seed cannot
+shrink.  Same rules as the contracts (`DrawModule`, `AppealModule`)."""
 
 from __future__ import annotations
 
@@ -140,34 +142,95 @@ def _two_rounds(root: bytes, topped_up: int = 0):  # type: ignore[no-untyped-def
 
 
 def test_an_auditor_exhausted_only_by_the_sessions_other_rounds_is_not_counted() -> None:
-    """Round 2's eligible: segment 1's round-0 auditor (short by round 0's lock: counted, round 0 is no
-    "other round"), F1 (100 - 60 < 60: short by round 1 alone, uncounted), 2 seated.  Counted 1 of 6
-    equal weights: UNFILLABLE, the PASS stands (counting F1 it would be 4 of 6, REFUSED)."""
+    """Round 2's eligible: segment 1's round-0 auditor (100 - 60 < 60: short by round 0's lock alone,
+    uncounted), F1 (100 - 60 < 60: short by round 1's lock alone, uncounted), 2 seated.  Counted 0 of 6
+    equal weights: UNFILLABLE, the PASS stands (counting F1 it would be 3 or 4 of 6)."""
     rnd = _two_rounds(b"\x13" * 32)
     assert rnd.state == RoundState.UNFILLABLE and rnd.segments[0].outcome == SegmentOutcome.PASS
 
 
 def test_an_auditor_seated_elsewhere_in_the_session_that_emptied_its_stake_is_counted() -> None:
     """Review 19's defender: F1 holds a round-1 seat but staked 200 TRUST (200 - 60 >= 60), and its free
-    stake went to locks elsewhere: counted (the old rule left it uncounted as 'session held').  Counted
-    1 + 3 x 2 = 7 of 9 weight units: REFUSED, the PASS voided."""
+    stake went to locks elsewhere: counted (reason 5 left it uncounted as 'session held').  Counted
+    3 x 2 = 6 of 9 weight units (segment 1's round-0 auditor, short by round 0's lock, uncounted):
+    REFUSED, the PASS voided."""
     rnd = _two_rounds(b"\x14" * 32, topped_up=100 * TOKEN)
     assert rnd.state == RoundState.REFUSED and rnd.segments[0].outcome == SegmentOutcome.INCONCLUSIVE
 
 
-@pytest.mark.xfail(strict=True, reason="open: rule S leaves round 0's and the round's own locks counted")
-def test_review11_large_tier_own_rounds_cannot_void_the_last_round_KNOWN() -> None:
-    """Property (`Review11ConcurrentRoundsExhaustStake.test_LargeTierOwnRoundsLocksVoidTheLastRound`, which
-    passes on the contracts under the old reason 5): the appellant's own concurrent rounds cannot exhaust
-    the tier and void a PASS.  20 auditors of 100 TRUST (tier LLM, k_0 = 3, seat cap 8, lock 8 TRUST), 24
-    correct PASS segments, three 8-segment rounds (eligible 17 >= 14: charged) drawn in turn.
-    Measured on the memory port with rules R and S as decided: 56/56, 56/56, then 48/56 REFUSED.  On the
-    failing segment 11 of the 17 eligible (1,100 of 1,700 TRUST of weight) are short, every one of them
-    only by this session's locks (round 0 + the other two rounds + this round's earlier segments = 96
-    TRUST locked of 100), yet each is counted: `stake - locked_by_other_rounds >= 8` since round 0's and
-    this round's own locks are not "other rounds".  Counting round 0 as "other" still leaves 900 of 1,700
-    counted (REFUSED); only `stake - every lock this session holds < lock` uncounts them all (UNFILLABLE).
-    Strict xfail: it starts failing (XPASS) when the rule changes to cover it."""
+#: One lock of 40 TRUST: a 100-TRUST auditor backs two seats, the third leaves it short.
+LOCK40 = ISSUE15_PARAMS.model_copy(update={"slash_amount": 40 * TOKEN})
+
+
+def test_an_auditor_exhausted_by_round_0_and_the_rounds_own_seats_is_not_counted() -> None:
+    """7 auditors of 100 TRUST, a 40-TRUST lock, 3 PASS segments (k_0 = 1: X, Y, Z sit on segments 0, 1,
+    2), one round on segments 1 and 2 (k_1 = 3, eligible 6 >= 6: charged).  Segment 1 seats X, O1, O2
+    (the others are busy for that step); for segment 2 Y, O3, O4 are busy elsewhere, so O1 and O2 sit and
+    the draw fails on the third seat.  X refused: 100 - (40 round 0 + 40 this round) = 20 < 40, the
+    session's own doing, uncounted; Y, O3, O4 counted: 300 of 600 TRUST, no majority: UNFILLABLE.  Under
+    rule S (only the other appeal rounds' locks, none here) X counted: 400 of 600, REFUSED."""
+    chain, provider, appellant, auditors = _tier(7, LOCK40)
+    sid = provider.open_session(b"\x15" * 32, [0, 0, 0], [1, 1, 1], 100 * TOKEN).session_id
+    vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
+    chain.mine(ISSUE15_PARAMS.canary_reveal_blocks + 1)
+    r0 = provider.seats(sid, 0)
+    x, y, z = ([a for a, segs in r0.items() if g in segs][0] for g in range(3))
+    o = [a for a in auditors if a not in (x, y, z)]
+    assert appellant.appeal_quote(sid, [1, 2]).refusals_charged
+    appellant.appeal(sid, [1, 2], 10**30)
+    held = {a: chain.auditors[a].locked for a in (z, o[2], o[3])}
+    for a in held:
+        chain.auditors[a].locked = chain.auditors[a].assets
+    when_ready(lambda: provider.draw(sid, 3, 1), chain.mine)
+    assert set(provider.seats(sid, 1)) == {x, o[0], o[1]}
+    for a, locked in held.items():
+        chain.auditors[a].locked = locked
+    for a in (y, o[2], o[3]):
+        chain.auditors[a].locked = chain.auditors[a].assets
+    provider.draw(sid, 16, 1)
+    (info,) = provider.rounds(sid)
+    assert chain.auditors[x].assets - chain.auditors[x].locked == 20 * TOKEN
+    assert info.drawn_seats == 5 and info.state == RoundState.UNFILLABLE
+    assert info.segments[1].outcome == SegmentOutcome.PASS
+
+
+def test_a_withdrawal_after_the_seed_cannot_make_a_refusal_uncounted() -> None:
+    """7 auditors of 100 TRUST, a 40-TRUST lock, 2 PASS segments; W sits on segment 0 in round 0 (40
+    locked).  After the appeal on segment 1 (eligible 6, charged) W withdraws 30 TRUST of its free stake:
+    `assets` 70, free 30 < 40, so it refuses.  Its stake is taken as 70 + the 30 withdrawn since the seed:
+    100 - 40 >= 40, counted.  With 3 others busy elsewhere (300) and 2 free ones of 150 TRUST seated,
+    counted 70 + 300 = 370 of 670 TRUST of weight: REFUSED.  Had the withdrawal shrunk the stake
+    (70 - 40 < 40, uncounted) it would be 300 of 670, UNFILLABLE: the withdrawal would have kept the
+    PASS."""
+    chain, provider, appellant, auditors = _tier(7, LOCK40)
+    sid = _passed(chain, provider, auditors, b"\x16" * 32)
+    r0 = provider.seats(sid, 0)
+    w, x1 = ([a for a, segs in r0.items() if g in segs][0] for g in range(2))
+    others = [a for a in auditors if a not in (w, x1)]
+    busy, free = others[:3], others[3:]
+    for a in free:
+        auditors[a].stake(50 * TOKEN)
+    assert w != x1 and appellant.appeal_quote(sid, [1]).refusals_charged
+    appellant.appeal(sid, [1], 10**30)
+    auditors[w].request_withdrawal(30 * TOKEN)
+    assert (chain.auditors[w].assets, chain.auditors[w].locked) == (70 * TOKEN, 40 * TOKEN)
+    for a in busy:
+        chain.auditors[a].locked = chain.auditors[a].assets
+    when_ready(lambda: provider.draw(sid, 16, 1), chain.mine)
+    (info,) = provider.rounds(sid)
+    assert info.drawn_seats == 2 and set(provider.seats(sid, 1)) == set(free)
+    assert info.state == RoundState.REFUSED and info.segments[0].outcome == SegmentOutcome.INCONCLUSIVE
+
+
+def test_review11_large_tier_own_rounds_cannot_void_the_last_round() -> None:
+    """Property (`Review11ConcurrentRoundsExhaustStake.test_LargeTierOwnRoundsLocksVoidTheLastRound`): the
+    appellant's own concurrent rounds cannot exhaust the tier and void a PASS.  20 auditors of 100 TRUST
+    (tier LLM, k_0 = 3, seat cap 8, lock 8 TRUST), 24 correct PASS segments, three 8-segment rounds
+    (eligible 17 >= 14: charged) drawn in turn: 56/56, 56/56, then 48/56.  On the failing segment 11 of
+    the 17 eligible (1,100 of 1,700 TRUST of weight) refused, each holding 96 TRUST of this session's
+    locks (round 0 + the other two rounds + this round's earlier segments): 100 - 96 < 8, uncounted under
+    rule S'; counted 0 of 1,700: UNFILLABLE, the PASS stands.  Under rule S (other appeal rounds only)
+    all 11 counted, 1,100 of 1,700: REFUSED (this test was a strict xfail then)."""
     chain, provider, appellant, auditors = _tier(20, tier=Tier.LLM)
     sid = provider.open_session(b"\x21" * 32, [Tier.LLM] * 24, [1] * 24, 1_000 * TOKEN).session_id
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
@@ -182,15 +245,10 @@ def test_review11_large_tier_own_rounds_cannot_void_the_last_round_KNOWN() -> No
     assert provider.rounds(sid)[2].state == RoundState.UNFILLABLE
 
 
-@pytest.mark.parametrize(("k", "state", "drawn"), [(9, RoundState.REFUSED, 48), (0, RoundState.DRAWING, 56)])
-def test_review19_defender_accounts_emptied_after_round_a_are_charged(
-    k: int, state: RoundState, drawn: int
-) -> None:
-    """`Review19SeatedDefenderWithholdsUncharged` on the memory port: 20 auditors of 100 TRUST (tier LLM),
-    24 PASS segments, rounds A (segments 0-7) and B (8-15).  A is drawn whole (sortition seats the
-    defender's accounts too); then the defender's k = 9 accounts lock all their free stake elsewhere.
-    Under reason 5 their B refusals went uncounted (the contracts: B 48/56 UNFILLABLE); now each still had
-    100 - its A seats >= 8 TRUST, so they count: B drawn 48/56, REFUSED.  Without the move (k = 0) B fills."""
+def _review19(k: int):  # type: ignore[no-untyped-def]
+    """Review 19's session: rounds A (segments 0-7) and B (8-15) of 24 PASS segments over 20 auditors of
+    100 TRUST (tier LLM); A drawn whole, then the first `k` auditors lock all their free stake
+    elsewhere, then B is drawn."""
     chain, provider, appellant, auditors = _tier(20, tier=Tier.LLM)
     sid = provider.open_session(b"\x22" * 32, [Tier.LLM] * 24, [1] * 24, 1_000 * TOKEN).session_id
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
@@ -202,4 +260,25 @@ def test_review19_defender_accounts_emptied_after_round_a_are_charged(
         chain.auditors[a].locked = chain.auditors[a].assets
     when_ready(lambda: provider.draw(sid, 64, 2), chain.mine)
     b = provider.rounds(sid)[1]
-    assert b.refusals_charged and (b.state, b.drawn_seats) == (state, drawn)
+    assert b.refusals_charged
+    return b
+
+
+def test_review19_control_without_the_move_round_b_fills() -> None:
+    b = _review19(0)
+    assert (b.state, b.drawn_seats) == (RoundState.DRAWING, 56)
+
+
+@pytest.mark.xfail(strict=True, reason="open: under rules R and S' B ends UNFILLABLE (700 of 1,700 counted)")
+def test_review19_defender_accounts_emptied_after_round_a_are_charged_KNOWN() -> None:
+    """Property (`Review19SeatedDefenderWithholdsUncharged` on the memory port): the defender's accounts,
+    seated by sortition in round A, cannot empty their free stake elsewhere and keep the PASS by making
+    B's draw fail.  k = 9 of 20 accounts (900 of 2,000 TRUST).  Measured under rules R and S': B drawn
+    48/56, then fails on segment 14: 17 eligible (1,700 TRUST), 11 refused; the 7 eligible defender
+    accounts are counted (each 100 - its session locks >= 8: 700 TRUST), the 4 honest refusers are not
+    (96 of their 100 TRUST locked by this session: round 0 + A + B's earlier segments), 6 seated.  700 of
+    1,700 is no majority: UNFILLABLE, the PASS stands.  Under reason 5 (contracts) 0 counted, under rule
+    S 1,100 counted (REFUSED).  Rule R over the weight the session has not exhausted (1,700 - 400 =
+    1,300) would give 700 of 1,300: REFUSED.  Strict xfail: it XPASSes when a rule covers it."""
+    b = _review19(9)
+    assert (b.state, b.drawn_seats) == (RoundState.REFUSED, 48)

@@ -1,7 +1,8 @@
 """`appeal_draw`: how a round whose draw ran dry ends.  Rule R (outside review 17): REFUSED needs the
 counted refusers to hold more than half of the failing segment's eligible weight (stake-weighted
-honesty), so light accounts cannot buy the margin.  Rule S (outside review 19): a stake-short refusal
-is uncounted only when the locks of the session's other appeal rounds alone explain it."""
+honesty), so light accounts cannot buy the margin.  Rule S' (outside reviews 19 and 11): a stake-short
+refusal is uncounted only when the locks this session holds on the auditor (round 0, every appeal round,
+the drawing round's seats so far) alone leave it less than one lock."""
 
 from __future__ import annotations
 
@@ -32,19 +33,20 @@ def test_refusals_decide_on_a_strict_weight_majority(refused: int, eligible: int
 
 
 @pytest.mark.parametrize(
-    ("stake", "other", "counted"),
+    ("stake", "held", "counted"),
     [
-        (100, 0, True),  # no other round: short for reasons of its own
+        (100, 0, True),  # no lock of the session: short for reasons of its own
         (100, 60, True),  # 40 left would back a lock of 8: emptied elsewhere (review 19's defender)
         (16, 8, True),  # exactly one lock left
-        (15, 8, False),  # the other round's seat alone leaves it short: the session's own doing
+        (15, 8, False),  # the session's seat alone leaves it short: the session's own doing
         (8, 8, False),
+        (100, 96, False),  # review 11's large tier: round 0 + the rounds + this round's seats, 96 of 100
     ],
 )
-def test_a_refusal_is_uncounted_only_when_the_other_rounds_locks_explain_it(
-    stake: int, other: int, counted: bool
+def test_a_refusal_is_uncounted_only_when_the_sessions_locks_explain_it(
+    stake: int, held: int, counted: bool
 ) -> None:
-    assert refusal_counted(stake * TOKEN, other * TOKEN, LOCK) is counted
+    assert refusal_counted(stake * TOKEN, held * TOKEN, LOCK) is counted
 
 
 def test_review17_light_accounts_cannot_buy_the_refusal_margin() -> None:
@@ -61,14 +63,12 @@ def test_review17_light_accounts_cannot_buy_the_refusal_margin() -> None:
 def test_review19_defender_accounts_seated_elsewhere_are_charged() -> None:
     """Seated in another round (one lock of 8) with 100 staked, then emptied by another session's draw:
     counted now (was uncounted as reason 5 whatever emptied it)."""
-    defenders = [
-        DrawCandidate(weight=100, refused=True, stake=100 * TOKEN, locked_by_session_other_rounds=LOCK)
-    ] * 9
+    defenders = [DrawCandidate(weight=100, refused=True, stake=100 * TOKEN, locked_by_session=LOCK)] * 9
     honest = [DrawCandidate(weight=100)] * 8
     assert counted_refused_weight(defenders + honest, LOCK) == 900
     assert failed_draw_refused(defenders + honest, lock_amount=LOCK, refusals_charged=True)
-    # exhausted by the session's own rounds alone: uncounted, the round ends UNFILLABLE
-    own = [DrawCandidate(weight=100, refused=True, stake=12 * TOKEN, locked_by_session_other_rounds=LOCK)] * 9
+    # exhausted by the session's own locks alone: uncounted, the round ends UNFILLABLE
+    own = [DrawCandidate(weight=100, refused=True, stake=12 * TOKEN, locked_by_session=LOCK)] * 9
     assert counted_refused_weight(own, LOCK) == 0
     assert not failed_draw_refused(own + honest, lock_amount=LOCK, refusals_charged=True)
 
@@ -84,7 +84,7 @@ _candidate = st.builds(
     weight=st.integers(1, 10**6),
     refused=st.booleans(),
     stake=st.integers(0, 200),
-    locked_by_session_other_rounds=st.integers(0, 200),
+    locked_by_session=st.integers(0, 200),
 )
 
 
@@ -94,8 +94,8 @@ def test_more_counted_refusing_weight_never_turns_refused_into_unfillable(
 ) -> None:
     """Monotone: a candidate that refuses with a counted refusal, added or turned from seated to refusing,
     never saves the round from REFUSED."""
-    refusing = DrawCandidate(weight=extra.weight, refused=True, stake=lock + extra.locked_by_session_other_rounds,
-                             locked_by_session_other_rounds=extra.locked_by_session_other_rounds)  # fmt: skip
+    refusing = DrawCandidate(weight=extra.weight, refused=True, stake=lock + extra.locked_by_session,
+                             locked_by_session=extra.locked_by_session)  # fmt: skip
     before = failed_draw_refused(cands, lock_amount=lock, refusals_charged=True)
     assert not before or failed_draw_refused([*cands, refusing], lock_amount=lock, refusals_charged=True)
     if cands and not cands[0].refused:
@@ -120,15 +120,15 @@ def test_any_number_of_refusing_accounts_under_half_the_weight_ends_unfillable(
 
 @given(
     stake=st.integers(0, 10**4),
-    other=st.integers(0, 10**4),
+    held=st.integers(0, 10**4),
     more=st.integers(0, 10**4),
     lock=st.integers(1, 500),
 )
-def test_refusal_counted_is_monotone(stake: int, other: int, more: int, lock: int) -> None:
-    """More own stake never uncounts a refusal; more locks of the other rounds never count one; with no
-    other-round lock a refusal counts whenever the stake could back a lock at all."""
-    if refusal_counted(stake, other, lock):
-        assert refusal_counted(stake + more, other, lock)
+def test_refusal_counted_is_monotone(stake: int, held: int, more: int, lock: int) -> None:
+    """More own stake never uncounts a refusal; more locks of the session never count one; with no
+    session lock a refusal counts whenever the stake could back a lock at all."""
+    if refusal_counted(stake, held, lock):
+        assert refusal_counted(stake + more, held, lock)
     else:
-        assert not refusal_counted(stake, other + more, lock)
+        assert not refusal_counted(stake, held + more, lock)
     assert refusal_counted(stake, 0, lock) is (stake >= lock)

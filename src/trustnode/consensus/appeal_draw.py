@@ -6,10 +6,14 @@ Rule R (outside review 17): the protocol's honesty assumption is stake-weighted,
 refused" is measured in weight, not in accounts.  Counting accounts let an appellant buy the refusal
 margin with minimum-stake accounts (8 accounts of 100 TRUST against 9,000 honest TRUST voided a PASS).
 
-Rule S (outside review 19): a stake-short refusal is the session's own doing, and so not counted, only
-when the locks the session's *other* appeal rounds hold on that auditor alone explain it.  Before, any
-seat in another round of the session made the refusal uncounted, so a defender's account seated there
-by sortition could empty its remaining free stake elsewhere and refuse for free.
+Rule S' (outside reviews 19 and 11): a stake-short refusal is the session's own doing, and so not
+counted, only when the locks THIS session holds on that auditor - every round of it, round 0 included,
+and the current round's seats drawn so far, less those already released - alone leave it less than one
+lock.  Before (reason 5), any seat in another appeal round of the session made the refusal uncounted,
+so a defender's account seated there by sortition could empty its remaining free stake elsewhere and
+refuse for free (review 19).  Counting only the *other* appeal rounds' locks (rule S, never shipped)
+fixed that but charged honest auditors exhausted by round 0 and the round's own earlier segments, so an
+appellant's own concurrent rounds could again void the last round (review 11's large tier).
 """
 
 from __future__ import annotations
@@ -18,19 +22,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 
-def refusal_counted(stake: int, locked_by_session_other_rounds: int, lock_amount: int) -> bool:
-    """Whether a candidate's stake-short lock refusal counts toward REFUSED (rule S).
+def refusal_counted(stake: int, locked_by_session: int, lock_amount: int) -> bool:
+    """Whether a candidate's stake-short lock refusal counts toward REFUSED (rule S').
 
-    Uncounted (the contracts' exclusion reason 5) only if `stake - locked_by_session_other_rounds <
-    lock_amount`: what the session's other appeal rounds leave of its stake cannot back the seat, so
-    the session's own concurrent rounds may have exhausted it (`Review11ConcurrentRoundsExhaustStake`)
-    and nobody is charged for it.  If what they leave could back the seat, the shortfall comes from
-    elsewhere (a draw of another session it ran first, a withdrawal): its own doing, counted.
-    Round-0 locks are not "other rounds": they stand for every appeal of the session, and admission's
-    eligible count already sees the same pool.  `stake`: what its locks are checked against (free
-    stake plus every lock it holds).  Note the edge: a stake below `lock_amount` with no other-round
-    lock at all is uncounted too (the formula as the contracts apply it)."""
-    return stake - locked_by_session_other_rounds >= lock_amount
+    Uncounted (the contracts' exclusion reason 5) only if `stake - locked_by_session < lock_amount`:
+    what this session's own locks leave of its stake (round 0's seats, every appeal round's, the
+    current round's drawn so far; released ones excluded) cannot back the seat, so the session itself
+    exhausted it (`Review11ConcurrentRoundsExhaustStake`) and nobody is charged for it.  If what they
+    leave could back the seat, the shortfall comes from outside the session (another session's locks,
+    a withdrawal): counted.  `stake`: what its locks are checked against, free stake plus every lock it
+    holds, taken so that a withdrawal or deregistration after the session's seed cannot shrink it (the
+    port adds such withdrawals back; see `memory_rounds`).  Note the edge: a stake below `lock_amount`
+    with no session lock at all is uncounted too (the formula as the contracts apply it)."""
+    return stake - locked_by_session >= lock_amount
 
 
 def refusals_decisive(refused_weight: int, eligible_weight: int) -> bool:
@@ -45,20 +49,20 @@ def refusals_decisive(refused_weight: int, eligible_weight: int) -> bool:
 class DrawCandidate:
     """One auditor eligible for the failing segment: live in its tier (weight > 0), not the provider,
     on none of the segment's earlier panels.  `refused`: it refused a lock on that segment (stake
-    short); `stake` and `locked_by_session_other_rounds` decide whether the refusal counts."""
+    short); `stake` and `locked_by_session` (`refusal_counted`) decide whether the refusal counts."""
 
     weight: int
     refused: bool = False
     stake: int = 0
-    locked_by_session_other_rounds: int = 0
+    locked_by_session: int = 0
 
 
 def counted_refused_weight(candidates: Iterable[DrawCandidate], lock_amount: int) -> int:
-    """W_R: the weight of the candidates that refused with a counted refusal (rule S)."""
+    """W_R: the weight of the candidates that refused with a counted refusal (rule S')."""
     return sum(
         c.weight
         for c in candidates
-        if c.refused and refusal_counted(c.stake, c.locked_by_session_other_rounds, lock_amount)
+        if c.refused and refusal_counted(c.stake, c.locked_by_session, lock_amount)
     )
 
 

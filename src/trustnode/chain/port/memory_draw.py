@@ -47,6 +47,7 @@ class DrawOps:
                         retry_blocks=s.target + 1 - self.c.block,
                     )
                 s.seed = keccak(s.target.to_bytes(32, "big") + s.id.to_bytes(32, "big"))
+                s.withdrawn_at_seed = self.c.withdrawn()
                 s.state = SessionState.DRAWING
                 s.draw_deadline = self.c.block + p.draw_blocks
             elif s.state != SessionState.DRAWING:

@@ -73,20 +73,21 @@ class RoundOps:
         """Whether a draw that failed on `seg` ends REFUSED (`appeal_draw.failed_draw_refused`): the
         round's refusals are chargeable (`Round.refusals_charged`, decided at admission) and the
         candidates of `seg` that refused with a counted refusal hold more than half of its eligible
-        weight (rules R and S).  Eligible: live in the tier, not the provider, on no earlier panel of
+        weight (rules R and S').  Eligible: live in the tier, not the provider, on no earlier panel of
         `seg`.  Refused: not on `seg` in this round, under the seat cap, free stake below the lock.  The
         contract meets every such candidate before the segment's weight runs out, so counting them all
         here is its count."""
         earlier = self.earlier_auditors(s, seg, rnd.number)
         on_seg = rnd.segment_auditors.get(seg, set())
+        withdrawn = self.c.withdrawn()
         candidates = [
             DrawCandidate(
                 weight=self.c.weight(a),
                 refused=addr not in on_seg
                 and len(rnd.seats.get(addr, [])) < p.seat_cap
                 and a.assets - a.locked < p.slash_amount,
-                stake=a.assets,
-                locked_by_session_other_rounds=self._held_by_other_rounds(s, rnd, addr, p),
+                stake=a.assets + withdrawn.get(addr, 0) - s.withdrawn_at_seed.get(addr, 0),
+                locked_by_session=self._held_by_session(s, addr, p),
             )
             for addr, a in self.c.auditors.items()
             if addr != s.provider and a.tier == s.tiers[seg] and addr not in earlier and self.c.weight(a) > 0
@@ -96,13 +97,24 @@ class RoundOps:
         )
 
     @staticmethod
-    def _held_by_other_rounds(s: Session, rnd: Round, addr: str, p: SessionParams) -> int:
-        """The stake the session's appeal rounds other than `rnd` still lock on `addr` (a settled seat
-        released its lock; round 0 is not one of them)."""
+    def _held_by_session(s: Session, addr: str, p: SessionParams) -> int:
+        """The stake this session still locks on `addr` (rule S'): one lock per seat of round 0 and of
+        every appeal round, the drawing one's seats so far included; a settled panel released its lock.
+
+        The `stake` it is weighed against is `assets` (free stake plus every lock) plus what left the
+        pool by withdrawal since the session's seed (`Session.withdrawn_at_seed`): a withdrawal here
+        takes its tokens out of `assets` at once (only from free stake; a held one at its release), so
+        without that add-back an auditor could withdraw its free stake after the seed and turn its
+        refusal into one the session's locks explain.  A withdrawal parked behind an undrawn snapshot
+        leaves `assets` whole until released (and is added back then).  This port models no
+        deregistration; an unregistered auditor has no weight and is no candidate at all.  A slash of
+        another session does shrink `assets` (a shortfall from outside the session, so counted unless
+        the session's locks alone exceed what is left)."""
+        panels: list[Session | Round] = [s, *s.rounds]
         return sum(
-            len(r.seats.get(addr, [])) * p.slash_amount
-            for r in s.rounds
-            if r.number != rnd.number and not (addr in r.votes and r.votes[addr].settled)
+            len(panel.seats.get(addr, [])) * p.slash_amount
+            for panel in panels
+            if not (addr in panel.votes and panel.votes[addr].settled)
         )
 
     def _draw_round(self, s: Session, number: int, max_seats: int) -> DrawStep:
