@@ -14,7 +14,8 @@ from eth_utils import to_checksum_address
 from tests.chain.port_scenarios import ISSUE15_PARAMS, TOKEN, vote_round, when_ready
 from tests.chain.test_port_appeals import OPERATOR
 from trustnode.chain.port import ChainPort, RoundState, SeatVote
-from trustnode.chain.port.memory_state import MemoryChain
+from trustnode.chain.port.memory_rounds import RoundOps
+from trustnode.chain.port.memory_state import MemoryChain, Vote
 from trustnode.chain.protocol import SessionParams
 from trustnode.models.enums import SegmentOutcome, Tier
 
@@ -192,6 +193,22 @@ def test_an_auditor_exhausted_by_round_0_and_the_rounds_own_seats_is_not_counted
     assert chain.auditors[x].assets - chain.auditors[x].locked == 20 * TOKEN
     assert info.drawn_seats == 5 and info.state == RoundState.UNFILLABLE
     assert info.segments[1].outcome == SegmentOutcome.PASS
+
+
+def test_the_sessions_locks_are_every_rounds_seats_less_the_settled_ones() -> None:
+    """`_held_by_session`: one lock per seat of round 0 and of each appeal round (the drawing one's
+    included); a settled panel released its lock."""
+    chain, provider, appellant, auditors = _tier(7, LOCK40)
+    sid = _passed(chain, provider, auditors, b"\x17" * 32)
+    appellant.appeal(sid, [1], 10**30)
+    when_ready(lambda: provider.draw(sid, 2, 1), chain.mine)
+    s = chain.session(sid)
+    held = {a: RoundOps._held_by_session(s, a, LOCK40) for a in auditors}
+    seats = {a: len(s.seats.get(a, [])) + len(s.rounds[0].seats.get(a, [])) for a in auditors}
+    assert held == {a: n * 40 * TOKEN for a, n in seats.items()} and sum(seats.values()) == 2 + 2
+    a = next(iter(s.seats))
+    s.votes.setdefault(a, Vote()).settled = True
+    assert RoundOps._held_by_session(s, a, LOCK40) == len(s.rounds[0].seats.get(a, [])) * 40 * TOKEN
 
 
 def test_a_withdrawal_after_the_seed_cannot_make_a_refusal_uncounted() -> None:
