@@ -91,9 +91,10 @@ def refusals_charged(eligible: int, k: int) -> bool:
     contested PASS voided) rather than ending UNFILLABLE (the PASS stands, R per drawn seat kept);
     decided at admission and stored with the round (`Round.refusalsCharged`).
 
-    With `eligible >= 2k` the draw fails only if more than half of the eligible auditors refuse or
-    left after admission, so a refusal is decisive; with `k <= eligible < 2k` a few busy honest
-    auditors (or members leaving) would void a PASS, so refusals are not charged."""
+    With `k <= eligible < 2k` a few busy honest auditors (or members leaving) would void a PASS, so
+    refusals are not charged.  With `eligible >= 2k` this is only the precondition: the failed draw
+    ends REFUSED iff its counted refusers also hold more than half of the failing segment's eligible
+    weight (`appeal_draw.failed_draw_refused`, rules R and S: a majority in stake, not in accounts)."""
     return eligible >= 2 * k
 
 
@@ -110,7 +111,8 @@ class Admission(BaseModel):
     bonds: list[int]
     eligible: int = Field(ge=0, description="`eligible_auditors` of the named segments (one tier, one depth)")
     refusals_charged: bool = Field(
-        description="`refusals_charged(eligible, k)`: a failed draw with refusals ends REFUSED"
+        description="`refusals_charged(eligible, k)`: a failed draw may end REFUSED (if its counted "
+        "refusers hold more than half of the failing segment's eligible weight, `appeal_draw`)"
     )
 
     @property

@@ -67,8 +67,10 @@ class RoundView(BaseModel):
     deadlines: dict[str, int]
     manifest_cid: str | None
     refusals_charged: bool = Field(
-        description="Decided at admission (eligible >= 2k): a failed draw with lock refusals ends refused "
-        "(a contested PASS voided, bond back), else unfillable (the PASS stands)."
+        description="Decided at admission (eligible >= 2k), the precondition: a failed draw ends refused (a "
+        "contested PASS voided, bond back) only if the candidates that refused their stake lock, short by more "
+        "than this session's own locks, hold more than half of the failing segment's eligible weight; else "
+        "unfillable (the PASS stands)."
     )
     segments: list[RoundSegmentView]
     votes: list[RoundVoteView]

@@ -4,7 +4,9 @@ It samples the weights fixed when the session opened (`Session.snapshot`), so st
 the opening changes no draw; the free stake a lock needs is read live. Weighted sampling without replacement per segment (an auditor already on the segment is
 excluded), a cap of seats per auditor, `slash_amount` locked per seat; a draw that runs out of
 eligible weight cancels the session and says why (`DrawFailure`), keeping R per seat already
-drawn. Appeal rounds draw in `memory_rounds`.
+drawn. Appeal rounds draw in `memory_rounds`. The seed also records what has left each pool by
+withdrawal so far (`Session.withdrawn_at_seed`): the appeal rounds add what left after it back to an
+auditor's stake when they judge its refusal (rule S'), so a withdrawal cannot make one uncounted.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class DrawOps:
                         retry_blocks=s.target + 1 - self.c.block,
                     )
                 s.seed = keccak(s.target.to_bytes(32, "big") + s.id.to_bytes(32, "big"))
+                s.withdrawn_at_seed = self.c.withdrawn()
                 s.state = SessionState.DRAWING
                 s.draw_deadline = self.c.block + p.draw_blocks
             elif s.state != SessionState.DRAWING:

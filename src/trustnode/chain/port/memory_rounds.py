@@ -5,9 +5,11 @@ appeal), a draw without replacement that excludes the provider and every earlier
 named segment, keys by the provider, commit-reveal (`memory_voting`), then the round ends:
 FINALIZED (its quorum outcomes replace the segments' outcomes and a new appeal window opens on
 them while rounds remain), KEYS_WITHHELD (the segments become INCONCLUSIVE, or keep a contested
-FAIL: `outcome_after_withheld`; final), REFUSED (the draw failed after a candidate could not lock
-its stake, and admission found the round's refusals chargeable, `Round.refusals_charged`: as
-KEYS_WITHHELD, bond back whole) or UNFILLABLE (the draw ran out or nobody drew in time: the outcomes stand, final).
+FAIL: `outcome_after_withheld`; final), REFUSED (the draw failed, admission found the round's
+refusals chargeable, `Round.refusals_charged`, and the failing segment's candidates that refused a
+lock with a counted refusal hold more than half of its eligible weight, `appeal_draw`: as
+KEYS_WITHHELD, bond back whole) or UNFILLABLE (any other failed draw, or nobody drew in time: the
+outcomes stand, final).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from trustnode.chain.port.types import DrawStep, KeysPublished, NotReady, SeatsD
 from trustnode.chain.port.types_appeals import RoundState
 from trustnode.chain.protocol import SessionParams
 from trustnode.consensus import rules
+from trustnode.consensus.appeal_draw import DrawCandidate, failed_draw_refused
 from trustnode.consensus.appeal_resolution import outcome_after_withheld
 from trustnode.consensus.appeals import PanelStatus, window_after_round
 
@@ -66,22 +69,52 @@ class RoundOps:
             and a.assets - a.locked >= p.slash_amount
         ]
 
-    def _round_refused(self, s: Session, rnd: Round, upto: int, p: SessionParams) -> bool:
-        """Whether a draw that failed on the round's segment `upto - 1` ends REFUSED: the round's
-        refusals are chargeable (`Round.refusals_charged`, decided at admission) and a candidate of its
-        first `upto` segments could not back a seat (free stake below the lock; counted as
-        `memory_draw` does for round 0, every such candidate rather than only those sampling met)."""
-        if not rnd.refusals_charged:
-            return False
-        return any(
-            addr != s.provider
-            and a.tier == s.tiers[seg]
-            and addr not in self.earlier_auditors(s, seg, rnd.number)
-            and self.c.weight(a) > 0
-            and len(rnd.seats.get(addr, [])) < p.seat_cap
-            and a.assets - a.locked < p.slash_amount
-            for seg in rnd.segments[:upto]
+    def _round_refused(self, s: Session, rnd: Round, seg: int, p: SessionParams) -> bool:
+        """Whether a draw that failed on `seg` ends REFUSED (`appeal_draw.failed_draw_refused`): the
+        round's refusals are chargeable (`Round.refusals_charged`, decided at admission) and the
+        candidates of `seg` that refused with a counted refusal hold more than half of its eligible
+        weight (rules R and S').  Eligible: live in the tier, not the provider, on no earlier panel of
+        `seg`.  Refused: not on `seg` in this round, under the seat cap, free stake below the lock.  The
+        contract meets every such candidate before the segment's weight runs out, so counting them all
+        here is its count."""
+        earlier = self.earlier_auditors(s, seg, rnd.number)
+        on_seg = rnd.segment_auditors.get(seg, set())
+        withdrawn = self.c.withdrawn()
+        candidates = [
+            DrawCandidate(
+                weight=self.c.weight(a),
+                refused=addr not in on_seg
+                and len(rnd.seats.get(addr, [])) < p.seat_cap
+                and a.assets - a.locked < p.slash_amount,
+                stake=a.assets + withdrawn.get(addr, 0) - s.withdrawn_at_seed.get(addr, 0),
+                locked_by_session=self._held_by_session(s, addr, p),
+            )
             for addr, a in self.c.auditors.items()
+            if addr != s.provider and a.tier == s.tiers[seg] and addr not in earlier and self.c.weight(a) > 0
+        ]
+        return failed_draw_refused(
+            candidates, lock_amount=p.slash_amount, refusals_charged=rnd.refusals_charged
+        )
+
+    @staticmethod
+    def _held_by_session(s: Session, addr: str, p: SessionParams) -> int:
+        """The stake this session still locks on `addr` (rule S'): one lock per seat of round 0 and of
+        every appeal round, the drawing one's seats so far included; a settled panel released its lock.
+
+        The `stake` it is weighed against is `assets` (free stake plus every lock) plus what left the
+        pool by withdrawal since the session's seed (`Session.withdrawn_at_seed`): a withdrawal here
+        takes its tokens out of `assets` at once (only from free stake; a held one at its release), so
+        without that add-back an auditor could withdraw its free stake after the seed and turn its
+        refusal into one the session's locks explain.  A withdrawal parked behind an undrawn snapshot
+        leaves `assets` whole until released (and is added back then).  This port models no
+        deregistration; an unregistered auditor has no weight and is no candidate at all.  A slash of
+        another session does shrink `assets` (a shortfall from outside the session, so counted unless
+        the session's locks alone exceed what is left)."""
+        panels: list[Session | Round] = [s, *s.rounds]
+        return sum(
+            len(panel.seats.get(addr, [])) * p.slash_amount
+            for panel in panels
+            if not (addr in panel.votes and panel.votes[addr].settled)
         )
 
     def _draw_round(self, s: Session, number: int, max_seats: int) -> DrawStep:
@@ -109,7 +142,7 @@ class RoundOps:
             seg = rnd.segments[pos]
             picked = self._pick_round(s, rnd, seg, p)
             if picked is None:
-                refused = self._round_refused(s, rnd, pos + 1, p)
+                refused = self._round_refused(s, rnd, seg, p)
                 self._end_round(s, rnd, RoundState.REFUSED if refused else RoundState.UNFILLABLE, tx)
                 break
             a = self.c.auditors[picked]

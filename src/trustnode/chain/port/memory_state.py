@@ -112,6 +112,7 @@ class Session:
     termination: str | None = None  # IAuditSessions.Termination, lower case
     draw_reputation: dict[str, int] = field(default_factory=dict)  # fixed at the auditor's first seat
     snapshot: dict[str, int] = field(default_factory=dict)  # auditor -> weight when opened (the draw's)
+    withdrawn_at_seed: dict[str, int] = field(default_factory=dict)  # `MemoryChain.withdrawn()` at the seed
     slash_target: int | None = None
     txs: dict[str, list[str]] = field(default_factory=dict)
     # issue 15: canaries, the appeal phase and its rounds
@@ -304,6 +305,15 @@ class MemoryChain:
             auditor in s.snapshot and s.state in (SessionState.CREATED, SessionState.DRAWING)
             for s in self.sessions
         )
+
+    def withdrawn(self) -> dict[str, int]:
+        """Tokens that have left each pool by withdrawal so far (a row's amount is set when its tokens
+        leave `assets`: at the request, or at the release of a held one).  The appeal draw adds what left
+        after the session's seed back to an auditor's stake (`memory_rounds`, rule S')."""
+        out: dict[str, int] = {}
+        for w in self.withdrawals:
+            out[w.auditor] = out.get(w.auditor, 0) + w.amount
+        return out
 
     def release_held(self, auditor: str) -> list[int]:
         """End the holds of `auditor`'s withdrawals once no drawable snapshot counts it and its free

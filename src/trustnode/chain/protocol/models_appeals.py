@@ -42,7 +42,9 @@ class AppealModuleParams(_Struct):
 class RoundView(_Struct):
     """IAppealModule.Round (status: IAuditSessions.Status; Cancelled = unfillable, or refused when
     `refused`; Expired = keys withheld, or abandoned when drawn short; `refusals_charged`: decided at
-    admission, whether a failed draw with lock refusals ends refused rather than unfillable)."""
+    admission, the precondition for a failed draw to end refused rather than unfillable: it does iff
+    the refusers short by more than this session's own locks hold more than half of the failing
+    segment's eligible weight, `consensus.appeal_draw`)."""
 
     appellant: str
     status: SessionStatus
