@@ -44,7 +44,9 @@ contract AppealRequireChargedFuzz is NoCanaryAppealsFixture {
         vm.roll(block.number + 1);
         vm.prank(appellant);
         try appeals.appeal(sid, _segs(0), type(uint256).max, true) returns (uint256 round) {
-            assertTrue(appeals.roundOf(sid, round).refusalsCharged, "requireCharged admitted an uncharged round");
+            assertTrue(
+                appeals.roundOf(sid, round).refusalsCharged, "requireCharged admitted an uncharged round"
+            );
         } catch (bytes memory err) {
             bytes4 sel = bytes4(err);
             if (sel == IAppealModule.NotEnoughEligibleAuditors.selector) return;

@@ -75,7 +75,9 @@ contract AppealAdmission is AppealStore {
     {
         (Quote memory q, uint256 eligible) = _check(sessionId, segments);
         if (q.bond > maxBond) revert BondAboveLimit(q.bond, maxBond);
-        if (requireCharged && !q.refusalsCharged) revert RefusalsNotCharged(sessionId, eligible, 2 * q.seats[0]);
+        if (requireCharged && !q.refusalsCharged) {
+            revert RefusalsNotCharged(sessionId, eligible, 2 * q.seats[0]);
+        }
         SessionAppeals storage sa = _sessions[sessionId];
         round = q.round;
         sa.roundCount = uint8(round);

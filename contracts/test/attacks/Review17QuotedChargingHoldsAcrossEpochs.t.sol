@@ -66,7 +66,10 @@ contract Review17QuotedChargingHoldsAcrossEpochs is NoCanaryAppealsFixture {
     }
 
     /// @dev Eight eligible accounts (not the leaver) refuse, the round is drawn, the session settles.
-    function _refuseAndSettle(uint256 round, address[] memory el) internal returns (IAppealModule.Round memory) {
+    function _refuseAndSettle(uint256 round, address[] memory el)
+        internal
+        returns (IAppealModule.Round memory)
+    {
         for (uint256 i = 0; i < 8; ++i) {
             _busyElsewhere(el[i], 0);
         }

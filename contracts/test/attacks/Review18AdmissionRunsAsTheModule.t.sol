@@ -268,8 +268,8 @@ contract Review18AdmissionRunsAsTheModule is AppealsFixture {
         assertTrue(!ok, "quote refused");
         assertEq(keccak256(ret), keccak256(err), "quote's revert data unchanged");
         vm.prank(appellant);
-        (ok, ret) =
-            address(appeals).call(abi.encodeWithSignature("appeal(uint256,uint256[],uint256)", sid, segs, type(uint256).max));
+        (ok, ret) = address(appeals)
+            .call(abi.encodeWithSignature("appeal(uint256,uint256[],uint256)", sid, segs, type(uint256).max));
         assertTrue(!ok, "appeal refused");
         assertEq(keccak256(ret), keccak256(err), "appeal's revert data unchanged");
     }
