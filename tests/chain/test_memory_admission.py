@@ -1,16 +1,24 @@
 """The in-memory chain admits appeals as `consensus.appeal_admission` says, over a table of tier sizes,
 members who left, the provider's own membership, k_0 and depth: the quote's refusal, `eligible` and
 `refusals_charged` are `eligible_auditors` / `refusals_charged` of the tier's live members but the
-provider, and the opened round stores the flag."""
+provider, and the opened round stores the flag; past the seat cap PanelTooLarge counts the eligible
+auditors only (`check_capacity`, outside review 17)."""
 
 from __future__ import annotations
 
 import pytest
+from eth_utils import to_checksum_address
 
 from tests.chain.port_scenarios import ISSUE15_PARAMS, TOKEN, vote_round
 from tests.chain.test_port_appeals import _memory
 from trustnode.chain.port import SeatVote
-from trustnode.consensus.appeal_admission import eligible_auditors, refusals_charged
+from trustnode.chain.port.memory_state import MemoryChain
+from trustnode.consensus.appeal_admission import (
+    check_capacity,
+    earlier_seats,
+    eligible_auditors,
+    refusals_charged,
+)
 from trustnode.consensus.appeals import panel_seats
 from trustnode.models.enums import Tier
 
@@ -58,3 +66,43 @@ def test_memory_admission_agrees_with_consensus(
     if want[0] is None:
         appellant.appeal(sid, [0], 10**30)
         assert provider.rounds(sid)[-1].refusals_charged is want[2]
+
+
+CAPACITY_CASES = [(members, segments) for members in range(7, 17) for segments in (2, 3)]
+
+
+@pytest.mark.parametrize(("members", "segments"), CAPACITY_CASES)
+def test_memory_capacity_counts_who_can_sit(members: int, segments: int) -> None:
+    """Outside review 17: past the seat cap (1 here) a round is admitted only if its seats fit in half of
+    what the eligible auditors (members - earlier seats) can seat, as `check_capacity` and AppealAdmission
+    say; 12 members, 2 segments: 6 seats > (12 - 1) // 2 = 5 is refused, where all 12 members would seat 6."""
+    params = ISSUE15_PARAMS.model_copy(update={"seat_cap": 1})
+    chain = MemoryChain(params)
+    provider, appellant = chain.port("0x" + "01" * 20), chain.port("0x" + "02" * 20)
+    auditors = {}
+    for i in range(members):
+        port = chain.port(to_checksum_address((0x100 + i).to_bytes(20, "big")))
+        auditors[port.address] = port
+    for port in [provider, appellant, *auditors.values()]:
+        chain.fund(port.address, 10_000 * TOKEN)
+    for a in auditors.values():
+        a.register(Tier.COMPUTER, 1, b"\x47" * 32)
+        a.stake(100 * TOKEN)
+    root = bytes([members, segments, 17]) + b"\x01" * 29
+    tiers, weights = [int(Tier.COMPUTER)] * segments, [1] * segments
+    sid = provider.open_session(root, tiers, weights, 100 * TOKEN).session_id
+    vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
+    k0 = params.seats_per_tier[Tier.COMPUTER]
+    k, eligible = panel_seats(k0, 1), eligible_auditors(members, k0, 1)
+    quote = appellant.appeal_quote(sid, list(range(segments)))
+    if eligible < k:
+        want = "NotEnoughEligibleAuditors"
+    elif segments * k > (members - earlier_seats(k0, 1)) * params.seat_cap // 2:
+        want = "PanelTooLarge"
+    else:
+        want = None
+    assert quote.refusal == want, (quote.refusal, quote.reason)
+    if want == "PanelTooLarge":
+        assert f"at most {eligible * params.seat_cap // 2} per round" in (quote.reason or "")
+    elif want is None:  # the consensus rule admits it too
+        check_capacity(segments, segments * k, eligible=eligible, seat_cap=params.seat_cap)

@@ -153,7 +153,10 @@ def test_a_round_above_the_seat_cap_uses_at_most_half_of_what_the_tier_can_seat(
         with pytest.raises(AppealRefused) as refused:
             check(n)
         assert refused.value.name == "PanelTooLarge" and f"{7 * n} seats" in str(refused.value)
-    assert check(9, members=16) == [7] * 9  # 63 <= 16 * 8 / 2
+    # outside review 17: the capacity counts who can sit, members - k_0 (round 0's seats)
+    assert check(9, members=19) == [7] * 9  # 63 <= (19 - 3) * 8 / 2
+    with pytest.raises(AppealRefused, match="PanelTooLarge"):
+        check(9, members=18)  # 63 > (18 - 3) * 8 / 2 = 60, though 63 <= 18 * 8 / 2
 
 
 def test_windows_open_after_the_canary_reveal_and_reopen_after_each_round() -> None:

@@ -155,10 +155,16 @@ interface IAppealModule is IPanelHost {
     error NoRoundsLeft(uint256 sessionId, uint256 segment);
     error NotEnoughEligibleAuditors(uint256 sessionId, uint256 segment, uint256 eligible, uint256 needed);
     error BondAboveLimit(uint256 bond, uint256 maxBond);
-    /// @notice The round names more segments than the seat cap and more seats than half of what the tier's
-    /// live members (weight in the round's snapshot, the provider excluded) can seat under it (`capacity` =
-    /// members * seatCap / 2): appeal fewer segments per round.
+    /// @notice The round names more segments than the seat cap and more seats than half of what the auditors
+    /// who can sit on its segments can seat under it (`capacity` = eligible * seatCap / 2, eligible = the
+    /// tier's live members in the round's snapshot, the provider excluded, minus the segments' earlier-panel
+    /// seats; outside review 17): appeal fewer segments per round.
     error PanelTooLarge(uint256 sessionId, uint256 seats, uint256 capacity);
+    /// @notice The appellant required charged refusals (`appeal(..., requireCharged)`, the quote's
+    /// `refusalsCharged`) and the round, judged on the snapshot of the epoch the appeal is mined in, would not
+    /// be charged: `eligible` < `needed` = 2 k (outside review 17: the live count moved across an epoch
+    /// boundary between the quote and the transaction). Quote again and decide.
+    error RefusalsNotCharged(uint256 sessionId, uint256 eligible, uint256 needed);
     /// @notice The round's randomness is fixed but usable only from block `obtainableAt` (a VRF value in its
     /// delivery block): draw again from that block (the selector is LookaheadRandomness's `TooEarly`).
     error TooEarly(uint256 requestId, uint256 obtainableAt);
@@ -259,6 +265,16 @@ interface IAppealModule is IPanelHost {
     /// @param maxBond The most the caller agrees to pay (`BondAboveLimit` above it).
     /// @return round The new round number.
     function appeal(uint256 sessionId, uint256[] calldata segments, uint256 maxBond)
+        external
+        returns (uint256 round);
+
+    /// @notice `appeal(sessionId, segments, maxBond)`, refused `RefusalsNotCharged` if `requireCharged` and
+    /// the round's lock refusals would not be charged (outside review 17: `refusalsCharged` is judged on the
+    /// epoch the appeal is mined in, which may follow the quote's). Pass the quote's `refusalsCharged` to be
+    /// held to no weaker terms than quoted.
+    /// @param requireCharged Refuse the appeal unless `Quote.refusalsCharged` holds when it is mined.
+    /// @return round The new round number.
+    function appeal(uint256 sessionId, uint256[] calldata segments, uint256 maxBond, bool requireCharged)
         external
         returns (uint256 round);
 

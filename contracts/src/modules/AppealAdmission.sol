@@ -45,9 +45,9 @@ contract AppealAdmission is AppealStore {
         external
         view
         onlyDelegated
-        returns (Quote memory)
+        returns (Quote memory q)
     {
-        return _check(sessionId, segments);
+        (q,) = _check(sessionId, segments);
     }
 
     /// @inheritdoc IAppealModule
@@ -56,8 +56,28 @@ contract AppealAdmission is AppealStore {
         onlyDelegated
         returns (uint256 round)
     {
-        Quote memory q = _check(sessionId, segments);
+        return _open(sessionId, segments, maxBond, false);
+    }
+
+    /// @inheritdoc IAppealModule
+    function appeal(uint256 sessionId, uint256[] calldata segments, uint256 maxBond, bool requireCharged)
+        external
+        onlyDelegated
+        returns (uint256 round)
+    {
+        return _open(sessionId, segments, maxBond, requireCharged);
+    }
+
+    /// @dev Admit and open the round: `_check`, then the appellant's own terms (bond limit, charged refusals).
+    function _open(uint256 sessionId, uint256[] calldata segments, uint256 maxBond, bool requireCharged)
+        private
+        returns (uint256 round)
+    {
+        (Quote memory q, uint256 eligible) = _check(sessionId, segments);
         if (q.bond > maxBond) revert BondAboveLimit(q.bond, maxBond);
+        if (requireCharged && !q.refusalsCharged) {
+            revert RefusalsNotCharged(sessionId, eligible, 2 * q.seats[0]);
+        }
         SessionAppeals storage sa = _sessions[sessionId];
         round = q.round;
         sa.roundCount = uint8(round);
@@ -110,7 +130,12 @@ contract AppealAdmission is AppealStore {
 
     /// @dev `appeal_admission.check_appeal` for every named segment, in its order of refusals (a segment that can
     /// never be appealed again says why - SegmentFinal, NoRoundsLeft - rather than AppealWindowClosed).
-    function _check(uint256 sessionId, uint256[] calldata segments) private view returns (Quote memory q) {
+    /// Returns the named segments' eligible auditors too (one tier, one depth: one count).
+    function _check(uint256 sessionId, uint256[] calldata segments)
+        private
+        view
+        returns (Quote memory q, uint256 eligible)
+    {
         SessionAppeals storage sa = _sessions[sessionId];
         AppealParams memory p = paramsOf(sessionId);
         if (p.appealBlocks == 0 || p.maxRounds == 0) revert AppealsDisabled(sessionId);
@@ -120,11 +145,12 @@ contract AppealAdmission is AppealStore {
         if (block.number <= sa.canaryEnd) revert AppealWindowNotOpen(sessionId, sa.canaryEnd);
         IAuditSessions.Session memory s = core.sessionOf(sessionId);
         IAuditSessions.SessionParams memory c = core.paramsAt(s.paramsVersion);
-        uint256 n = s.segmentCount;
         q.round = uint256(sa.roundCount) + 1;
-        uint256 limit = p.maxRounds * n;
-        if (q.round > (limit < PanelKey.MAX_ROUND ? limit : PanelKey.MAX_ROUND)) {
-            revert TooManyRounds(sessionId);
+        {
+            uint256 limit = p.maxRounds * s.segmentCount;
+            if (q.round > (limit < PanelKey.MAX_ROUND ? limit : PanelKey.MAX_ROUND)) {
+                revert TooManyRounds(sessionId);
+            }
         }
         uint256[] memory canaries = _canaryBits(sessionId);
         q.seats = new uint256[](segments.length);
@@ -134,18 +160,23 @@ contract AppealAdmission is AppealStore {
         uint256 members = _members(uint8(firstTier), s.provider);
         for (uint256 i = 0; i < segments.length; ++i) {
             uint256 seg = segments[i];
-            if (seg >= n) revert InvalidSegment(sessionId, seg);
+            if (seg >= s.segmentCount) revert InvalidSegment(sessionId, seg);
             if (i != 0 && seg <= segments[i - 1]) revert SegmentsNotAscending(sessionId, seg);
             if (canaries.length != 0 && (canaries[seg >> 8] >> (seg & 255)) & 1 == 1) {
                 revert SegmentIsCanary(sessionId, seg);
             }
             _checkOne(sessionId, seg, i, q, c, p, members, firstTier);
         }
+        // The `eligible` of `_checkOne`, the same for every named segment (one tier, one depth): `_checkOne`
+        // refused the round unless members > earlierSeats(k_0, depth).
+        eligible = members - AppealMath.earlierSeats(c.seatsPerTier[firstTier], q.depth);
         // The seat cap binds only when a round names more segments than it: then the round's seats may
-        // use at most half of what the tier's live members can seat, so that the cap ends its draw only if
-        // more than half of them refuse (outside review 9).
+        // use at most half of what the auditors who can sit on its segments can seat, so that the cap ends
+        // its draw only if more than half of them refuse (outside review 9). Those are the eligible,
+        // members - earlierSeats(k_0, depth), not every live member: a segment's earlier-panel auditors
+        // cannot sit on it (outside review 17).
         if (segments.length > c.seatCap) {
-            uint256 capacity = members * c.seatCap / 2;
+            uint256 capacity = eligible * c.seatCap / 2;
             if (q.totalSeats > capacity) revert PanelTooLarge(sessionId, q.totalSeats, capacity);
         }
     }

@@ -77,6 +77,20 @@ contract AppealModule is AppealStore {
         _forward();
     }
 
+    /// @inheritdoc IAppealModule
+    /// @dev Run in `AppealAdmission` by DELEGATECALL.
+    function appeal(uint256 sessionId, uint256[] calldata segments, uint256 maxBond, bool requireCharged)
+        external
+        returns (uint256 round)
+    {
+        sessionId;
+        segments;
+        maxBond;
+        requireCharged;
+        round;
+        _forward();
+    }
+
     /// @dev Run this call's own calldata (the same function of `AppealAdmission`) on this contract's storage
     /// and end the call with its return or revert data, as `AuditSessions._forward` does with `SessionOps`.
     /// Within a STATICCALL (`quote` as an `eth_call` or from a view) the DELEGATECALL stays static.

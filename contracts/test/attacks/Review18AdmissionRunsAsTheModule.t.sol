@@ -200,9 +200,16 @@ contract Review18AdmissionRunsAsTheModule is AppealsFixture {
         assertTrue(!ok, "quote with value");
         vm.prank(appellant);
         (ok,) = address(appeals).call{value: 1}(
-            abi.encodeCall(IAppealModule.appeal, (sid, _segs(0), type(uint256).max))
+            abi.encodeWithSignature("appeal(uint256,uint256[],uint256)", sid, _segs(0), type(uint256).max)
         );
         assertTrue(!ok, "appeal with value");
+        vm.prank(appellant);
+        (ok,) = address(appeals).call{value: 1}(
+            abi.encodeWithSignature(
+                "appeal(uint256,uint256[],uint256,bool)", sid, _segs(0), type(uint256).max, true
+            )
+        );
+        assertTrue(!ok, "appeal (requireCharged) with value");
         assertEq(address(appeals).balance, 0, "no ether kept");
     }
 
@@ -261,8 +268,8 @@ contract Review18AdmissionRunsAsTheModule is AppealsFixture {
         assertTrue(!ok, "quote refused");
         assertEq(keccak256(ret), keccak256(err), "quote's revert data unchanged");
         vm.prank(appellant);
-        (ok, ret) =
-            address(appeals).call(abi.encodeCall(IAppealModule.appeal, (sid, segs, type(uint256).max)));
+        (ok, ret) = address(appeals)
+            .call(abi.encodeWithSignature("appeal(uint256,uint256[],uint256)", sid, segs, type(uint256).max));
         assertTrue(!ok, "appeal refused");
         assertEq(keccak256(ret), keccak256(err), "appeal's revert data unchanged");
     }

@@ -2,7 +2,9 @@
 
 Prints the quote (the round it opens, the segments' depth, each one's panel seats and bond) and
 sends the appeal, warning first when the round's lock refusals would not be charged (k <= eligible
-< 2k: a failed draw then ends UNFILLABLE and the PASS stands); a refusal (window closed, no rounds left, not enough eligible auditors, bond
+< 2k: a failed draw then ends UNFILLABLE and the PASS stands). An appeal quoted charged is sent
+requiring it (outside review 17): if the epoch's live count changed before it was mined it is
+refused RefusalsNotCharged, nothing paid, and the new quote is printed (run again to accept); a refusal (window closed, no rounds left, not enough eligible auditors, bond
 above the limit, ...) is printed with its contract name and reason and exits 1. Anyone may
 appeal; it signs with the node's account (on the devnet the provider's, account 1, unless
 TRUSTNODE_CHAIN__ACCOUNT_INDEX says otherwise).
@@ -29,7 +31,14 @@ def appeal_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Appeal segments of a finalized session to a larger panel (2k+1 seats of their tier), paying a bond."""
-    from trustnode.node.appellant import AppealRefused, appeal, parse_segments, quote, refusal_warning
+    from trustnode.node.appellant import (
+        REFUSALS_NOT_CHARGED,
+        AppealRefused,
+        appeal,
+        parse_segments,
+        quote,
+        refusal_warning,
+    )
     from trustnode.node.context import NodeContext
 
     with errors_as_exit(ValueError):
@@ -53,8 +62,15 @@ def appeal_cmd(
         try:
             q, opened = appeal(port, session, wanted, limit)
         except AppealRefused as exc:
+            q = exc.quote or q  # RefusalsNotCharged: the fresh quote, the terms now on offer
             if json_out:
                 print_json({"quote": q.model_dump(mode="json"), "refusal": exc.name, "reason": exc.reason})
+            elif exc.name == REFUSALS_NOT_CHARGED:
+                console.print("[yellow]the terms changed before the appeal was mined; the quote now:[/]")
+                _print_quote(q)
+                warning = refusal_warning(q)
+                if warning is not None:
+                    console.print(f"  [yellow]warning:[/] {warning}", highlight=False)
             fail(f"appeal refused: {exc}")
     if json_out:
         print_json({"quote": q.model_dump(mode="json"), "opened": opened.model_dump(mode="json")})

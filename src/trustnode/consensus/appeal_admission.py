@@ -59,12 +59,16 @@ def check_appeal(
     return d, bond
 
 
-def check_capacity(segments: int, seats: int, *, members: int, seat_cap: int) -> None:
-    """A round naming more segments than the seat cap may use at most half of what the tier's live
-    members (the provider excluded) can seat under it, so that the cap fails its draw only if more
-    than half of them refuse (outside review 9).  With no more segments than the cap, an auditor can
-    sit on every one of them, so only the per-segment count (`check_appeal`) binds."""
-    capacity = members * seat_cap // 2
+def check_capacity(segments: int, seats: int, *, eligible: int, seat_cap: int) -> None:
+    """A round naming more segments than the seat cap may use at most half of what the auditors who
+    can sit on its segments can seat under it, so that the cap fails its draw only if more than half
+    of them refuse (outside review 9).  Those are `eligible_auditors` of the round's tier and depth
+    (the live members but the provider, minus the segments' earlier-panel seats), not every live
+    member: an earlier-panel auditor cannot sit on its segment (outside review 17); capacity =
+    (members - earlier_seats(k0, depth)) * seat_cap // 2, AppealAdmission's.  With no more segments
+    than the cap, an auditor can sit on every one of them, so only the per-segment count
+    (`check_appeal`) binds."""
+    capacity = eligible * seat_cap // 2
     if segments > seat_cap and seats > capacity:
         raise AppealRefused(
             "PanelTooLarge",
@@ -191,8 +195,8 @@ def check_session_appeal(
                                eligible=eligible)  # fmt: skip
         out_seats.append(panel_seats(k0, d))
         bonds.append(bond)
-    if tier is not None:
-        check_capacity(len(named), sum(out_seats), members=members(int(tier)), seat_cap=seat_cap)
+    if tier is not None:  # every named segment has this tier and depth, so this `eligible`
+        check_capacity(len(named), sum(out_seats), eligible=eligible, seat_cap=seat_cap)
     total = sum(bonds)
     if max_bond is not None and total > max_bond:
         raise AppealRefused("BondAboveLimit", f"the bond is {total}")

@@ -16,6 +16,7 @@ from trustnode.chain.port.types_appeals import AppealOpened, AppealQuote
 from trustnode.chain.units import format_trust
 
 BOND_ABOVE_LIMIT = "BondAboveLimit"
+REFUSALS_NOT_CHARGED = "RefusalsNotCharged"
 
 
 class AppealRefused(Exception):
@@ -58,7 +59,10 @@ def appeal(
     """Quote, check, send. `max_bond` None: exactly the quoted bond (the protocol takes no more).
     The quote's `refusal_warning` is the caller's to show: the contract refuses every round its
     snapshot's live members cannot seat (NotEnoughEligibleAuditors, PanelTooLarge), so the node
-    refuses nothing more."""
+    refuses nothing more.  The appeal is sent with the quote's `refusals_charged` as its
+    `requireCharged` (outside review 17): a quote of charged refusals is never mined as an uncharged
+    round (the live count of a new epoch); that case raises RefusalsNotCharged with a fresh quote,
+    for the caller to show and ask again."""
     q = quote(port, session_id, segments)
     if q.refusal is not None:
         raise AppealRefused(q.refusal, q.reason or q.refusal, q)
@@ -70,7 +74,21 @@ def appeal(
             q,
         )
     try:
-        opened = port.appeal(session_id, q.segments, limit)
+        opened = port.appeal(session_id, q.segments, limit, require_charged=q.refusals_charged)
     except ContractRevertError as exc:  # the chain moved between the quote and the transaction
+        if exc.name == REFUSALS_NOT_CHARGED:
+            raise AppealRefused(exc.name, _terms_changed(exc), quote(port, session_id, segments)) from exc
         raise AppealRefused(exc.name, reverts.explain(exc), q) from exc
     return q, opened
+
+
+def _terms_changed(exc: ContractRevertError) -> str:
+    """RefusalsNotCharged in words: what changed, that nothing was paid, what to do."""
+    args = exc.args_by_name
+    eligible, needed = args.get("eligible", "?"), args.get("needed", "?")
+    return (
+        f"{REFUSALS_NOT_CHARGED}: the quote said lock refusals would be charged, but in the block the appeal "
+        f"was mined only {eligible} auditors can sit on each panel (fewer than 2k = {needed}; the tier's live "
+        "count changed with the epoch), so a failed draw would end UNFILLABLE (the PASS stands, R per drawn "
+        "seat kept). Nothing was sent or paid: quote again and appeal again if you accept these terms"
+    )

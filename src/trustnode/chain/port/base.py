@@ -271,9 +271,13 @@ class ChainPort(Protocol):
         refusal it would hit; sends nothing."""
         ...
 
-    def appeal(self, session_id: int, segments: Sequence[int], max_bond: int) -> AppealOpened:
+    def appeal(
+        self, session_id: int, segments: Sequence[int], max_bond: int, require_charged: bool = False
+    ) -> AppealOpened:
         """Appeal `segments` (one depth), paying their bond (approving it if needed); refused
-        with BondAboveLimit when the bond exceeds `max_bond`. Anyone may appeal."""
+        with BondAboveLimit when the bond exceeds `max_bond`, and with RefusalsNotCharged when
+        `require_charged` (the quote's `refusals_charged`) and the round, judged in the block it is
+        mined in, would not charge lock refusals (outside review 17). Anyone may appeal."""
         ...
 
     def appeal_status(self, session_id: int) -> AppealStatus:

@@ -208,13 +208,15 @@ class AppealOps:
         k0 = p.params(info.params_version).seats_per_tier[tier]
         return eligible_auditors(p.live_members(tier, excluding=info.provider), k0, depth)
 
-    def appeal(self, session_id: int, segments: Sequence[int], max_bond: int) -> AppealOpened:
+    def appeal(
+        self, session_id: int, segments: Sequence[int], max_bond: int, require_charged: bool = False
+    ) -> AppealOpened:
         p = self.protocol
         if p.appeal_module is None:
             raise self._unsupported()
         named = sorted(segments)
         try:
-            rnd, receipt = p.appeal(session_id, named, max_bond)
+            rnd, receipt = p.appeal(session_id, named, max_bond, require_charged=require_charged)
         except ContractRevertError as exc:
             raise self._too_early(exc, "AppealWindowNotOpen", "the appeal window") from exc
         ev = next(e for e in self._logs(p.appeal_module, "AppealOpened", sessionId=session_id, round=rnd))

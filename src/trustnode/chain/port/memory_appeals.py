@@ -195,7 +195,9 @@ class AppealOps(RoundOps):
                 refusals_charged=adm.refusals_charged,
             )  # fmt: skip
 
-    def appeal(self, session_id: int, segments: Sequence[int], max_bond: int) -> AppealOpened:
+    def appeal(
+        self, session_id: int, segments: Sequence[int], max_bond: int, require_charged: bool = False
+    ) -> AppealOpened:
         with self.c.op():
             s = self.c.session(session_id)
             named = sorted(segments)
@@ -203,6 +205,10 @@ class AppealOps(RoundOps):
                 adm = self._admit(s, named, max_bond)
             except AppealRefused as exc:
                 raise revert(exc.name, sessionId=s.id, detail=exc.detail) from exc
+            if require_charged and not adm.refusals_charged:  # AppealAdmission._open, after BondAboveLimit
+                raise revert(
+                    "RefusalsNotCharged", sessionId=s.id, eligible=adm.eligible, needed=2 * adm.seats[0]
+                )
             me = self.address
             have = self.c.balances.get(me, 0)
             if have < adm.bond:

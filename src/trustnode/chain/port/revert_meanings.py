@@ -145,6 +145,8 @@ MEANINGS: dict[str, str] = {
     "PanelTooLarge": "the round names more segments than the seat cap and more seats than half of what the tier "
     "can seat: appeal fewer segments per round",
     "BondAboveLimit": "the bond is more than the most you agreed to pay (raise --bond)",
+    "RefusalsNotCharged": "the quote said lock refusals would be charged, but in the block the appeal was mined "
+    "the tier's eligible auditors are fewer than 2k (the epoch's live count moved): quote again and decide",
     "TooManyRounds": "the session used every appeal round it may have",
     "UnknownRound": "the session has no such appeal round",
     "WrongRoundStatus": "the appeal round is not in the phase this step needs",

@@ -98,12 +98,16 @@ class AppealBindings(ProtocolBase):
         fn = self._appeals().functions.quote(session_id, list(segments))
         return QuoteView.from_abi(self.client.call(fn, block=block))
 
-    def appeal(self, session_id: int, segments: Sequence[int], max_bond: int) -> tuple[int, TxReceipt]:
+    def appeal(
+        self, session_id: int, segments: Sequence[int], max_bond: int, *, require_charged: bool = False
+    ) -> tuple[int, TxReceipt]:
         """Appeal (approving the appeal module, which moves the bond to its AppealSettlement, up to
-        `max_bond`); returns the round opened and the receipt."""
+        `max_bond`); returns the round opened and the receipt. `require_charged`: the 4-argument
+        `appeal`, reverting RefusalsNotCharged unless the round's lock refusals are charged when mined
+        (outside review 17: pass the quote's flag)."""
         m = self._appeals()
         self.ensure_allowance(m.address, max_bond)
-        receipt = self._tx(m.functions.appeal(session_id, list(segments), max_bond))
+        receipt = self._tx(m.functions.appeal(session_id, list(segments), max_bond, require_charged))
         events = m.events.AppealOpened().process_receipt(receipt, errors=DISCARD)
         return int(events[0]["args"]["round"]), receipt
 
