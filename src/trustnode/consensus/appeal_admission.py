@@ -98,7 +98,7 @@ def refusals_charged(eligible: int, k: int) -> bool:
     With `k <= eligible < 2k` a few busy honest auditors (or members leaving) would void a PASS, so
     refusals are not charged.  With `eligible >= 2k` this is only the precondition: the failed draw
     ends REFUSED iff its counted refusers also hold more than half of the failing segment's eligible
-    weight (`appeal_draw.failed_draw_refused`, rules R and S: a majority in stake, not in accounts)."""
+    weight (`appeal_draw.failed_draw_refused`, rules R and S': a majority in stake, not in accounts)."""
     return eligible >= 2 * k
 
 

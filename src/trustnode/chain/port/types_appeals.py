@@ -89,8 +89,10 @@ class AppealQuote(BaseModel):
     )
     refusals_charged: bool = Field(
         default=False,
-        description="eligible >= 2k: a failed draw with lock refusals ends REFUSED (a contested PASS voided, "
-        "bond back); otherwise it ends UNFILLABLE (the PASS stands, R per drawn seat kept)",
+        description="eligible >= 2k, the precondition: a failed draw then ends REFUSED (a contested PASS voided, "
+        "bond back) only if its counted lock refusers (short by more than this session's own locks) hold "
+        "more than half of the failing segment's eligible weight (`consensus.appeal_draw`, rules R and S'); "
+        "otherwise it ends UNFILLABLE (the PASS stands, R per drawn seat kept)",
     )
 
     @property
@@ -206,7 +208,9 @@ class RoundInfo(BaseModel):
     manifest_cid: str | None = Field(default=None, description="the round's key manifest, once published")
     refusals_charged: bool = Field(
         default=False,
-        description="decided at admission: a failed draw with lock refusals ends REFUSED, else UNFILLABLE",
+        description="decided at admission (eligible >= 2k): only then can a failed draw end REFUSED, and only "
+        "if its counted refusers hold more than half of the failing segment's eligible weight (rules R and "
+        "S', `consensus.appeal_draw`); else UNFILLABLE",
     )
 
 
