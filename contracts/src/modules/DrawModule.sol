@@ -267,19 +267,21 @@ contract DrawModule is IDrawModule {
         return 0;
     }
 
-    /// @dev Whether `h.auditor`'s stake-short refusal is explained by the session's appeal panels (rounds >= 1)
-    /// alone: `limit - lockedByThem < amount`, where `limit` is what the free stake is measured against
-    /// (`IStaking.SeatQuote.limit`) and lockedByThem = the auditor's seats in the session's other appeal
-    /// rounds plus its seats of this round so far, x `job.lockAmount` (the session's `slashAmount`, one value
-    /// for every round of a session: `AppealModule._job` reads it from the session's params version). Such a
-    /// refusal is one the session's own concurrent rounds cause (Review11ConcurrentRoundsExhaustStake: an
-    /// honest auditor filled by rounds A and B and by its first seats of C): excluded for the segment, not
-    /// charged (reason 5). Any other shortfall - locks of another session or of round 0, a withdrawal - is
-    /// charged (reason 3): an auditor seated elsewhere in the session that empties the rest of its stake
-    /// refuses at its own cost (Review19SeatedDefenderWithholdsUncharged). Round 0 is
-    /// not scanned: its locks stand for every appeal of the session (the admission's eligible count sees the
-    /// same pool), and its auditors are the ones whose verdict the appeal contests. No round of the session
-    /// settles while one draws (settlement waits for every round), so every lock counted still stands.
+    /// @dev Whether `h.auditor`'s stake-short refusal is explained by the session's own panels alone:
+    /// `limit - lockedBySession < amount`, where `limit` is what the free stake is measured against
+    /// (`IStaking.SeatQuote.limit`; a withdrawal does not lower it while the snapshot can draw the auditor) and
+    /// lockedBySession = the auditor's seats in every other panel of the session (round 0 and the other appeal
+    /// rounds) plus its seats of this round so far, x `job.lockAmount` (the session's `slashAmount`: round 0
+    /// (`SessionStore._drawJob`) and every appeal round (`AppealModule._job`) read it from the session's one
+    /// params version, so one value for all). Such a refusal is one the session's own rounds cause
+    /// (Review11ConcurrentRoundsExhaustStake: an honest auditor filled by round 0, rounds A and B and its first
+    /// seats of C): excluded for the segment, not charged (reason 5). Any other shortfall - another session's
+    /// locks - is charged (reason 3): an auditor seated elsewhere in the session that empties the rest of its
+    /// stake refuses at its own cost (Review19SeatedDefenderWithholdsUncharged). Round 0 and this round count
+    /// because without them an honest auditor that the session's rounds exhausted (its round-0 seats are most
+    /// of its locks) would be charged (Review11ConcurrentRoundsGenuineRefusals' control measured REFUSED); the
+    /// seats are placed by sortition, so nobody can raise its own session locks to escape a charge. No round
+    /// of the session settles while one draws (settlement waits for every round), so every lock counted stands.
     /// Read once per auditor per call (cached in `h`); the scan reads one seat word per round of the session
     /// (at most `PanelKey.MAX_ROUND`) and is charged as one rejection per ROUNDS_PER_REJECTION rounds, so a
     /// call reads at most about (MAX_REJECTIONS_PER_CALL + 15) x 16 seat words whatever the round count (it
