@@ -327,7 +327,10 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
         q.tier = info.tier;
         uint256 limit;
         (q.eligible, limit) = _lockLimit(auditor, info, pool);
-        if (q.eligible) q.free = limit - pool.locked;
+        if (q.eligible) {
+            q.free = limit - pool.locked;
+            q.limit = limit;
+        }
         q.reputation = pool.reputation;
         uint256 tail = info.tail;
         // A first lock queues the batches past their hold first (5.1): its entry follows their FLOW.

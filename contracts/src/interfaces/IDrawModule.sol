@@ -37,6 +37,15 @@ interface IDrawModule {
         /// its admission found the honest-majority margin (`IAppealModule.Round.refusalsCharged`). Exclusions
         /// of reason 5 (stake held by another appeal panel of the session) are not counted.
         uint256 lockRefusals;
+        /// @dev Rule R of a failed appeal panel (0 unless `failed`; `eligibleWeight` 0 in round 0): the
+        /// snapshot weight of the failed segment's candidates excluded with a counted refusal (reason 3), and
+        /// of its eligible candidates E (the tier's live leaves at the round's epoch, less the provider and
+        /// the segment's earlier-panel auditors; auditors at the seat cap included). The appeal module ends
+        /// the round REFUSED iff its admission charged refusals and 2 x refusedWeight > eligibleWeight:
+        /// more than half of the eligible STAKE refused (the honesty assumption is stake-weighted, so
+        /// minimum-stake accounts cannot buy the majority: Review17SybilsBuyTheRefusalMargin).
+        uint256 refusedWeight;
+        uint256 eligibleWeight;
     }
 
     error NotCore(address caller);
@@ -65,9 +74,10 @@ interface IDrawModule {
     );
     /// @notice A sampled auditor was excluded: `reason` is 1 provider, 2 seat cap (both for the rest of
     /// the panel), 3 stake lock refused, 4 sat on an earlier panel of the segment, 5 stake lock refused for
-    /// want of free stake while the auditor holds a seat in another appeal panel of the same session (3 to 5
-    /// for the segment; 5 is not counted in `lockRefusals`: the session's own concurrent rounds took the
-    /// stake, Review11ConcurrentRoundsExhaustStake).
+    /// want of free stake that the auditor's seats in the session's other appeal panels alone explain (its
+    /// lock limit less their locks cannot back a seat; 3 to 5 for the segment; 5 is not counted in
+    /// `lockRefusals` nor `refusedWeight`: the session's own concurrent rounds took the stake,
+    /// Review11ConcurrentRoundsExhaustStake).
     event AuditorExcluded(uint256 indexed sessionId, uint256 round, address indexed auditor, uint256 reason);
 
     /// @notice Draw up to `job.maxSeats` seats (whole segments); only the core (round 0) and the appeal

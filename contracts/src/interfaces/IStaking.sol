@@ -41,6 +41,9 @@ interface IStaking {
         uint256 nextEntry;
         uint256 lastEntry;
         uint256 queuedDeposits;
+        /// What `free` is measured against (free = limit - every lock of the pool; 0 unless `eligible`):
+        /// the draw tells a shortfall the session's own appeal rounds explain from any other.
+        uint256 limit;
     }
 
     // ----------------------------------------------------------------- registry

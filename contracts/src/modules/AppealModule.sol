@@ -122,10 +122,12 @@ contract AppealModule is AppealStore {
             // Refused (outside review 3): a draw that sampled auditors' lock refusals failed is nobody's
             // provable fault - the contested outcome's defender may hold the refusing accounts - so it
             // ends like a withheld round (a contested PASS never survives it), the bond refunded whole.
-            // Only if admission found the honest-majority margin (`refusalsCharged`: eligible >= 2 k, so
-            // more than half of the eligible refused); else UNFILLABLE (outside reviews 11, 13 and 15: the
-            // appellant's own minimum-stake account made one busy auditor's refusal decisive).
-            rd.refused = r.lockRefusals != 0 && rd.refusalsCharged;
+            // Only if admission found the margin (`refusalsCharged`: eligible >= 2 k accounts) and the refusers
+            // of the failed segment hold more than half of its eligible snapshot weight (rule R: the honesty
+            // assumption is stake-weighted, Review17SybilsBuyTheRefusalMargin); else UNFILLABLE (outside
+            // reviews 11, 13 and 15: the appellant's own minimum-stake account made one busy auditor's
+            // refusal decisive).
+            rd.refused = rd.refusalsCharged && 2 * r.refusedWeight > r.eligibleWeight;
             _end(sessionId, round, rd, IAuditSessions.Status.Cancelled);
         } else if (r.drawnSeats == rd.totalSeats) {
             uint256 keyDeadline = block.number + _coreParams(sessionId).keyBlocks;

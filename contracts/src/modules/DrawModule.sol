@@ -61,6 +61,9 @@ contract DrawModule is IDrawModule {
     /// @dev 1 | seatInSegment << 8 | lock refusals in the segment << 16 | rejections << 32 when a call
     /// stopped inside a segment, else 0.
     mapping(uint256 key => uint256) private _resumeAt;
+    /// @dev With `_resumeAt`: the stopped segment's refused weight (bits 0-127) and earlier-panel weight
+    /// (128-255), see `Walk.refusedWeight`.
+    mapping(uint256 key => uint256) private _resumeWeights;
 
     /// @dev Lock refusals over the whole panel so far (any segment, any call): a failed draw reports them all
     /// (round 0: `DrawRefused` with any; an appeal round: REFUSED with any if its admission charged
@@ -77,7 +80,7 @@ contract DrawModule is IDrawModule {
         uint256 seatsNow;
         bool quoted;
         IStaking.SeatQuote q;
-        /// 0 not asked yet, 1 no seat in another appeal panel of the session, 2 seated in one.
+        /// 0 not asked yet, 1 its shortfall is not the session's other appeal rounds' doing, 2 it is.
         uint256 sessionHeld;
     }
 
@@ -88,6 +91,10 @@ contract DrawModule is IDrawModule {
         uint256 seat;
         uint256 rejections;
         uint256 refusals;
+        /// Snapshot weight of the current segment's counted refusals (reason 3) and of its candidates
+        /// that sat on an earlier panel of it (reason 4): rule R of a failed appeal draw (`DrawResult`).
+        uint256 refusedWeight;
+        uint256 earlierWeight;
         uint256 panelRefusals;
         uint256 refusalsBefore;
         uint256 drawnNow;
@@ -131,7 +138,7 @@ contract DrawModule is IDrawModule {
             ExclusionList.List memory list = ex[tier];
             uint256 total = _total(w, tier, job.epoch);
             if (total <= list.weightSum) {
-                _fail(job, w, list, tier);
+                r.eligibleWeight = _fail(job, w, list, tier, total);
                 failed = true;
                 break;
             }
@@ -150,8 +157,12 @@ contract DrawModule is IDrawModule {
         r.drawnSeats = w.drawnSeats;
         r.auditorCount = w.auditorCount;
         r.failed = failed;
-        if (failed) r.lockRefusals = w.panelRefusals;
-        else if (w.panelRefusals != w.refusalsBefore) _panelRefusals[w.key] = w.panelRefusals;
+        if (failed) {
+            r.lockRefusals = w.panelRefusals;
+            r.refusedWeight = w.refusedWeight;
+        } else if (w.panelRefusals != w.refusalsBefore) {
+            _panelRefusals[w.key] = w.panelRefusals;
+        }
     }
 
     /// @dev Sample one candidate for the current seat; seat it or exclude it. True if seated.
@@ -178,6 +189,9 @@ contract DrawModule is IDrawModule {
             if (reason == REASON_LOCK_REFUSED) {
                 ++w.refusals;
                 ++w.panelRefusals;
+                w.refusedWeight += weight;
+            } else if (reason == REASON_EARLIER_PANEL) {
+                w.earlierWeight += weight;
             }
             ++w.rejections;
             ++w.rejectedNow;
@@ -237,8 +251,12 @@ contract DrawModule is IDrawModule {
             uint256 e = h.entryBefore;
             if (e != 0 && e != h.q.lastEntry) {
                 uint256 queued = h.q.queuedDeposits;
-                if (queued > h.q.free) h.q.eligible = false;
-                else h.q.free -= queued;
+                if (queued > h.q.free) {
+                    h.q.eligible = false;
+                } else {
+                    h.q.free -= queued;
+                    h.q.limit -= queued; // limit >= free + queued: the same shortfall rule below
+                }
             }
         }
         IStaking.SeatQuote memory q = h.q;
@@ -249,26 +267,30 @@ contract DrawModule is IDrawModule {
         return 0;
     }
 
-    /// @dev Whether `h.auditor` holds a seat in another appeal panel (round >= 1, not `job.round`) of the
-    /// session: its stake-short refusal is then one the session's own concurrent rounds can cause (Review11
-    /// ConcurrentRoundsExhaustStake), so it is excluded for the segment but not charged. Read once per auditor
-    /// per call (cached in `h`); the scan reads one seat word per round of the session (at most
-    /// `PanelKey.MAX_ROUND`) and is charged as one rejection per ROUNDS_PER_REJECTION rounds, so a call reads
-    /// at most about (MAX_REJECTIONS_PER_CALL + 15) x 16 seat words whatever the round count (it stops, and the next call
-    /// resumes, like any call stopped by rejections). Round 0 is not scanned: its locks stand for every
-    /// appeal of the session (the admission's eligible count sees the same pool), and its auditors are the
-    /// ones whose verdict the appeal contests.
-    /// Adversarial limits. (a) The rule reads "has a seat elsewhere in the session", not "the session's locks
-    /// alone made it short": an auditor seated in another appeal round (by sortition) that empties its free
-    /// stake otherwise (a draw of another session it runs first) refuses uncharged. A defender's account can
-    /// hold such a seat only where sortition put it, and a failed draw ends UNFILLABLE only if NO refusal of
-    /// the whole panel is charged: with eligible >= 2k (admission) the honest auditors left must all be
-    /// short too, i.e. exhausted by the session's own rounds - (b). (b) The mirror of the fixed attack:
-    /// whoever wants a contested outcome to stand can open concurrent rounds of the session and draw them
-    /// first to exhaust the tier, ending the victim round UNFILLABLE instead of REFUSED; it pays those
-    /// rounds' bonds (lost when upheld: 672 TRUST in Review11ConcurrentRoundsExhaustStake's large tier) and
-    /// must draw before the victim, whose round, opened earlier, has its randomness earlier. Settled rounds
-    /// are scanned too (their locks may still stand until the ledger drains).
+    /// @dev Whether `h.auditor`'s stake-short refusal is explained by the session's own panels alone:
+    /// `limit - lockedBySession < amount`, where `limit` is what the free stake is measured against
+    /// (`IStaking.SeatQuote.limit`; a withdrawal does not lower it while the snapshot can draw the auditor) and
+    /// lockedBySession = the auditor's seats in every other panel of the session (round 0 and the other appeal
+    /// rounds) plus its seats of this round so far, x `job.lockAmount` (the session's `slashAmount`: round 0
+    /// (`SessionStore._drawJob`) and every appeal round (`AppealModule._job`) read it from the session's one
+    /// params version, so one value for all). Such a refusal is one the session's own rounds cause
+    /// (Review11ConcurrentRoundsExhaustStake: an honest auditor filled by round 0, rounds A and B and its first
+    /// seats of C): excluded for the segment, not charged (reason 5). Any other shortfall - another session's
+    /// locks - is charged (reason 3): an auditor seated elsewhere in the session that empties the rest of its
+    /// stake refuses at its own cost (Review19SeatedDefenderWithholdsUncharged). Round 0 and this round count
+    /// because without them an honest auditor that the session's rounds exhausted (its round-0 seats are most
+    /// of its locks) would be charged (Review11ConcurrentRoundsGenuineRefusals' control measured REFUSED); the
+    /// seats are placed by sortition, so nobody can raise its own session locks to escape a charge. No round
+    /// of the session settles while one draws (settlement waits for every round), so every lock counted stands.
+    /// Read once per auditor per call (cached in `h`); the scan reads one seat word per round of the session
+    /// (at most `PanelKey.MAX_ROUND`) and is charged as one rejection per ROUNDS_PER_REJECTION rounds, so a
+    /// call reads at most about (MAX_REJECTIONS_PER_CALL + 15) x 16 seat words whatever the round count (it
+    /// stops, and the next call resumes, like any call stopped by rejections).
+    /// Adversarial limit (the mirror of the fixed attack): whoever wants a contested outcome to stand can open
+    /// concurrent rounds of the session and draw them first to exhaust the tier, ending the victim round
+    /// UNFILLABLE instead of REFUSED; it pays those rounds' bonds (lost when upheld: 672 TRUST in
+    /// Review11ConcurrentRoundsExhaustStake's large tier) and must draw before the victim, whose round,
+    /// opened earlier, has its randomness earlier.
     function _sessionHeld(DrawJob calldata job, Walk memory w, Held memory h) private view returns (bool) {
         if (h.sessionHeld != 0) return h.sessionHeld == 2;
         uint256 n = w.roundsPlusOne;
@@ -277,13 +299,14 @@ contract DrawModule is IDrawModule {
             w.roundsPlusOne = n;
         }
         --n;
-        h.sessionHeld = 1;
-        for (uint256 r = 1; r <= n; ++r) {
-            if (r != job.round && _seats[PanelKey.keyOf(job.sessionId, r)][h.auditor] != 0) {
-                h.sessionHeld = 2;
-                break;
-            }
+        // This round's own seats so far (this call's included): its locks are the session's too, and after
+        // the auditor's first refusal in the call its word grows no more, so the cached answer stands.
+        uint256 seats = SeatWord.count(h.word);
+        for (uint256 r = 0; r <= n; ++r) {
+            if (r != job.round) seats += SeatWord.count(_seats[PanelKey.keyOf(job.sessionId, r)][h.auditor]);
         }
+        uint256 held = seats * job.lockAmount;
+        h.sessionHeld = held > h.q.limit || h.q.limit - held < job.lockAmount ? 2 : 1;
         w.rejectedNow += n / ROUNDS_PER_REJECTION;
         return h.sessionHeld == 2;
     }
@@ -366,11 +389,33 @@ contract DrawModule is IDrawModule {
         ++w.segment;
         w.seat = 0;
         w.refusals = 0;
+        w.refusedWeight = 0;
+        w.earlierWeight = 0;
     }
 
-    function _fail(DrawJob calldata job, Walk memory w, ExclusionList.List memory list, uint256 tier)
-        private
-    {
+    /// @dev Emit `DrawFailed`; for an appeal panel return the failed segment's eligible weight W_E (rule R,
+    /// `DrawResult.eligibleWeight`). The draw ran dry: every leaf of the tier with snapshot weight is in
+    /// `list` (total <= its weight sum, each leaf once). So W_E = total - the provider's snapshot weight -
+    /// the weight of the segment's earlier-panel auditors, all sampled and excluded with reason 4 by now.
+    /// Auditors at the seat cap stay in E: eligible but full, they served this panel and refused nothing,
+    /// and counting them out would let a refusing minority become a "majority" of whatever stake the cap
+    /// has not yet filled (refusing early segments pushes honest auditors onto the cap). An earlier-panel
+    /// auditor of the segment that reached the cap on other segments before the segment sampled it is not
+    /// told apart (its leaf holds no reason) and counts in E too: W_E can only be larger, so the error
+    /// charges refusals less often, never more. Subtractions saturate: the draw must end, not revert.
+    function _fail(
+        DrawJob calldata job,
+        Walk memory w,
+        ExclusionList.List memory list,
+        uint256 tier,
+        uint256 total
+    ) private returns (uint256 eligibleWeight) {
+        if (job.round != 0) {
+            (bool exists, uint256 leaf) = sortition.leafOf(uint8(tier), job.provider);
+            uint256 out = w.earlierWeight;
+            if (exists) out += sortition.leafWeightAt(uint8(tier), job.epoch, leaf);
+            if (total > out) eligibleWeight = total - out;
+        }
         emit DrawFailed(
             job.sessionId,
             job.round,
@@ -422,6 +467,12 @@ contract DrawModule is IDrawModule {
             w.refusals = (resumeAt >> 16) & 0xffff;
             w.rejections = resumeAt >> 32;
             delete _resumeAt[w.key];
+            uint256 weights = _resumeWeights[w.key];
+            if (weights != 0) {
+                w.refusedWeight = weights & type(uint128).max;
+                w.earlierWeight = weights >> 128;
+                delete _resumeWeights[w.key];
+            }
         }
         w.firstSegment = w.segment;
         w.firstSeat = w.seat;
@@ -476,6 +527,8 @@ contract DrawModule is IDrawModule {
             resume.push(_packExclusion(0, cur.leaves[i], cur.weights[i]));
         }
         _resumeAt[w.key] = 1 | (w.seat << 8) | (w.refusals << 16) | (w.rejections << 32);
+        uint256 weights = w.refusedWeight | (w.earlierWeight << 128);
+        if (weights != 0) _resumeWeights[w.key] = weights;
     }
 
     function _packExclusion(uint256 tier, uint256 leaf, uint256 weight) private pure returns (uint256) {

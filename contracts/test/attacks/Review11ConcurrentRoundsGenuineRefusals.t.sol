@@ -5,19 +5,24 @@ import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {PanelKey} from "../../src/libraries/PanelKey.sol";
+import {IDrawModule} from "../../src/interfaces/IDrawModule.sol";
+import {Vm} from "../utils/TestBase.sol";
 
 /// @title Review11ConcurrentRoundsGenuineRefusals (the fix of Review11ConcurrentRoundsExhaustStake, its limit)
 /// @notice Property: a lock refused because the auditor's stake is held by another appeal panel of the same
 /// session is not charged (DrawModule reason 5, `_sessionHeld`), but every other refusal in the same draw
 /// still is: an auditor busy in ANOTHER session (stake short, no seat in the session's other rounds) or
-/// deregistered (not eligible, whatever its seats elsewhere in the session) makes a failed draw REFUSED
-/// when its admission charged refusals.
+/// deregistered (not eligible, whatever its seats elsewhere in the session) is excluded with reason 3
+/// (counted). Since rule R (Review17SybilsBuyTheRefusalMargin) a failed draw is REFUSED only if the counted
+/// refusers hold more than half of the failed segment's eligible stake: one busy auditor of 100 TRUST out
+/// of about 1,700 eligible is counted but no majority, so round 3 now ends UNFILLABLE (was REFUSED).
 /// Set-up (Review11ConcurrentRoundsExhaustStake's large tier): 20 tier-1 auditors of 100 TRUST, 24 correct
 /// PASS segments, three 8-segment rounds; the first two drawn whole, then the genuine refusal, then the
 /// third drawn until it fails (48/56 without the genuine refusal, UNFILLABLE after the fix).
 /// Measured (`scripts/forge test --match-path 'contracts/test/attacks/Review11ConcurrentRoundsGenuine*' -vv`):
-/// auditor 19 busy in another session before the appeals: round 3 drawn 39/56, charged, REFUSED (as on
-/// main 92327f6); control (own locks only): 48/56, charged, UNFILLABLE (main: REFUSED). Round 3's whole
+/// auditor 19 busy in another session before the appeals: round 3 drawn 39/56, charged, REFUSED on main
+/// 92327f6 to 2e066eb; with rule R its refusals are still reason 3 (counted) and the round is UNFILLABLE
+/// (100 TRUST of the eligible stake refused); control (own locks only): 48/56, charged, UNFILLABLE (main: REFUSED). Round 3's whole
 /// draw (all drawPanel calls, 16 seats each, with the test's views): 4,760,068 gas on main, 4,777,930 with
 /// the check (+17,862: one `sessionAppeals` read per call and one scan per refusing auditor per call).
 contract Review11ConcurrentRoundsGenuineRefusals is NoCanaryAppealsFixture {
@@ -77,12 +82,30 @@ contract Review11ConcurrentRoundsGenuineRefusals is NoCanaryAppealsFixture {
         address busy = auditorAddrs[19];
         assertEq(drawModule.seatWordOf(PanelKey.keyOf(sid, rounds[0]), busy), 0, "setup: not in round 1");
         assertEq(drawModule.seatWordOf(PanelKey.keyOf(sid, rounds[1]), busy), 0, "setup: not in round 2");
+        vm.recordLogs();
         _drawOut(rounds[2]);
+        (uint256 counted, uint256 uncounted) = _reasonsOf(vm.getRecordedLogs(), busy);
+        emit log_named_uint("busy auditor: reason 3 (counted)", counted);
+        emit log_named_uint("busy auditor: reason 5 (not counted)", uncounted);
         IAppealModule.Round memory last = appeals.roundOf(sid, rounds[2]);
         _log(last);
         assertTrue(last.status == IAuditSessions.Status.Cancelled, "round 3's draw failed");
         assertTrue(last.refusalsCharged, "eligible 17 >= 14");
-        assertTrue(last.refused, "a refusal for another session's locks is charged");
+        assertTrue(counted != 0 && uncounted == 0, "a refusal for another session's locks is counted");
+        assertTrue(!last.refused, "rule R: one auditor's stake is no majority of the eligible stake");
+    }
+
+    /// @dev `a`'s lock exclusions in the recorded logs: reason 3 and reason 5.
+    function _reasonsOf(Vm.Log[] memory logs, address a) internal pure returns (uint256 r3, uint256 r5) {
+        for (uint256 i = 0; i < logs.length; ++i) {
+            if (logs[i].topics.length < 3 || logs[i].topics[0] != IDrawModule.AuditorExcluded.selector) {
+                continue;
+            }
+            if (address(uint160(uint256(logs[i].topics[2]))) != a) continue;
+            (, uint256 reason) = abi.decode(logs[i].data, (uint256, uint256));
+            if (reason == 3) ++r3;
+            if (reason == 5) ++r5;
+        }
     }
 
     /// @dev Control: nothing but the session's own locks; round 3 fails UNFILLABLE (not REFUSED).

@@ -10,9 +10,10 @@ import {IDrawModule} from "../../src/interfaces/IDrawModule.sol";
 /// @notice Property (docs/appeals-canaries.md "Round size", "Dead leaves"): admission counts exactly the
 /// tier's leaves with weight in the round's snapshot (`ISortition.liveCountAt`), so an admitted round is never
 /// re-judged at the draw; a failed appeal draw ends REFUSED (bond back, a contested PASS voided) exactly when
-/// it met a lock refusal and admission found the honest-majority margin, `eligible >= 2 k` with `eligible` =
-/// live members (provider excluded) minus every earlier panel's seats (`Round.refusalsCharged`, also in the
-/// quote). Otherwise UNFILLABLE (the PASS stands, R per drawn seat). Trade-off: with k <= eligible < 2k a
+/// admission found the margin, `eligible >= 2 k` with `eligible` = live members (provider excluded) minus
+/// every earlier panel's seats (`Round.refusalsCharged`, also in the quote), and (rule R, since
+/// Review17SybilsBuyTheRefusalMargin) the counted refusers of the failed segment hold more than half of its
+/// eligible snapshot weight, 2 W_R > W_E (computed here from the snapshot). Otherwise UNFILLABLE (the PASS stands, R per drawn seat). Trade-off: with k <= eligible < 2k a
 /// refusing minority ends the round UNFILLABLE; the quote says so before the bond is paid.
 /// Inputs: `live` registered auditors, `dead` leaves (staked once, left before the session), `busy` auditors
 /// whose free stake another panel holds (they refuse every lock), 1-4 named segments (seat cap 2, k_0 = 1,
@@ -26,6 +27,9 @@ import {IDrawModule} from "../../src/interfaces/IDrawModule.sol";
 contract Review11LiveCountDecidesRefusal is NoCanaryAppealsFixture {
     uint256 internal constant K1 = 3;
     uint256 internal constant CAP = 2;
+    uint256 internal _live;
+    uint256 internal _busy;
+    uint256 internal _epoch;
 
     struct LogEntry {
         bytes32[] topics;
@@ -64,6 +68,7 @@ contract Review11LiveCountDecidesRefusal is NoCanaryAppealsFixture {
         uint256 dead = bound(deadIn, 0, 8);
         uint256 busy = bound(busyIn, 0, 8);
         uint256 m = bound(segmentsIn, 1, 4);
+        (_live, _busy) = (live, busy);
         _deployAppeals();
         _addAuditors(1, live, STAKE);
         for (uint256 i = 0; i < dead; ++i) {
@@ -89,6 +94,7 @@ contract Review11LiveCountDecidesRefusal is NoCanaryAppealsFixture {
             named[i] = i;
         }
         uint256 epoch = _sortition().currentEpoch();
+        _epoch = epoch;
         uint256 members = _liveLeaves(epoch); // the provider holds no leaf here
         assertEq(
             _sortition().liveCountAt(1, epoch), members, "the live count is the leaves with snapshot weight"
@@ -118,10 +124,40 @@ contract Review11LiveCountDecidesRefusal is NoCanaryAppealsFixture {
             assertTrue(!rd.refused, "a draw that did not fail is never REFUSED");
             return;
         }
-        bool expected = refusals != 0 && eligible >= 2 * K1;
+        bool expected = eligible >= 2 * K1 && _refusersHoldTheMajority(sid, round, segment, refusals);
         assertTrue(rd.status == IAuditSessions.Status.Cancelled, "a failed draw cancels the round");
-        assertTrue(rd.refused == expected, "REFUSED iff refusals and eligible >= 2k at admission");
+        assertTrue(rd.refused == expected, "REFUSED iff eligible >= 2k at admission and 2 W_R > W_E");
         if (!expected) assertEq(_outcomeOf(sid, segment), 1, "an unfillable round leaves the PASS standing");
+    }
+
+    /// @dev Rule R's weights of the failed `segment`, from the snapshot: E = every live leaf but the segment's
+    /// round-0 auditor (kept if at the seat cap of this round: the draw cannot tell it apart, see
+    /// `DrawModule._fail`); R = the busy auditors in E (they refuse every lock, reason 3). True iff 2 W_R > W_E.
+    function _refusersHoldTheMajority(uint256 sid, uint256 round, uint256 segment, uint256 refusals)
+        internal
+        view
+        returns (bool)
+    {
+        uint256 epoch = _epoch;
+        uint256 wr;
+        uint256 we;
+        uint256 leaves = _sortition().leafCount(1);
+        for (uint256 i = 0; i < leaves; ++i) {
+            we += _sortition().leafWeightAt(1, epoch, i);
+        }
+        address early = _seats0Of(sid, segment);
+        if (drawModule.seatsOf(sid, round, early).length < CAP) we -= _weightOf(early, epoch);
+        for (uint256 i = 0; i < _busy && i < _live; ++i) {
+            address a = auditorAddrs[_live - 1 - i];
+            if (a != early) wr += _weightOf(a, epoch);
+        }
+        if (wr != 0) assertTrue(refusals != 0, "refused weight comes with counted refusals");
+        return 2 * wr > we;
+    }
+
+    function _weightOf(address a, uint256 epoch) internal view returns (uint256) {
+        (bool exists, uint256 leaf) = _sortition().leafOf(1, a);
+        return exists ? _sortition().leafWeightAt(1, epoch, leaf) : 0;
     }
 
     /// @dev Lock all but 7 TRUST of `a`'s free stake (a lock needs 8): it refuses every seat.

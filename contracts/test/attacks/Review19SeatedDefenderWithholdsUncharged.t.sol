@@ -8,10 +8,6 @@ import {PanelKey} from "../../src/libraries/PanelKey.sol";
 import {IDrawModule} from "../../src/interfaces/IDrawModule.sol";
 import {Vm} from "../utils/TestBase.sol";
 
-interface VmReview19 {
-    function skip(bool) external;
-}
-
 /// @title Review19SeatedDefenderWithholdsUncharged (attack on c3a2211, DrawModule reason 5)
 /// @notice Property: a defender cannot turn a would-be REFUSED appeal draw into UNFILLABLE (contested PASS
 /// stands, no refusal charged) by emptying the free stake of its own accounts after sortition seated them
@@ -23,25 +19,27 @@ interface VmReview19 {
 /// reason 5 (not counted), and so are the honest auditors' (also seated in A), so B fails with no charged
 /// refusal: UNFILLABLE. Control: the SAME 9 accounts make the SAME move before A draws (no seat in A): their
 /// refusals are reason 3, counted, B is REFUSED. Without the defender's move B fills 56/56.
-/// Measured (command below): K = 9 after A: B drawn 48/56, cancelled, refusalsCharged, NOT refused
+/// Measured before the fix (cd200f2, command below): K = 9 after A: B drawn 48/56, cancelled, refusalsCharged, NOT refused
 /// (UNFILLABLE); B's lock exclusions: defender 40 reason 5, honest 4 reason 5, none reason 3 (nothing
 /// counted). Control K = 9 before A: B drawn 27/56, REFUSED (defender 29 reason 3, honest 5 reason 5). K = 8 after A: B fills 56/56; K = 10 after
 /// A: 41/56 UNFILLABLE (control 6/56 REFUSED). Cost to the defender: no slash, no bond; only its stake is
 /// locked in another session's draw for the window (a session it may open itself).
-/// Severity: medium. The documented limit (a) of `_sessionHeld` assumes the honest auditors left would be
-/// charged; in a small tier every auditor, honest or not, is seated in A, so none is, and a minority
-/// defender withholds for free what the same move before A would have charged.
-/// Fix proposal: count reason 5 only when the session's own locks alone explain the shortfall, i.e. keep
-/// per auditor the stake locked by this session's other appeal rounds (a ledger read of the session's
-/// entries) and charge when `free + lockedBySessionOtherRounds >= lockAmount` (its stake is short for
-/// another reason); or snapshot free stake at the round's admission and charge any drop not caused by the
-/// session's own rounds.
+/// Severity: medium. The documented limit (a) of `_sessionHeld` assumed the honest auditors left would be
+/// charged; in a small tier every auditor, honest or not, is seated in A, so none was, and a minority
+/// defender withheld for free what the same move before A would have charged.
+/// Fix (DrawModule `_sessionHeld`): a stake-short refusal is uncounted (reason 5) only if the session's own
+/// locks alone explain it: `limit - (seats in the session's other rounds, round 0 included, + this round's
+/// seats so far) x lockAmount < lockAmount`, `limit` being what free stake is measured against
+/// (`IStaking.SeatQuote.limit`, new). The defender's accounts are short because of another session's
+/// locks: counted (reason 3).
+/// Measured after the fix (command below): K = 9 after A: B drawn 48/56, cancelled, charged, REFUSED; B's
+/// lock exclusions: defender 40 reason 3 (counted), honest 4 reason 5 (their stake is the session's own
+/// locks). Control before A: 27/56, REFUSED (defender 29 reason 3, honest 5 reason 5). No withholding: 56/56. On main 2e066eb the attack test
+/// fails (defender 40 / honest 4 reason 5, UNFILLABLE).
 /// Command: `scripts/forge test --match-path 'contracts/test/attacks/Review19*' -vv`.
-/// Skipped `_KNOWN`; the control passes.
 contract Review19SeatedDefenderWithholdsUncharged is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
-    bool internal constant SKIP = true; // false: run the attack (fails on cd200f2 with the figures above)
     uint256 internal constant K = 9;
 
     uint256 internal sid;
@@ -145,9 +143,8 @@ contract Review19SeatedDefenderWithholdsUncharged is NoCanaryAppealsFixture {
         emit log_named_uint("B exclusions honest reason 5 (not counted)", c[3]);
     }
 
-    /// @dev The attack: 9 defender accounts seated in A empty their free stake; B fails UNFILLABLE.
-    function test_SeatedDefenderAccountsFailBUncharged_KNOWN() public {
-        VmReview19(address(vm)).skip(SKIP);
+    /// @dev The attack: 9 defender accounts seated in A empty their free stake; B's refusals are charged.
+    function test_SeatedDefenderRefusalsAreCharged() public {
         (IAppealModule.Round memory b,) = _run(K, true);
         assertTrue(b.status == IAuditSessions.Status.Cancelled, "B's draw failed");
         assertTrue(b.refusalsCharged, "admission charges refusals");

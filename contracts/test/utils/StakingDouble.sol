@@ -229,6 +229,7 @@ contract StakingDouble is IStaking, ISortition {
         q.tier = tierOf[auditor];
         q.eligible = registered[auditor] && !refuseLocks[auditor];
         q.free = stakeOf[auditor] - lockedOf[auditor];
+        q.limit = stakeOf[auditor];
         q.reputation = reputationOf[auditor];
         q.nextEntry = entries[auditor] + 1;
     }
