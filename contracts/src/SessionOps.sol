@@ -46,7 +46,6 @@ contract SessionOps is SessionLifecycle {
     error FeeTooLow(uint256 pool, uint256 required);
     error FeeTooHigh(uint256 fee);
 
-
     modifier onlyDelegated() {
         if (address(this) == _self) revert NotCore();
         _;
