@@ -32,6 +32,9 @@ interface VmReview20Cap {
 /// Under rule R (weight, the parallel DrawModule change) these light refusers would make it UNFILLABLE
 /// instead: then any minority of busy accounts (a defender's) ends an honest appellant's capped round
 /// UNFILLABLE, the contested PASS final; either way the round-size property does not hold for seatCap >= 2.
+/// By arithmetic (tests/consensus/test_review20_capacity_slack.py, the same rule in `check_capacity`): 8,542
+/// admitted rounds with E <= 80, c <= 8 can fail with at most half refusing; worst E 70, k 31, c 8, S 9:
+/// 9 of 70 refusing (12.9%) fail it.
 /// Severity: MEDIUM (voids correct PASSes for free with a 38% minority of accounts; seatCap >= 2 and a
 /// capped round at the capacity edge needed).
 /// Fix: bound the worst case of the in-order draw: admit a capped round only if
