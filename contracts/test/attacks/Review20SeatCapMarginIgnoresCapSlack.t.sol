@@ -127,6 +127,8 @@ contract Review20SeatCapMarginIgnoresCapSlack is NoCanaryAppealsFixture {
         IAppealModule.Quote memory q = appeals.quote(sid, _segs3());
         assertEq(q.totalSeats, 21, "admitted: 21 seats = capacity 21");
         assertTrue(q.refusalsCharged, "charged: eligible 21 >= 14");
+        uint256 epoch = block.number / EPOCH_BLOCKS + 1;
+        assertEq(_sortition().liveCountAtExcept(1, epoch, provider), 24, "members 24: eligible 24 - 3 = 21");
         uint256 round = _appeal(sid, _segs3());
         _drawRound(sid, round);
         IAppealModule.Round memory rd = appeals.roundOf(sid, round);
