@@ -96,14 +96,13 @@ def test_memory_capacity_counts_who_can_sit(members: int, segments: int) -> None
     k0 = params.seats_per_tier[Tier.COMPUTER]
     k, eligible = panel_seats(k0, 1), eligible_auditors(members, k0, 1)
     quote = appellant.appeal_quote(sid, list(range(segments)))
-    if eligible < k:
-        want = "NotEnoughEligibleAuditors"
     free = members - earlier_seats(k0, 1) - (members - earlier_seats(k0, 1)) // 2  # left after half refuse
     capacity = k + params.seat_cap * (free - k) if free >= k else 0
-    if segments * k > capacity:
+    want: str | None = None
+    if eligible < k:
+        want = "NotEnoughEligibleAuditors"
+    elif segments * k > capacity:
         want = "PanelTooLarge"
-    else:
-        want = None
     assert quote.refusal == want, (quote.refusal, quote.reason)
     if want == "PanelTooLarge":
         assert f"at most {capacity} per round" in (quote.reason or "")
