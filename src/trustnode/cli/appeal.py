@@ -69,7 +69,12 @@ def appeal_cmd(
             if json_out:
                 print_json({"quote": q.model_dump(mode="json"), "refusal": exc.name, "reason": exc.reason})
             elif exc.name in (REFUSALS_NOT_CHARGED, TERMS_CHANGED):
-                console.print("[yellow]the terms changed since the quote above; the quote now:[/]")
+                when = (
+                    "before the appeal was mined"
+                    if exc.name == REFUSALS_NOT_CHARGED
+                    else "since the quote above"
+                )
+                console.print(f"[yellow]the terms changed {when}; the quote now:[/]")
                 _print_quote(q)
                 warning = refusal_warning(q)
                 if warning is not None:
