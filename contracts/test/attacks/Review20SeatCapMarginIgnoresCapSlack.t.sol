@@ -29,7 +29,8 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// k)`, 0 if eligible - eligible / 2 < k, `AppealMath.cappedCapacity`, in AppealAdmission and consensus
 /// `check_capacity`): with at most floor(E / 2) refusing the last segment still finds
 /// E - floor(E / 2) - floor((S - 1) k / seatCap) >= k auditors. Here 7 + 2 x (11 - 7) = 15 < 21: quote and
-/// appeal revert `PanelTooLarge(sid, 21, 15)`, nothing paid. Control: the round the cap does not bind
+/// appeal revert `PanelTooLarge(sid, 21, 15)`, nothing paid (this test with 1583240's AppealAdmission:
+/// "next call did not revert as expected", fails). Control: the round the cap does not bind
 /// (2 segments = the seat cap, 14 seats) is admitted, charged, and drawn in full with the 8 accounts
 /// refusing.
 /// Severity: MEDIUM (voided correct PASSes for free with a 38% minority of accounts).
