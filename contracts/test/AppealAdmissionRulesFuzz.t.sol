@@ -64,10 +64,13 @@ contract AppealRequireChargedFuzz is NoCanaryAppealsFixture {
     }
 }
 
-/// @title AppealCapacityFuzz (outside review 17)
-/// @notice Property: a round naming more segments than the seat cap is admitted only if its seats fit in
-/// half of what the auditors who can sit on it can seat, 2 seats <= (members - earlierSeats) * seatCap, and
-/// `PanelTooLarge(sid, seats, capacity)` refuses it exactly otherwise, capacity = that half. Fuzzed: 0..24
+/// @title AppealCapacityFuzz (outside reviews 17, 20)
+/// @notice Property: a round naming more segments than the seat cap is admitted only if its last segment
+/// still finds k seatable auditors when half of the eligible (E = members - earlierSeats) refuse and the
+/// earlier segments' seats are held by as few auditors as the cap allows:
+/// E - E / 2 - (S - 1) k / seatCap >= k, i.e. seats <= k + seatCap (E - E / 2 - k) (0 if E - E / 2 < k), and
+/// `PanelTooLarge(sid, seats, capacity)` refuses it exactly otherwise, capacity = that bound (outside
+/// review 20; was E * seatCap / 2, which ignored the auditors at the cap). Fuzzed: 0..24
 /// extra tier members and 2..4 segments of depth 1 (k_0 = 3, k_1 = 7, earlier seats 3), under seat cap 1
 /// (`AppealCapacityFuzz`) and 2 (`AppealCapacityCap2Fuzz`). Members are counted independently of the
 /// contract (16 registered auditors + the extra ones; the provider is none of them).
@@ -85,9 +88,7 @@ contract AppealCapacityFuzz is NoCanaryAppealsFixture {
         p.seatCap = 1;
     }
 
-    function testFuzz_capacityNeverAdmitsWhatHalfTheEligibleCannotSeat(uint256 extra, uint256 segments)
-        public
-    {
+    function testFuzz_capacityNeverAdmitsWhatAMinorityCanFail(uint256 extra, uint256 segments) public {
         uint256 cap = _sessionParams().seatCap;
         extra = bound(extra, 0, 24);
         segments = bound(segments, cap + 1, 4);
@@ -107,15 +108,18 @@ contract AppealCapacityFuzz is NoCanaryAppealsFixture {
             named[i] = i;
         }
         uint256 eligible = HONEST + extra - 3; // earlierSeats(3, 1) = k_0
+        uint256 free = eligible - eligible / 2; // seatable after at most half refuse
+        uint256 bound_ = free < 7 ? 0 : 7 + cap * (free - 7);
         try appeals.quote(sid, named) returns (IAppealModule.Quote memory q) {
             assertEq(q.totalSeats, 7 * segments, "k_1 per segment");
-            assertLe(2 * q.totalSeats, eligible * cap, "admitted beyond half of what the eligible seat");
+            assertLe(q.totalSeats, bound_, "admitted beyond the bound");
+            assertGe(free, (segments - 1) * 7 / cap + 7, "a minority can starve the last segment");
         } catch (bytes memory err) {
             assertEq(bytes4(err), IAppealModule.PanelTooLarge.selector, "only PanelTooLarge");
             (uint256 s, uint256 seats, uint256 capacity) = errorArgs(err);
             assertEq(s, sid, "session");
             assertEq(seats, 7 * segments, "seats");
-            assertEq(capacity, eligible * cap / 2, "capacity = half of what the eligible seat");
+            assertEq(capacity, bound_, "capacity = k + seatCap (E - E / 2 - k)");
             assertTrue(seats > capacity, "refused only beyond it");
         }
     }

@@ -2,7 +2,8 @@
 members who left, the provider's own membership, k_0 and depth: the quote's refusal, `eligible` and
 `refusals_charged` are `eligible_auditors` / `refusals_charged` of the tier's live members but the
 provider, and the opened round stores the flag; past the seat cap PanelTooLarge counts the eligible
-auditors only (`check_capacity`, outside review 17)."""
+auditors only (`check_capacity`, outside review 17) and bounds the round by k + seat_cap (E - E // 2 - k)
+(`capped_capacity`, outside review 20)."""
 
 from __future__ import annotations
 
@@ -73,9 +74,9 @@ CAPACITY_CASES = [(members, segments) for members in range(7, 17) for segments i
 
 @pytest.mark.parametrize(("members", "segments"), CAPACITY_CASES)
 def test_memory_capacity_counts_who_can_sit(members: int, segments: int) -> None:
-    """Outside review 17: past the seat cap (1 here) a round is admitted only if its seats fit in half of
-    what the eligible auditors (members - earlier seats) can seat, as `check_capacity` and AppealAdmission
-    say; 12 members, 2 segments: 6 seats > (12 - 1) // 2 = 5 is refused, where all 12 members would seat 6."""
+    """Outside reviews 17, 20: past the seat cap (1 here) a round is admitted only if its seats fit in
+    k + seat_cap (E - E // 2 - k), E the eligible auditors (members - earlier seats), as `check_capacity`
+    and AppealAdmission say (for seat cap 1: ceil(E / 2), seats every segment once at most half refuse)."""
     params = ISSUE15_PARAMS.model_copy(update={"seat_cap": 1})
     chain = MemoryChain(params)
     provider, appellant = chain.port("0x" + "01" * 20), chain.port("0x" + "02" * 20)
@@ -95,14 +96,15 @@ def test_memory_capacity_counts_who_can_sit(members: int, segments: int) -> None
     k0 = params.seats_per_tier[Tier.COMPUTER]
     k, eligible = panel_seats(k0, 1), eligible_auditors(members, k0, 1)
     quote = appellant.appeal_quote(sid, list(range(segments)))
+    free = members - earlier_seats(k0, 1) - (members - earlier_seats(k0, 1)) // 2  # left after half refuse
+    capacity = k + params.seat_cap * (free - k) if free >= k else 0
+    want: str | None = None
     if eligible < k:
         want = "NotEnoughEligibleAuditors"
-    elif segments * k > (members - earlier_seats(k0, 1)) * params.seat_cap // 2:
+    elif segments * k > capacity:
         want = "PanelTooLarge"
-    else:
-        want = None
     assert quote.refusal == want, (quote.refusal, quote.reason)
     if want == "PanelTooLarge":
-        assert f"at most {eligible * params.seat_cap // 2} per round" in (quote.reason or "")
+        assert f"at most {capacity} per round" in (quote.reason or "")
     elif want is None:  # the consensus rule admits it too
         check_capacity(segments, segments * k, eligible=eligible, seat_cap=params.seat_cap)

@@ -1,24 +1,22 @@
-"""Outside review 20 of da1f8bf: `trustnode appeal` shows one quote and sends another's terms.
+"""Outside review 20 of da1f8bf: `trustnode appeal` showed one quote and sent another's terms; fixed.
 
 Property (outside review 17, docs/appeals-canaries.md): an appellant who was quoted `refusalsCharged`
 is never held to an uncharged round; the CLI "warns first when the round's lock refusals would not be
-charged". Attack: `appeal_cmd` quotes and prints quote #1, then `node.appellant.appeal` quotes AGAIN
-(#2) and sends `require_charged=q2.refusals_charged`. If the live count moves between the two quotes
-(on the contracts: an epoch boundary passes, one block), #2 says uncharged, the appeal is sent without
+charged". Attack: `appeal_cmd` quoted and printed quote #1, then `node.appellant.appeal` quoted AGAIN
+(#2) and sent `require_charged=q2.refusals_charged`. If the live count moves between the two quotes
+(on the contracts: an epoch boundary passes, one block), #2 says uncharged, the appeal was sent without
 the requirement and mined as an uncharged round; the user saw #1 (charged, no warning) and never the
 warning. Measured (`PYTHONPATH=src /work/main/.venv/bin/pytest tests/cli/test_review20_cli_requotes_before_sending.py
--rs`, with RUN_KNOWN=1): quote #1 printed (a panel of 3 seats, bond 18 TRUST; eligible 6 = 2k, charged), no
-warning; round 1 opened with refusals_charged False (eligible 5 < 2k = 6), 18 TRUST bond paid, exit 0. Control: without the move the round
-is charged. Severity: LOW (a narrow race, one block at an epoch boundary; the round opens on weaker
-terms than shown: a failed draw ends UNFILLABLE, the PASS final). Fix: `appellant.appeal` takes the
-quote the caller showed (or its `refusals_charged`) and sends `require_charged` from it, and the CLI
-passes the quote it printed; or the CLI compares #2 with #1 and refuses with the new quote when they
-differ (as it does on RefusalsNotCharged).
+-v`): before (1583240, with RUN_KNOWN=1): quote #1 printed (a panel of 3 seats, bond 18 TRUST; eligible
+6 = 2k, charged), no warning; round 1 opened with refusals_charged False (eligible 5 < 2k = 6), 18 TRUST
+bond paid, exit 0. After: `appellant.appeal(..., shown=q1)` compares the fresh quote's terms (seats,
+bond, refusals_charged) with the shown one and refuses TermsChanged with the fresh quote, nothing sent;
+the CLI prints "the terms changed since the quote above" and the new quote with its warning, exit 1, no
+round opened. Control: without the move the round is charged, as shown. Severity: LOW.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +25,6 @@ from typer.testing import CliRunner
 
 from tests.chain.test_memory_require_charged import K1, _at_the_margin
 from trustnode.cli.main import app
-
-KNOWN = pytest.mark.skipif(
-    os.environ.get("RUN_KNOWN") != "1", reason="review 20 finding, unfixed (set RUN_KNOWN=1 to run)"
-)
 
 
 def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, move: bool) -> tuple[Any, Any, Any, int, str]:
@@ -58,13 +52,16 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, move: bool) -> tuple[A
     return result, provider, chain, sid, result.output
 
 
-@KNOWN
-def test_the_cli_sends_the_terms_it_showed_KNOWN(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cli_sends_the_terms_it_showed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     result, provider, _, sid, out = _run(tmp_path, monkeypatch, move=True)
-    assert "warning" not in out.split("appeal round")[0], out  # the user was shown charged terms only
+    shown, _, after = out.partition("the terms changed since the quote above")
+    assert "warning" not in shown.split("appeal round")[0], out  # the user was shown charged terms only
     rounds = provider.rounds(sid)
-    # Property: either refused (nothing paid, the new quote shown) or opened charged as shown.
+    # Property: either refused (nothing sent, the new quote shown) or opened charged as shown.
     assert result.exit_code == 1 or (rounds and rounds[-1].refusals_charged), out
+    # The fix refuses: TermsChanged, the new (uncharged) quote printed with its warning, no round opened.
+    assert result.exit_code == 1 and "TermsChanged" in out and "warning" in after, out
+    assert not rounds, rounds
 
 
 def test_control_without_a_move_the_round_is_charged_as_shown(

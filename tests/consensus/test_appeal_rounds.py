@@ -149,14 +149,19 @@ def test_a_round_above_the_seat_cap_uses_at_most_half_of_what_the_tier_can_seat(
                                     members=lambda t: members, seat_cap=8).seats  # fmt: skip
 
     assert check(8) == [7] * 8  # no more segments than the cap: an auditor may sit on each
-    for n in range(9, 15):  # 7n seats > 12 * 8 / 2
+    for n in range(9, 15):  # 7n seats > 0 (E 9: 9 - 4 = 5 < k = 7)
         with pytest.raises(AppealRefused) as refused:
             check(n)
         assert refused.value.name == "PanelTooLarge" and f"{7 * n} seats" in str(refused.value)
-    # outside review 17: the capacity counts who can sit, members - k_0 (round 0's seats)
-    assert check(9, members=19) == [7] * 9  # 63 <= (19 - 3) * 8 / 2
-    with pytest.raises(AppealRefused, match="PanelTooLarge"):
-        check(9, members=18)  # 63 > (18 - 3) * 8 / 2 = 60, though 63 <= 18 * 8 / 2
+    # outside review 17: the capacity counts who can sit, E = members - k_0 (round 0's seats); outside
+    # review 20: k + cap (E - E // 2 - k), the auditors at the cap on earlier segments out of the draw
+    assert check(9, members=30) == [7] * 9  # E 27: 63 <= 7 + 8 * (14 - 7) = 63
+    with pytest.raises(AppealRefused, match="PanelTooLarge.*at most 55"):
+        check(9, members=29)  # E 26: 63 > 7 + 8 * (13 - 7) = 55, though 63 <= 26 * 8 / 2 (the old rule)
+    with pytest.raises(AppealRefused, match="PanelTooLarge.*at most 15"):
+        check(9, members=19)  # E 16: 7 + 8 * (8 - 7) = 15, where the old rule admitted 64
+    with pytest.raises(AppealRefused, match="PanelTooLarge.*at most 0"):
+        check(9, members=15)  # E 12: E - E // 2 = 6 < k = 7, no capped round
 
 
 def test_windows_open_after_the_canary_reveal_and_reopen_after_each_round() -> None:

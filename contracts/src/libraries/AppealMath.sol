@@ -34,6 +34,20 @@ library AppealMath {
         return ((uint256(1) << depth) - 1) * (k0 + 1) - depth;
     }
 
+    /// @notice The most seats a round naming more segments than the seat cap may have, its segments each of
+    /// `k` seats among the same `eligible` auditors (outside review 20): `k + seatCap (eligible - eligible / 2
+    /// - k)`, 0 when `eligible - eligible / 2 < k` (no such round is admitted). The draw fills segments in
+    /// order and an auditor at the cap leaves it for the rest of the round, so before the last of S segments
+    /// up to floor((S - 1) k / seatCap) auditors may be at the cap. With at most floor(eligible / 2)
+    /// refusing, the last segment still finds eligible - floor(eligible / 2) - floor((S - 1) k / seatCap)
+    /// auditors, at least k iff S k is within this bound: the cap fails the draw only if more than half of
+    /// the eligible refuse. (`eligible * seatCap / 2` ignored the auditors at the cap; for seatCap 1 both
+    /// are ceil(eligible / 2) up to rounding.)
+    function cappedCapacity(uint256 eligible, uint256 k, uint256 seatCap) internal pure returns (uint256) {
+        uint256 free = eligible - eligible / 2;
+        return free < k ? 0 : k + seatCap * (free - k);
+    }
+
     /// @notice Whether a failed draw of a round whose segments each have `eligible` auditors for `k` seats
     /// is charged with its lock refusals (REFUSED): only with an honest-majority margin, `eligible >= 2 k`,
     /// so the draw fails only if more than `eligible - k >= k`, i.e. more than half of them, refused.

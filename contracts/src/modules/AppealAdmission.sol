@@ -170,13 +170,14 @@ contract AppealAdmission is AppealStore {
         // The `eligible` of `_checkOne`, the same for every named segment (one tier, one depth): `_checkOne`
         // refused the round unless members > earlierSeats(k_0, depth).
         eligible = members - AppealMath.earlierSeats(c.seatsPerTier[firstTier], q.depth);
-        // The seat cap binds only when a round names more segments than it: then the round's seats may
-        // use at most half of what the auditors who can sit on its segments can seat, so that the cap ends
-        // its draw only if more than half of them refuse (outside review 9). Those are the eligible,
-        // members - earlierSeats(k_0, depth), not every live member: a segment's earlier-panel auditors
-        // cannot sit on it (outside review 17).
+        // The seat cap binds only when a round names more segments than it: then the round's seats are
+        // bounded so that the cap ends its draw only if more than half of the auditors who can sit on its
+        // segments refuse (outside review 9). Those are the eligible, members - earlierSeats(k_0, depth),
+        // not every live member: a segment's earlier-panel auditors cannot sit on it (outside review 17).
+        // The bound counts the auditors at the cap on earlier segments, out of the draw for the last one
+        // (`AppealMath.cappedCapacity`, outside review 20); every segment has k = q.seats[0].
         if (segments.length > c.seatCap) {
-            uint256 capacity = eligible * c.seatCap / 2;
+            uint256 capacity = AppealMath.cappedCapacity(eligible, q.seats[0], c.seatCap);
             if (q.totalSeats > capacity) revert PanelTooLarge(sessionId, q.totalSeats, capacity);
         }
     }

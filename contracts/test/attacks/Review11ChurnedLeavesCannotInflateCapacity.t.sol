@@ -60,14 +60,15 @@ contract Review11ChurnedLeavesCannotInflateCapacity is NoCanaryAppealsFixture {
     /// @notice Review 13's rule: `PanelTooLarge` counts the leaves with weight in the round's snapshot
     /// (`ISortition.liveCountAt`), so the sybils' dead leaves add no capacity: the 14-segment round (98
     /// seats) is refused up front against the live 12 x 8 / 2 = 48 (since outside review 17 the eligible
-    /// (12 - 3) x 8 / 2 = 36; was: admitted against the leaves'
+    /// (12 - 3) x 8 / 2 = 36; since outside review 20 k + seatCap (E - E / 2 - k) = 0, 9 - 4 = 5 < k = 7:
+    /// no capped round in this tier; was: admitted against the leaves'
     /// capacity, then UNFILLABLE at the draw, 450 TRUST = 75 drawn seats x R, every PASS standing).
     function test_DeadLeavesCannotVoidPassesThroughTheCap() public {
         emit log_named_uint("tier-1 leaves", _sortition().leafCount(1));
-        vm.expectRevert(abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 98, 36));
+        vm.expectRevert(abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 98, 0));
         appeals.quote(sid, _range(SEGMENTS));
         vm.prank(appellant);
-        vm.expectRevert(abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 98, 36));
+        vm.expectRevert(abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 98, 0));
         appeals.appeal(sid, _range(SEGMENTS), type(uint256).max);
     }
 }

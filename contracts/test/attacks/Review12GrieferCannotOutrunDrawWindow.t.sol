@@ -21,7 +21,9 @@ import {Vm} from "../utils/TestBase.sol";
 /// - baseline, 22 segments (154 seats, the honest capacity's largest): 14 rejections (round-0 auditors), 5
 ///   calls, 7,586,310 gas in all (49k per seat), worst call 2,491,802; since outside review 17 (capacity
 ///   counts the eligible, (40 - 3) x 8 / 2 = 148) 21 segments, 147 seats: 14 rejections, 5 calls, 7,442,449
-///   gas (51k per seat), worst call 2,504,343 (griefer run then: 10,580,513 gas, worst 2,858,881);
+///   gas (51k per seat), worst call 2,504,343 (griefer run then: 10,580,513 gas, worst 2,858,881); since
+///   outside review 20 (capacity 7 + 8 x (19 - 7) = 103) 14 segments, 98 seats: 8 rejections, 3 calls,
+///   5,658,613 gas (58k per seat), worst call 2,510,059;
 /// - griefer: only 2 rejections: stake in its hold still backs locks after deregistering (`_lockLimit`
 ///   counts the account registered for HOLD_EPOCHS), so the griefer's accounts are seated, not refused; 5
 ///   calls, 10,487,562 gas (50k per seat), worst call 2,842,895. Front-running calls only draw.
@@ -40,9 +42,10 @@ contract Review12GrieferCannotOutrunDrawWindow is NoCanaryAppealsFixture {
     uint256 internal constant HONEST = 40;
     uint256 internal constant GRIEFERS = 40;
     uint256 internal constant SEGMENTS = 30;
-    /// @dev The largest depth-1 round the honest members' capacity admits ((40 - 3) * 8 / 2 = 148 seats since
-    /// outside review 17, which counts the eligible only; 40 * 8 / 2 = 160 before, 22 segments).
-    uint256 internal constant HONEST_SEGMENTS = 21;
+    /// @dev The largest depth-1 round the honest members' capacity admits: since outside review 20
+    /// k + seatCap (E - E / 2 - k) = 7 + 8 x (19 - 7) = 103 seats, 14 segments (E = 40 - 3 = 37; outside
+    /// review 17's (40 - 3) * 8 / 2 = 148 admitted 21; 40 * 8 / 2 = 160 before, 22 segments).
+    uint256 internal constant HONEST_SEGMENTS = 14;
     uint256 internal constant BLOCK_GAS = 30_000_000;
     uint256 internal sid;
 

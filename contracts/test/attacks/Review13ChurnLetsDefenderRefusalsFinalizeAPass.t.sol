@@ -31,7 +31,8 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// Fix (built, the proposal below): admission reads the live count at the round's snapshot
 /// (`ISortition.liveCountAt`), so an admitted round is never re-judged at the draw. After (this file): with
 /// the 4 churned leaves the 9-segment round is refused up front, PanelTooLarge(63 > 48; 63 > 36 = (12 - 3) x 8 / 2
-/// since outside review 17 counts the eligible only), exactly as without them; the appellant splits it. A round of at most the seat cap (8 segments, 56 seats) is admitted and the
+/// since outside review 17 counts the eligible only; 63 > 0 since outside review 20: k + seatCap (E - E / 2 -
+/// k) with 9 - 4 = 5 < k = 7), exactly as without them; the appellant splits it. A round of at most the seat cap (8 segments, 56 seats) is admitted and the
 /// 12 live auditors seat it whole when nobody refuses. Its chargeability is fixed at admission
 /// (`Round.refusalsCharged` iff eligible >= 2 k): eligible = 12 - 3 = 9 < 14, so the quote says refusals
 /// would not be charged, and with the defender's 3 accounts busy a one-segment round ends UNFILLABLE (6 of 7
@@ -83,16 +84,16 @@ contract Review13ChurnLetsDefenderRefusalsFinalizeAPass is NoCanaryAppealsFixtur
 
     function test_WithoutChurnTheRoundIsTooLarge() public {
         _world(0);
-        vm.expectRevert(abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 63, 36));
+        vm.expectRevert(abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 63, 0));
         appeals.quote(sid, _range(SEGMENTS));
     }
 
     function test_ChurnedLeavesDoNotMakeTheRoundFit() public {
         _world(CHURNED);
-        vm.expectRevert(abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 63, 36));
+        vm.expectRevert(abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 63, 0));
         appeals.quote(sid, _range(SEGMENTS));
         vm.prank(appellant);
-        vm.expectRevert(abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 63, 36));
+        vm.expectRevert(abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 63, 0));
         appeals.appeal(sid, _range(SEGMENTS), type(uint256).max);
     }
 

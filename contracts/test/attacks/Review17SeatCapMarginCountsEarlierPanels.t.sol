@@ -26,7 +26,9 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// back). This test on 2e066eb: the quote returns (no PanelTooLarge): fails.
 /// After (fix: capacity = (members - earlierSeats(k_0, depth)) * seatCap / 2 = 25 / 2 = 12, in
 /// AppealAdmission and consensus `check_capacity`): quote and appeal revert `PanelTooLarge(sid, 14, 12)`;
-/// nothing paid. Control: with 16 accounts of its own (members 32, eligible 29, capacity 14) the round is
+/// since outside review 20 the capacity is k + seatCap (E - E / 2 - k) = 7 + 1 x (13 - 7) = 13 (the cap-1
+/// case: ceil(25 / 2)), `PanelTooLarge(sid, 14, 13)`; nothing paid. Control: with 16 accounts of its own
+/// (members 32, eligible 29, capacity 14; since review 20: 7 + (15 - 7) = 15) the round is
 /// admitted and it takes 15 refusals, more than half of 29, to fail it (its 16 accounts do: whether that
 /// is charged is the draw rule's business, Review17SybilsBuyTheRefusalMargin).
 /// The margin was short by up to the segments' earlier seats (depth 1: 3 accounts; depth 2: 10; depth 3:
@@ -72,7 +74,7 @@ contract Review17SeatCapMarginCountsEarlierPanels is NoCanaryAppealsFixture {
 
     function test_CappedRoundFitsHalfOfWhoCanSit() public {
         uint256 sid = _setUp(12);
-        bytes memory refusal = abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 14, 12);
+        bytes memory refusal = abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 14, 13);
         vm.expectRevert(refusal);
         appeals.quote(sid, _segs(0, 1));
         uint256 before = token.balanceOf(appellant);

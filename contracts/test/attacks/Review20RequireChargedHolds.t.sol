@@ -85,8 +85,8 @@ contract Review20RequireChargedHolds is NoCanaryAppealsFixture {
         IAppealModule.Quote memory q = appeals.quote(sid, _segs(0));
         assertTrue(!q.refusalsCharged, "setup: uncharged");
         uint256 before = token.balanceOf(appellant);
-        // Capped (2 segments > seatCap 1): 14 seats > capacity 13 * 1 / 2 = 6, whatever the other terms.
-        vm.expectRevert(abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 14, 6));
+        // Capped (2 segments > seatCap 1): 14 seats > capacity 7 + 1 * (13 - 6 - 7) = 7 (outside review 20), whatever the other terms.
+        vm.expectRevert(abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 14, 7));
         vm.prank(appellant);
         appeals.appeal(sid, _segs(0, 1), 0, true);
         vm.expectRevert(abi.encodeWithSelector(IAppealModule.BondAboveLimit.selector, q.bond, q.bond - 1));

@@ -31,7 +31,8 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// the tier and the depth, not the appellant, set the slack: Review3AppealPanelRefusalsVetoNothing). An
 /// appellant splits a large appeal into rounds. Measured after: all 14 refused at the quote
 /// (`PanelTooLarge(sid, 98, 48)`; since outside review 17 the capacity counts the eligible, (12 - 3) x 8 / 2:
-/// `PanelTooLarge(sid, 98, 36)`), as is every round of 9-14 segments; the trace keeps passing; the same 14
+/// `PanelTooLarge(sid, 98, 36)`; since outside review 20 k + seatCap (E - E / 2 - k), 0 as 9 - 4 < k = 7:
+/// `PanelTooLarge(sid, 98, 0)`), as is every round of 9-14 segments; the trace keeps passing; the same 14
 /// segments appealed as rounds of 8 and 6 are drawn whole (56 + 42 seats) with the busy auditor refusing.
 contract Review9OversubscribedAppealIsRefused is AppealsFixture {
     event log_named_uint(string key, uint256 val);
@@ -87,8 +88,8 @@ contract Review9OversubscribedAppealIsRefused is AppealsFixture {
     }
 
     function _tooLarge(uint256 seats) internal view returns (bytes memory) {
-        return
-            abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, seats, (12 - 3) * SEAT_CAP / 2); // outside review 17: eligible = members - k_0
+        // outside reviews 17, 20: E = 12 - 3, E - E / 2 = 5 < k_1 = 7: capacity 0
+        return abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, seats, 0);
     }
 
     /// @notice The attack's round (all 14 segments, one busy auditor) is refused before any bond moves.
@@ -97,7 +98,7 @@ contract Review9OversubscribedAppealIsRefused is AppealsFixture {
         uint256 before = token.balanceOf(appellant);
         (bool admitted,, bytes memory err) = _try(_range(0, SEGMENTS));
         assertTrue(!(admitted), "a round the seat cap can fail is refused");
-        assertEq(keccak256(err), keccak256(_tooLarge(98)), "PanelTooLarge(sid, 98 seats, capacity 36)");
+        assertEq(keccak256(err), keccak256(_tooLarge(98)), "PanelTooLarge(sid, 98 seats, capacity 0)");
         vm.expectRevert(_tooLarge(98));
         appeals.quote(sid, _range(0, SEGMENTS));
         assertEq(token.balanceOf(appellant), before, "no bond moved");

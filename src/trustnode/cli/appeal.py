@@ -4,7 +4,9 @@ Prints the quote (the round it opens, the segments' depth, each one's panel seat
 sends the appeal, warning first when the round's lock refusals would not be charged (k <= eligible
 < 2k: a failed draw then ends UNFILLABLE and the PASS stands). An appeal quoted charged is sent
 requiring it (outside review 17): if the epoch's live count changed before it was mined it is
-refused RefusalsNotCharged, nothing paid, and the new quote is printed (run again to accept); a refusal (window closed, no rounds left, not enough eligible auditors, bond
+refused RefusalsNotCharged, no bond taken, and the new quote is printed (run again to accept). The
+appeal is sent on the terms printed (outside review 20): if the node's fresh quote differs from them
+(seats, bond, charged refusals) nothing is sent (TermsChanged) and the new quote is printed; a refusal (window closed, no rounds left, not enough eligible auditors, bond
 above the limit, ...) is printed with its contract name and reason and exits 1. Anyone may
 appeal; it signs with the node's account (on the devnet the provider's, account 1, unless
 TRUSTNODE_CHAIN__ACCOUNT_INDEX says otherwise).
@@ -33,6 +35,7 @@ def appeal_cmd(
     """Appeal segments of a finalized session to a larger panel (2k+1 seats of their tier), paying a bond."""
     from trustnode.node.appellant import (
         REFUSALS_NOT_CHARGED,
+        TERMS_CHANGED,
         AppealRefused,
         appeal,
         parse_segments,
@@ -60,13 +63,18 @@ def appeal_cmd(
                 raise typer.Exit(1)
             return
         try:
-            q, opened = appeal(port, session, wanted, limit)
+            q, opened = appeal(port, session, wanted, limit, shown=q)
         except AppealRefused as exc:
-            q = exc.quote or q  # RefusalsNotCharged: the fresh quote, the terms now on offer
+            q = exc.quote or q  # RefusalsNotCharged, TermsChanged: the fresh quote, the terms now on offer
             if json_out:
                 print_json({"quote": q.model_dump(mode="json"), "refusal": exc.name, "reason": exc.reason})
-            elif exc.name == REFUSALS_NOT_CHARGED:
-                console.print("[yellow]the terms changed before the appeal was mined; the quote now:[/]")
+            elif exc.name in (REFUSALS_NOT_CHARGED, TERMS_CHANGED):
+                when = (
+                    "before the appeal was mined"
+                    if exc.name == REFUSALS_NOT_CHARGED
+                    else "since the quote above"
+                )
+                console.print(f"[yellow]the terms changed {when}; the quote now:[/]")
                 _print_quote(q)
                 warning = refusal_warning(q)
                 if warning is not None:

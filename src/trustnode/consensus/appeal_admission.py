@@ -59,17 +59,31 @@ def check_appeal(
     return d, bond
 
 
+def capped_capacity(eligible: int, k: int, seat_cap: int) -> int:
+    """The most seats of a round naming more segments than the seat cap, each segment `k` seats among
+    the same `eligible` auditors (`AppealMath.cappedCapacity`, outside review 20):
+    k + seat_cap (eligible - eligible // 2 - k), 0 if eligible - eligible // 2 < k.  The draw fills
+    segments in order and an auditor at the cap leaves it for the rest of the round, so before the last
+    of S segments up to (S - 1) k // seat_cap auditors may be at the cap; with at most eligible // 2
+    refusing the last segment still finds eligible - eligible // 2 - (S - 1) k // seat_cap >= k auditors
+    iff S k is within this bound.  (eligible * seat_cap // 2 ignored the auditors at the cap: 8 of 21
+    refusing failed a round of 3 x 7 seats with seat cap 2.)"""
+    free = eligible - eligible // 2
+    return 0 if free < k else k + seat_cap * (free - k)
+
+
 def check_capacity(segments: int, seats: int, *, eligible: int, seat_cap: int) -> None:
-    """A round naming more segments than the seat cap may use at most half of what the auditors who
-    can sit on its segments can seat under it, so that the cap fails its draw only if more than half
-    of them refuse (outside review 9).  Those are `eligible_auditors` of the round's tier and depth
-    (the live members but the provider, minus the segments' earlier-panel seats), not every live
-    member: an earlier-panel auditor cannot sit on its segment (outside review 17); capacity =
-    (members - earlier_seats(k0, depth)) * seat_cap // 2, AppealAdmission's.  With no more segments
-    than the cap, an auditor can sit on every one of them, so only the per-segment count
-    (`check_appeal`) binds."""
-    capacity = eligible * seat_cap // 2
-    if segments > seat_cap and seats > capacity:
+    """A round naming more segments than the seat cap may have at most `capped_capacity` seats, so
+    that the cap fails its draw only if more than half of the auditors who can sit on its segments
+    refuse (outside reviews 9, 20).  Those are `eligible_auditors` of the round's tier and depth (the
+    live members but the provider, minus the segments' earlier-panel seats), not every live member: an
+    earlier-panel auditor cannot sit on its segment (outside review 17).  Every segment of a round has
+    the same depth and tier, so k = seats // segments.  With no more segments than the cap, an auditor
+    can sit on every one of them, so only the per-segment count (`check_appeal`) binds."""
+    if segments <= seat_cap:
+        return
+    capacity = capped_capacity(eligible, seats // segments, seat_cap)
+    if seats > capacity:
         raise AppealRefused(
             "PanelTooLarge",
             f"{seats} seats over {segments} segments; at most {capacity} per round in this tier",
@@ -207,6 +221,7 @@ def check_session_appeal(
 
 __all__ = [
     "Admission",
+    "capped_capacity",
     "check_appeal",
     "check_capacity",
     "check_session_appeal",

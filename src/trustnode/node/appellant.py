@@ -17,6 +17,7 @@ from trustnode.chain.units import format_trust
 
 BOND_ABOVE_LIMIT = "BondAboveLimit"
 REFUSALS_NOT_CHARGED = "RefusalsNotCharged"
+TERMS_CHANGED = "TermsChanged"  # the node's own refusal: the fresh quote differs from the one shown
 
 
 class AppealRefused(Exception):
@@ -54,18 +55,34 @@ def quote(port: ChainPort, session_id: int, segments: Sequence[int]) -> AppealQu
 
 
 def appeal(
-    port: ChainPort, session_id: int, segments: Sequence[int], max_bond: int | None = None
+    port: ChainPort,
+    session_id: int,
+    segments: Sequence[int],
+    max_bond: int | None = None,
+    shown: AppealQuote | None = None,
 ) -> tuple[AppealQuote, AppealOpened]:
     """Quote, check, send. `max_bond` None: exactly the quoted bond (the protocol takes no more).
     The quote's `refusal_warning` is the caller's to show: the contract refuses every round its
     snapshot's live members cannot seat (NotEnoughEligibleAuditors, PanelTooLarge), so the node
-    refuses nothing more.  The appeal is sent with the quote's `refusals_charged` as its
-    `requireCharged` (outside review 17): a quote of charged refusals is never mined as an uncharged
-    round (the live count of a new epoch); that case raises RefusalsNotCharged with a fresh quote,
-    for the caller to show and ask again."""
+    refuses nothing more.  `shown`: the quote the caller showed the appellant (outside review 20):
+    if the fresh quote's terms (seats, bond, refusals_charged) differ from it, nothing is sent and
+    TermsChanged is raised with the fresh quote, so the appellant is never held to terms not shown.
+    The appeal is sent with the shown quote's `refusals_charged` as its `requireCharged` (outside
+    review 17): a quote of charged refusals is never mined as an uncharged round (the live count of a
+    new epoch); that case raises RefusalsNotCharged with a fresh quote, for the caller to show and ask
+    again."""
     q = quote(port, session_id, segments)
     if q.refusal is not None:
         raise AppealRefused(q.refusal, q.reason or q.refusal, q)
+    if shown is not None and _terms(shown) != _terms(q):
+        raise AppealRefused(
+            TERMS_CHANGED,
+            f"{TERMS_CHANGED}: the terms changed since the quote shown (seats {shown.seats} -> {q.seats}, bond "
+            f"{format_trust(shown.bond)} -> {format_trust(q.bond)}, lock refusals charged "
+            f"{shown.refusals_charged} -> {q.refusals_charged}). Nothing was sent: appeal again if you accept "
+            "these terms",
+            q,
+        )
     limit = q.bond if max_bond is None else max_bond
     if q.bond > limit:
         raise AppealRefused(
@@ -73,8 +90,9 @@ def appeal(
             f"the bond is {format_trust(q.bond)}, above your limit of {format_trust(limit)}",
             q,
         )
+    charged = q.refusals_charged if shown is None else shown.refusals_charged
     try:
-        opened = port.appeal(session_id, q.segments, limit, require_charged=q.refusals_charged)
+        opened = port.appeal(session_id, q.segments, limit, require_charged=charged)
     except ContractRevertError as exc:  # the chain moved between the quote and the transaction
         if exc.name == REFUSALS_NOT_CHARGED:
             raise AppealRefused(exc.name, _terms_changed(exc), quote(port, session_id, segments)) from exc
@@ -82,13 +100,19 @@ def appeal(
     return q, opened
 
 
+def _terms(q: AppealQuote) -> tuple[list[int], int, bool]:
+    """What the appellant agrees to: the panels' seats, the bond, whether lock refusals are charged."""
+    return list(q.seats), q.bond, q.refusals_charged
+
+
 def _terms_changed(exc: ContractRevertError) -> str:
-    """RefusalsNotCharged in words: what changed, that nothing was paid, what to do."""
+    """RefusalsNotCharged in words: what changed, that no bond was taken, what to do."""
     args = exc.args_by_name
     eligible, needed = args.get("eligible", "?"), args.get("needed", "?")
     return (
         f"{REFUSALS_NOT_CHARGED}: the quote said lock refusals would be charged, but in the block the appeal "
         f"was mined only {eligible} auditors can sit on each panel (fewer than 2k = {needed}; the tier's live "
         "count changed with the epoch), so a failed draw would end UNFILLABLE (the PASS stands, R per drawn "
-        "seat kept). Nothing was sent or paid: quote again and appeal again if you accept these terms"
+        "seat kept). The appeal reverted, so no bond was taken (its gas, and the token approval sent before "
+        "it, are spent): quote again and appeal again if you accept these terms"
     )

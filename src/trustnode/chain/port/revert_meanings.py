@@ -142,9 +142,10 @@ MEANINGS: dict[str, str] = {
     "NoRoundsLeft": "the segment had every appeal panel the parameters allow (maxRounds)",
     "AppealWindowClosed": "the segment's appeal window has closed (or the session's outcome is final)",
     "NotEnoughEligibleAuditors": "too few auditors of the tier never sat on this segment to seat a larger panel",
-    "PanelTooLarge": "the round names more segments than the seat cap and more seats than half of what the tier's "
-    "auditors who can sit on them (live members less their earlier panels' seats) can seat: appeal fewer "
-    "segments per round",
+    "PanelTooLarge": "the round names more segments than the seat cap and more seats than its capacity, "
+    "k + seatCap x (eligible - eligible / 2 - k) with eligible the tier's auditors who can sit on them (live "
+    "members less their earlier panels' seats), so that the draw fails only if more than half of them "
+    "refuse: appeal fewer segments per round",
     "BondAboveLimit": "the bond is more than the most you agreed to pay (raise --bond)",
     "RefusalsNotCharged": "the quote said lock refusals would be charged, but in the block the appeal was mined "
     "the tier's eligible auditors are fewer than 2k (the epoch's live count moved): quote again and decide",
