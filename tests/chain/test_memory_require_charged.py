@@ -82,7 +82,7 @@ def test_the_node_appellant_passes_the_quotes_flag_and_hands_back_the_new_terms(
     assert refused.value.name == REFUSALS_NOT_CHARGED
     reason = str(refused.value)
     assert f"only {2 * K1 - 1} auditors" in reason and f"2k = {2 * K1}" in reason, reason
-    assert "Nothing was sent or paid: quote again" in reason, reason
+    assert "no bond was taken" in reason and "quote again" in reason, reason
     fresh = refused.value.quote
     assert fresh is not None and fresh.refusal is None and fresh.refusals_charged is False
     assert chain.balances[appellant.address] == before and provider.rounds(sid) == []
