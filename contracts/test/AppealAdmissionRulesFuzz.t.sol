@@ -95,12 +95,7 @@ contract AppealCapacityFuzz is NoCanaryAppealsFixture {
         uint256 sid = _setUpPassedSession(HONEST, segments, FEE);
         for (uint256 i = 0; i < extra; ++i) {
             address a = vm.addr(0xCAFE00 + i);
-            token.transfer(a, 100e18);
-            vm.startPrank(a);
-            registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
-            token.approve(address(stakingContract), type(uint256).max);
-            staking.stake(a, 100e18);
-            vm.stopPrank();
+            _joinTier(a, 1, 100e18);
         }
         _nextEpoch();
         uint256[] memory named = new uint256[](segments);

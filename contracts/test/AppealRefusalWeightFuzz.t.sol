@@ -45,12 +45,7 @@ contract AppealRefusalWeightFuzz is NoCanaryAppealsFixture {
             address a = vm.addr(0x5EF000 + i);
             refusers[i] = a;
             uint256 amount = 100e18 + uint256(keccak256(abi.encode(seed, "r", i))) % 1900e18;
-            token.transfer(a, amount);
-            vm.startPrank(a);
-            registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
-            token.approve(address(stakingContract), type(uint256).max);
-            staking.stake(a, amount);
-            vm.stopPrank();
+            _joinTier(a, 1, amount);
         }
         _nextEpoch();
         uint256[] memory named = new uint256[](1);

@@ -50,12 +50,7 @@ contract Review13LiveLeafStillVoidsAPass is NoCanaryAppealsFixture {
         sid = _setUpPassedSession(9, 2, FEE); // both segments PASS: the correct verdict
         if (withLeaf) {
             // after round 0 (so it sits on no round-0 panel), before the appeal's epoch
-            token.transfer(leaf, 100e18);
-            vm.startPrank(leaf);
-            registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", leaf)));
-            token.approve(address(stakingContract), type(uint256).max);
-            staking.stake(leaf, 100e18);
-            vm.stopPrank();
+            _joinTier(leaf, 1, 100e18);
         }
         _nextEpoch(); // the appeal's snapshot counts the account
         // one honest auditor busy in another session (all but 7 TRUST of its free stake locked)

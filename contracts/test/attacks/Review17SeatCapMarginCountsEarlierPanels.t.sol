@@ -62,12 +62,7 @@ contract Review17SeatCapMarginCountsEarlierPanels is NoCanaryAppealsFixture {
         }
         for (uint256 i = 0; i < own; ++i) {
             address a = vm.addr(0xCA9000 + i);
-            token.transfer(a, 100e18);
-            vm.startPrank(a);
-            registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
-            token.approve(address(stakingContract), type(uint256).max);
-            staking.stake(a, 100e18);
-            vm.stopPrank();
+            _joinTier(a, 1, 100e18);
         }
         _nextEpoch();
     }

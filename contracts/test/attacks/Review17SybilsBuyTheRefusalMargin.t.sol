@@ -54,12 +54,7 @@ contract Review17SybilsBuyTheRefusalMargin is NoCanaryAppealsFixture {
         for (uint256 i = 0; i < s; ++i) {
             address a = vm.addr(0x517B00 + i);
             sybils.push(a);
-            token.transfer(a, 100e18);
-            vm.startPrank(a);
-            registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
-            token.approve(address(stakingContract), type(uint256).max);
-            staking.stake(a, 100e18);
-            vm.stopPrank();
+            _joinTier(a, 1, 100e18);
         }
         _nextEpoch();
     }

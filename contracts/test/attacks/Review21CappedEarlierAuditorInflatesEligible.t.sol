@@ -106,12 +106,7 @@ contract Review21CappedEarlierAuditorInflatesEligible is NoCanaryAppealsFixture 
         }
         for (uint256 i = 0; i < REFUSERS; ++i) {
             address a = _refuser(i);
-            token.transfer(a, 250e18);
-            vm.startPrank(a);
-            registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
-            token.approve(address(stakingContract), type(uint256).max);
-            staking.stake(a, 250e18);
-            vm.stopPrank();
+            _joinTier(a, 1, 250e18);
         }
         _nextEpoch();
     }

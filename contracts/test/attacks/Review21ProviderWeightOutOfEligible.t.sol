@@ -30,12 +30,7 @@ contract Review21ProviderWeightOutOfEligible is NoCanaryAppealsFixture {
     }
 
     function _join(address a, uint256 amount) internal {
-        token.transfer(a, amount);
-        vm.startPrank(a);
-        registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
-        token.approve(address(stakingContract), type(uint256).max);
-        staking.stake(a, amount);
-        vm.stopPrank();
+        _joinTier(a, 1, amount);
     }
 
     function _run(uint256 honestStake) internal returns (IAppealModule.Round memory rd) {

@@ -116,12 +116,7 @@ contract Review21QueuedDepositsUncountRefusal is NoCanaryAppealsFixture {
         staking.stake(d, DEPOSIT); // queued behind round 0's entry: in D's backing and the next snapshot
         for (uint256 i = 0; i < REFUSERS; ++i) {
             address a = _refuser(i);
-            token.transfer(a, 100e18);
-            vm.startPrank(a);
-            registry.register(1, uint64(1) << 1, keccak256(abi.encode("x25519", a)));
-            token.approve(address(stakingContract), type(uint256).max);
-            staking.stake(a, 100e18);
-            vm.stopPrank();
+            _joinTier(a, 1, 100e18);
         }
         _nextEpoch();
         assertTrue(appeals.quote(sid, named).refusalsCharged, "setup: charged");

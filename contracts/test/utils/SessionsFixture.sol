@@ -133,6 +133,17 @@ abstract contract SessionsFixture is TestBase {
         }
     }
 
+    /// @dev Register `a` in `tier` and stake `amount` for it from its own tokens (sent here): an account of
+    /// its own (a sybil, a defender's, an appellant's), not one of `auditorAddrs`.
+    function _joinTier(address a, uint8 tier, uint256 amount) internal {
+        token.transfer(a, amount);
+        vm.startPrank(a);
+        registry.register(tier, uint64(1) << tier, keccak256(abi.encode("x25519", a)));
+        token.approve(address(stakingContract), type(uint256).max);
+        _stake(a, amount);
+        vm.stopPrank();
+    }
+
     /// @dev Move to the first block of the next epoch, so stake changes so far are in its snapshot.
     function _nextEpoch() internal {
         vm.roll((block.number / EPOCH_BLOCKS + 1) * EPOCH_BLOCKS);
