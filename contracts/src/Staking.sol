@@ -33,6 +33,8 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
     uint256 public constant MAX_COMMISSION_BPS = 5_000;
     uint256 public constant MAX_MIN_STAKE = 1e9 * 1e18;
     uint256 public constant MAX_EPOCH_BLOCKS = 1e6;
+    /// @notice Entries after a lock's entry that `queuedAfter` reads one by one (beyond: all queued deposits).
+    uint256 public constant QUEUED_SCAN = 8;
 
     /// @dev Code off the draw and settlement paths, run by DELEGATECALL (`_unpark` and the operations that
     /// `_forward`), deployed by the constructor.
@@ -337,16 +339,33 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
         uint256 next = _pushesFlow(auditor, info) ? tail + 1 : tail;
         if (next - info.head < LEDGER_CAPACITY) q.nextEntry = next;
         q.lastEntry = tail - 1;
-        // Deposits are queued only while the ledger holds entries.
-        if (tail != info.head) q.queuedDeposits = _books[auditor].pendingDeposits;
+    }
+
+    /// @inheritdoc IStaking
+    function queuedAfter(address auditor, uint256 entry) external view returns (uint256) {
+        return _queuedAfter(auditor, entry, _info[auditor].tail);
+    }
+
+    /// @dev Deposits waiting in the FLOW entries after `entry` (up to `tail`): they become shares after
+    /// `entry` applies, so its slash cannot reach them. Reads at most QUEUED_SCAN entries; when more follow
+    /// `entry`, every queued deposit of the pool (conservative: never more than can back it).
+    function _queuedAfter(address auditor, uint256 entry, uint256 tail) private view returns (uint256 sum) {
+        if (entry >= tail) return 0;
+        if (tail - entry - 1 > QUEUED_SCAN) return _books[auditor].pendingDeposits;
+        for (uint256 j = entry + 1; j < tail; ++j) {
+            if (LedgerPacking.kind(_ring[auditor][j % LEDGER_CAPACITY]) == LedgerPacking.KIND_FLOW) {
+                sum += _flows[auditor][j].deposits;
+            }
+        }
     }
 
     /// @dev `lockSeat`'s rule: refuse (nothing changes) unless registered in `tier`, at the tier's minimum
     /// and able to back `amount` more (`_lockLimit`: the pro-rata rule of 5.1 after a hold); a first lock
     /// under `key` (`entry` 0) queues the batches past their hold, then pushes the SESSION entry (a
     /// refusal for a full ledger may leave them queued, which changes no quote).
-    /// Extending an entry that later entries follow counts no queued deposit (conservatively all of
-    /// them: those queued before it would do, but the pool keeps only their sum).
+    /// Extending an entry that later entries follow counts no deposit queued after it (`_queuedAfter`);
+    /// deposits queued before it apply first and back it (a third party's deposit into the pool after the
+    /// entry cannot take them away: Review21DustDepositChargesHonest).
     function _lock(address auditor, uint8 tier, uint256 key, uint256 amount, uint256 entry)
         private
         returns (bool ok, uint64 reputation, uint256 entryIndex)
@@ -365,9 +384,10 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
             reputation = pool.reputation;
             _openEntry(auditor, info, key, entryIndex, amount, reputation);
         } else {
-            // Deposits queued behind `entry` become shares after it applies: its slash cannot reach
+            // Deposits queued after `entry` become shares after it applies: its slash cannot reach
             // them, so they back no more of its seats (SlashableStakeBacksEverySeat).
-            if (entry + 1 != info.tail && lockedTotal + _books[auditor].pendingDeposits > basis) {
+            uint256 tail = info.tail;
+            if (entry + 1 != tail && lockedTotal + _queuedAfter(auditor, entry, tail) > basis) {
                 return (false, 0, 0);
             }
             reputation = _extendEntry(auditor, info, key, entry, amount);

@@ -277,6 +277,10 @@ contract StakingHoldsOps is StakingAccounts {
         revert NotStaking();
     }
 
+    function queuedAfter(address, uint256) external pure returns (uint256) {
+        revert NotStaking();
+    }
+
     function resolve(uint256, SessionResult[] calldata) external pure {
         revert NotStaking();
     }

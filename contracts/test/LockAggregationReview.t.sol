@@ -74,7 +74,7 @@ contract LockAggregationReviewTest is StakingFixture {
         vm.prank(a);
         staking.stake(a, 100e18); // queued in a FLOW behind e1
         IStaking.SeatQuote memory q = staking.seatQuote(a);
-        assertEq(q.queuedDeposits, 100e18, "quote: queued deposits");
+        assertEq(staking.queuedAfter(a, e1), 100e18, "queued after e1");
         assertEq(q.lastEntry, e1 + 1, "quote: the FLOW is last");
         vm.prank(address(drawModule));
         (ok,,) = staking.lockSeat(a, 1, 11, 24e18, e1); // 80 + 24 > the 100 of shares
@@ -88,6 +88,47 @@ contract LockAggregationReviewTest is StakingFixture {
         assertTrue(ok, "and more seats of the last entry");
         assertEq(staking.poolOf(a).locked, 200e18, "locked");
         assertEq(staking.seatQuote(a).free, 0, "nothing free");
+    }
+
+    /// @dev A deposit queued BEFORE an entry applies before it, so its slash reaches it: it backs more seats
+    /// of that entry even when a later FLOW (anyone's deposit) or SESSION entry follows it; only deposits
+    /// queued after the entry are left out (`queuedAfter`), exactly for up to QUEUED_SCAN following entries
+    /// and conservatively (every queued deposit) beyond. Property (Review21DustDepositChargesHonest: a third
+    /// party's deposit takes no backing away) within SlashableStakeBacksEverySeat.
+    function test_DepositQueuedBeforeAnEntryBacksItsLaterSeats() public {
+        _addAuditors(1, 1, 100e18);
+        address a = auditorAddrs[0];
+        vm.prank(address(drawModule));
+        (bool ok,, uint256 e0) = staking.lockSeat(a, 1, 10, 50e18, 0);
+        assertTrue(ok, "setup: round 0's entry");
+        token.transfer(a, 200e18);
+        vm.prank(a);
+        staking.stake(a, 200e18); // queued in the FLOW after e0
+        vm.prank(address(drawModule));
+        uint256 e1;
+        (ok,, e1) = staking.lockSeat(a, 1, 11, 100e18, 0);
+        assertTrue(ok && e1 == e0 + 2, "setup: the round's entry after the FLOW");
+        address third = address(0xD057);
+        token.transfer(third, 1e18);
+        vm.startPrank(third);
+        token.approve(address(staking), 1e18);
+        staking.stake(a, 1e18); // a FLOW after e1
+        vm.stopPrank();
+        assertEq(staking.queuedAfter(a, e1), 1e18, "only the dust follows e1");
+        assertEq(staking.queuedAfter(a, e0), 201e18, "both FLOWs follow e0");
+        vm.prank(address(drawModule));
+        (ok,,) = staking.lockSeat(a, 1, 11, 150e18, e1); // 50 + 250 = 300 = 100 + 200 before e1
+        assertTrue(ok, "the deposit queued before e1 backs more of its seats despite the dust after it");
+        vm.prank(address(drawModule));
+        (ok,,) = staking.lockSeat(a, 1, 11, 1e18, e1);
+        assertTrue(!ok, "the dust after e1 backs none of them");
+        // Entries pushed after e1 beyond the scan: every queued deposit is left out (conservative).
+        for (uint256 k = 0; k < staking.QUEUED_SCAN(); ++k) {
+            vm.prank(address(drawModule));
+            (ok,,) = staking.lockSeat(a, 1, 100 + k, 0, 0);
+            assertTrue(ok, "setup: a zero lock opens an entry");
+        }
+        assertEq(staking.queuedAfter(a, e1), 201e18, "beyond the scan: every queued deposit");
     }
 
     /// @dev The same attack through a delegator: a delegation made between two pages backs no more

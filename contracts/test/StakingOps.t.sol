@@ -194,7 +194,8 @@ contract StakingOpsTest is StakingTestBase {
         assertEq(depositAmount, 500e18, "pending deposit");
         assertEq(depositFlow, 2, "its FLOW");
         assertEq(staking.pendingDeposits(), 500e18, "pendingDeposits");
-        assertEq(staking.seatQuote(alice).queuedDeposits, 500e18, "seatQuote reads it");
+        assertEq(staking.queuedAfter(alice, 1), 500e18, "queuedAfter reads the FLOW after entry 1");
+        assertEq(staking.queuedAfter(alice, 2), 0, "none after the FLOW itself");
         (StakingLedger.Withdrawal memory rec, uint256 amount, uint256 readyAt) = staking.withdrawalOf(id);
         assertEq(rec.owner, alice, "record owner");
         assertEq(rec.flow, 2, "record flow");

@@ -28,11 +28,12 @@ interface IStaking {
     /// @notice What a draw call needs to decide `lockSeat`'s outcome for any number of seats itself.
     /// @dev Within one transaction that changes nothing else of the auditor's pool, `lockSeat(auditor,
     /// tier, key, amount, entry)` succeeds exactly when `eligible`, `tier` is the quoted tier, the
-    /// amounts locked so far plus `amount` are at most `free` - less `queuedDeposits` when `entry` is
-    /// neither 0 nor `lastEntry` - and (for `entry` 0) `nextEntry` != 0; a first lock opens entry
+    /// amounts locked so far plus `amount` are at most `free` - less `queuedAfter(auditor, entry)` when
+    /// `entry` is neither 0 nor `lastEntry` - and (for `entry` 0) `nextEntry` != 0; a first lock opens entry
     /// `nextEntry` recording `reputation`. Queued deposits become shares only when their FLOW entry
-    /// applies, after every entry pushed before it: they back a new entry, never more seats of an older
-    /// one, whose slash could not reach them (LockAggregationReview.t.sol, SlashableStakeBacksEverySeat).
+    /// applies, after every entry pushed before it: they back a new entry and the entries after their FLOW,
+    /// never more seats of an older one, whose slash could not reach them (LockAggregationReview.t.sol,
+    /// SlashableStakeBacksEverySeat).
     struct SeatQuote {
         uint8 tier;
         bool eligible;
@@ -40,7 +41,6 @@ interface IStaking {
         uint64 reputation;
         uint256 nextEntry;
         uint256 lastEntry;
-        uint256 queuedDeposits;
         /// What `free` is measured against (free = limit - every lock of the pool; 0 unless `eligible`):
         /// the draw tells a shortfall the session's own appeal rounds explain from any other.
         uint256 limit;
@@ -83,6 +83,11 @@ interface IStaking {
 
     /// @notice The state `lockSeat` decides on, read once per auditor by a draw call (see SeatQuote).
     function seatQuote(address auditor) external view returns (SeatQuote memory);
+
+    /// @notice Deposits queued in `auditor`'s FLOW entries after ledger entry `entry`: they cannot back
+    /// more seats of `entry` (see SeatQuote). Exact for up to `QUEUED_SCAN` entries after `entry`; beyond
+    /// that every queued deposit of the pool.
+    function queuedAfter(address auditor, uint256 entry) external view returns (uint256);
 
     // ---------------------------------------------------- settlement (sec. 3, 4)
 

@@ -241,16 +241,16 @@ contract DrawModule is IDrawModule {
 
     /// @dev `IStaking.lockSeat`'s decision for one more seat, from the quote and this call's locks: 0 it
     /// locks, LOCK_SHORT the free stake cannot back it (the one refusal another panel's locks can cause),
-    /// LOCK_BARRED any other refusal (not eligible, other tier, queued deposits, full ledger).
+    /// LOCK_BARRED any other refusal (not eligible, other tier, later deposits, full ledger).
     function _canLock(Held memory h, uint256 tier, uint256 amount) private view returns (uint256) {
         if (!h.quoted) {
             h.q = staking.seatQuote(h.auditor);
             h.quoted = true;
-            // Seats added to an entry that later entries follow: queued deposits cannot back them
-            // (refused outright when they exceed the free stake, as `lockSeat` does even for 0).
+            // Seats added to an entry that later entries follow: deposits queued after it cannot back
+            // them (refused outright when they exceed the free stake, as `lockSeat` does even for 0).
             uint256 e = h.entryBefore;
             if (e != 0 && e != h.q.lastEntry) {
-                uint256 queued = h.q.queuedDeposits;
+                uint256 queued = staking.queuedAfter(h.auditor, e);
                 if (queued > h.q.free) {
                     h.q.eligible = false;
                 } else {

@@ -8,11 +8,6 @@ import {IDrawModule} from "../../src/interfaces/IDrawModule.sol";
 import {PanelKey} from "../../src/libraries/PanelKey.sol";
 import {Vm} from "../utils/TestBase.sol";
 
-/// @dev The cheatcode TestBase's `Vm` does not declare.
-interface VmSkipReview21Dust {
-    function skip(bool) external;
-}
-
 /// @title Review21DustDepositChargesHonest (outside review 21 of 29b4b57: rule R / S' against a third party's
 /// deposit; the queued-deposit lock rule of `Staking._lock` / `DrawModule._canLock`)
 /// @notice Property (a): an appellant cannot void a correct PASS (REFUSED) without a real stake-weighted
@@ -41,6 +36,8 @@ interface VmSkipReview21Dust {
 /// organic traffic). Free and permissionless for the appellant (dust stays its stake, REFUSED refunds the
 /// bond). Root: `Staking._lock`'s rule (queued deposits back no extension of an entry that later entries
 /// follow) is a refusal any third party can trigger, and rule S' charges it.
+/// Fixed (Staking.queuedAfter): an extension of an entry leaves out only the deposits queued AFTER it; those
+/// queued before apply first and back it. The regression test below fails on 0f4112d and passes now.
 /// Fix proposal: a refusal that only the queued-deposit ordering causes (`free >= amount` before `_canLock`
 /// subtracts `queued`) is nobody's choice: exclude the auditor for the segment from BOTH W_R and W_E (like
 /// reason 4; this also closes Review21QueuedDepositsUncountRefusal, whose D then leaves W_E), or let a lock
@@ -127,11 +124,23 @@ contract Review21DustDepositChargesHonest is NoCanaryAppealsFixture {
         emit log_named_uint("refused", rd.refused ? 1 : 0);
     }
 
-    /// @dev Attack: 1 TRUST into each seated pool voids the correct PASSes (measured: REFUSED at spare 1 and 2).
-    function test_DustDepositsChargeHonestRefusals_KNOWN() public {
-        VmSkipReview21Dust(address(vm)).skip(true);
-        (IAppealModule.Round memory rd,,) = _run(true, 1);
-        assertTrue(!rd.refused, "a third party's dust must not void the PASSes (measured: REFUSED, 20/56)");
+    /// @dev Attack: 1 TRUST into each seated pool, at spare 1 and 2 (measured on 0f4112d: REFUSED, 20/56 and
+    /// 40/56, 17 and 27 counted exclusions). Fixed: a lock's entry is backed by every deposit queued before it
+    /// (`Staking.queuedAfter` counts only the FLOWs after the entry), so the dust changes nothing: drawn whole.
+    function test_DustDepositsChargeNoHonestRefusal_spare1() public {
+        _assertDrawnWhole(1);
+    }
+
+    /// @dev The same with 2 spare seats (measured on 0f4112d: REFUSED, 40/56).
+    function test_DustDepositsChargeNoHonestRefusal_spare2() public {
+        _assertDrawnWhole(2);
+    }
+
+    function _assertDrawnWhole(uint256 spare) internal {
+        (IAppealModule.Round memory rd, uint256 r3, uint256 r5) = _run(true, spare);
+        assertTrue(!rd.refused, "a third party's dust must not void the PASSes");
+        assertEq(rd.drawnSeats, rd.totalSeats, "the honest auditors sit, backed by their earlier top-ups");
+        assertEq(r3 + r5, 0, "nobody excluded for stake");
     }
 
     /// @dev With 3 spare seats of applied stake the honest auditors outlast the dust: the round fills.

@@ -55,8 +55,9 @@ contract Review7DepositAfterOvertakingRefusesNothing is AttackBase {
         _stake(friends[0], friends[0], 1000e18); // queued behind the friend's entries
         IStaking.SeatQuote memory q = staking.seatQuote(friends[0]);
         emit log_named_decimal_uint("friend's free stake", q.free, 18);
-        emit log_named_decimal_uint("friend's queued deposit", q.queuedDeposits, 18);
-        assertEq(q.queuedDeposits, 1000e18, "setup: the deposit is queued");
+        uint256 queued = staking.queuedAfter(friends[0], q.lastEntry - 1);
+        emit log_named_decimal_uint("friend's queued deposit", queued, 18);
+        assertEq(queued, 1000e18, "setup: the deposit is queued");
         sessions.draw(s, 64);
         emit log_named_uint("seats of S drawn", _sessionRecord(s).drawnSeats);
         assertTrue(_drawDone(s), "the deposit refused no seat: S drawn in full");

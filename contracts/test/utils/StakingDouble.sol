@@ -234,6 +234,11 @@ contract StakingDouble is IStaking, ISortition {
         q.nextEntry = entries[auditor] + 1;
     }
 
+    /// @dev The double queues no deposit.
+    function queuedAfter(address, uint256) external pure returns (uint256) {
+        return 0;
+    }
+
     function _lock(address auditor, uint8 tier, uint256 key, uint256 amount, uint256 entry)
         internal
         returns (bool ok, uint64 reputation, uint256 entryIndex)
