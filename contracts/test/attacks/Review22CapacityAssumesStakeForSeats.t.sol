@@ -19,7 +19,7 @@ interface VmSkipReview22Capacity {
 /// Attack (no attacker needed): admission counts accounts, a seat needs a lock. An account whose stake,
 /// less the locks this session already holds on it (round 0 included), cannot back one more lock is
 /// excluded by the draw with reason 5 (REASON_SESSION_HELD), which is never a counted refusal. With the
-/// production defaults (`chain/protocol/params.py`: min stake 10 TRUST, slashAmount 8 TRUST, seat cap 8)
+/// devnet defaults (`chain/protocol/params.py` DEVNET_STAKING_PARAMS / DEVNET_SESSION_PARAMS: min stake 10 TRUST, slashAmount 8 TRUST, seat cap 8)
 /// a minimum-stake auditor backs ONE lock: its round-0 seat makes it unseatable in every appeal round of
 /// the session, and an auditor that never sat in round 0 takes one appeal seat, not eight. Admission still
 /// counts it in E and the capped bound multiplies it by 8.
@@ -38,7 +38,7 @@ interface VmSkipReview22Capacity {
 /// with no refusal at all, the contested outcomes final and R per drawn seat lost; a defender can also add
 /// minimum-stake accounts, each raising E by 1 and the capped capacity by about seatCap / 2 while backing one
 /// seat: not measured here). It depends on the stake spread: it needs auditors near the minimum stake,
-/// which the production defaults make one lock.
+/// which the devnet defaults make one lock (no mainnet params exist in the repo).
 /// Fix proposal (the premise, not the formula): (1) params, one check: refuse session params unless every
 /// tier's `minStake >= 2 x seatCap x slashAmount` (round 0's cap plus a full appeal round: an account at
 /// the minimum can then take `seatCap` seats of one appeal round after its round-0 seats; concurrent own
@@ -55,7 +55,7 @@ contract Review22CapacityAssumesStakeForSeats is NoCanaryAppealsFixture {
 
     function _stakingParams() internal pure override returns (StakingLedger.StakingParams memory p) {
         p = super._stakingParams();
-        p.minStake = [uint96(MIN), uint96(MIN), uint96(MIN)]; // chain/protocol/params.py default
+        p.minStake = [uint96(MIN), uint96(MIN), uint96(MIN)]; // chain/protocol/params.py DEVNET_STAKING_PARAMS
     }
 
     function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
