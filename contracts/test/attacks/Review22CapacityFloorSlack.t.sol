@@ -22,8 +22,9 @@ interface VmSkipReview22Floor {
 /// it still finds 33 - 16 - 10 = 7 = k; admission reverts PanelTooLarge(28, 27).
 /// Measured (`scripts/forge test --match-path 'contracts/test/attacks/Review22CapacityFloor*' -vv`): quote
 /// and appeal revert PanelTooLarge(sid, 28, 27); control: 3 segments (21 seats) admitted, charged. By
-/// arithmetic (tests/consensus/test_review22_capacity_differential.py) over E <= 160, k in {3, 7, 15, 31,
-/// 63} and k_0 + 1 = 2 shapes, c 2..8: the figures printed by that test.
+/// arithmetic (tests/consensus/test_review22_capacity_differential.py, review 20's grid: E <= 80, k in the
+/// panel sizes of k_0 1..4, c 1..8): 1,288 capped rounds refused whose worst case fills, none with c = 1;
+/// smallest E 11 (k 3, c 4, S 6: 18 seats > capacity 15, worst case 11 - 5 - 3 = 3 = k).
 /// Severity: LOW (honest appellants split the round; nothing is lost; the doc and NatSpec claim is wrong).
 /// Fix proposal (one line, `AppealMath.cappedCapacity` and `appeal_admission.capped_capacity`):
 /// `return free < k ? 0 : k + seatCap * (free - k + 1) - 1;` (equal for seatCap 1; safe: S k <= that iff
