@@ -19,7 +19,8 @@ interface VmSkipReview22Capacity {
 /// Attack (no attacker needed): admission counts accounts, a seat needs a lock. An account whose stake,
 /// less the locks this session already holds on it (round 0 included), cannot back one more lock is
 /// excluded by the draw with reason 5 (REASON_SESSION_HELD), which is never a counted refusal. With the
-/// devnet defaults (`chain/protocol/params.py` DEVNET_STAKING_PARAMS / DEVNET_SESSION_PARAMS: min stake 10 TRUST, slashAmount 8 TRUST, seat cap 8)
+/// devnet defaults (`chain/protocol/params.py` DEVNET_STAKING_PARAMS / DEVNET_SESSION_PARAMS: min stake 10
+/// TRUST, slashAmount 8 TRUST, seat cap 8)
 /// a minimum-stake auditor backs ONE lock: its round-0 seat makes it unseatable in every appeal round of
 /// the session, and an auditor that never sat in round 0 takes one appeal seat, not eight. Admission still
 /// counts it in E and the capped bound multiplies it by 8.
