@@ -17,8 +17,8 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// deregistered accounts are still seated (snapshot stake sticks): 91 of 91 drawn, 0 counted refusals, 0
 /// session-held, 51 seats on the 48 accounts (the honest 10 at the cap of 4); status Drawing. So the lure needs
 /// accounts that back fewer than seatCap locks (Review22MinStakeSybilsInflateCapacity), not leaving. Note:
-/// the 48 accounts hold 4,800 of 14,800 TRUST (32%) and 51 of 91 seats (56%): the cap moves seats to the
-/// light accounts - the panel-capture side, not measured further here.
+/// the 48 accounts hold 4,800 of 14,800 TRUST (32%) and 51 of 91 seats (56%): the panel-capture side is
+/// Review22LightAccountsOutdrawThinTier (the per-segment draw in a thin tier, not the cap: uncapped, 52).
 contract Review22LeavingSybilsStillSit is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
