@@ -68,6 +68,16 @@ class SeatLifecycle(Protocol):
     def abandoned(self, rec: VoteRecord, reason: str) -> None: ...
 
 
+def chain_identity(ctx: NodeContext) -> str | None:
+    """The chain this daemon serves, for the machine-wide account lock: its RPC URL and the
+    AuditSessions address (tests run many devnets with the same addresses on other ports).
+    None for an injected port (in-memory tests), which has no deployment to name."""
+    if ctx.fixed_port is not None:
+        return None
+    dep = ctx.deployment()
+    return f"{dep.rpc_url.rstrip('/')} {dep.contracts.get('AuditSessions', '')}"
+
+
 class AuditorDaemon:
     """One auditor account's node process."""
 
@@ -90,7 +100,7 @@ class AuditorDaemon:
         self.poll_s = poll_s if poll_s is not None else ctx.settings.chain.poll_interval_s
         self.address = ctx.address
         self.home = auditor_dir(ctx.settings, self.address)
-        self.lock = AccountLock(self.home, self.address).acquire()
+        self.lock = AccountLock(self.home, self.address, chain_identity(ctx)).acquire()
         self.votes = VoteStore(self.home / "votes.db")
         self.keys = EncryptionKeyPair.load_or_create(self.home / "encryption.key")
         self.evidence_dir = self.home / "evidence"
