@@ -54,7 +54,7 @@ def unparsable_env(exc: Exception) -> str:
     verb = "is" if len(bad) == 1 else "are"
     return (
         f"invalid configuration: {', '.join(bad)} {verb} not valid JSON: list settings are written as JSON "
-        "lists, e.g. TRUSTNODE_API__API_KEYS='[\"key-1\", \"key-2\"]' or "
+        'lists, e.g. TRUSTNODE_API__API_KEYS=\'["key-1", "key-2"]\' or '
         "TRUSTNODE_PROTOCOL__SEATS_PER_TIER='[2, 1, 1]' (in single quotes in the shell)"
     )
 
@@ -80,13 +80,16 @@ def _complex_setting(name: str) -> bool:
         if field is None:
             return False
         ann = field.annotation
-        inner = [a for a in get_args(ann) if a is not type(None)] if get_origin(ann) in (Union, UnionType) else []
+        inner = (
+            [a for a in get_args(ann) if a is not type(None)] if get_origin(ann) in (Union, UnionType) else []
+        )
         ann = inner[0] if len(inner) == 1 else ann
         if isinstance(ann, type) and issubclass(ann, BaseModel) and i < len(parts) - 1:
             model = ann
             continue
         return i == len(parts) - 1 and (
-            get_origin(ann) in (list, set, tuple, dict) or (isinstance(ann, type) and issubclass(ann, BaseModel))
+            get_origin(ann) in (list, set, tuple, dict)
+            or (isinstance(ann, type) and issubclass(ann, BaseModel))
         )
     return False
 
