@@ -60,3 +60,32 @@ def test_a_second_daemon_of_one_account_in_another_data_dir_is_refused(tmp_path:
         first.close()
     # the refused daemon left no lock behind: once the first one stopped, it starts
     _daemon(tmp_path / "computer-1b", dep, 2).close()
+
+
+def test_a_daemon_whose_key_another_daemon_replaced_says_so(tmp_path: Path) -> None:
+    """On the README network a second daemon of account 2 (another data directory, before the
+    machine-wide lock) registered its own encryption key; the first daemon then abandoned every seat
+    as "cannot audit (bad session bundle): ... not ours, or altered", blaming the provider. It now
+    names the cause: the key on chain is not its own, another daemon of the account registered it."""
+    from tests.node.memnet import MarkedAuditor, MemoryNet, address
+    from tests.node.test_auditor_states import PARAMS, TRACE
+    from trustnode.node.votes import VoteState
+    from trustnode.storage.envelopes import EncryptionKeyPair
+
+    net = MemoryNet(tmp_path, PARAMS)
+    for name, tier, account in (
+        ("computer-1", Tier.COMPUTER, 2),
+        ("computer-2", Tier.COMPUTER, 3),
+        ("llm-1", Tier.LLM, 4),
+        ("human-1", Tier.HUMAN, 5),
+    ):
+        net.add_auditor(name, tier, MarkedAuditor(), account)
+    other = EncryptionKeyPair.load_or_create(tmp_path / "other-data-dir" / "encryption.key")
+    net.chain.port(address(2)).update_profile(1, other.public_key)  # the second daemon's registration
+    tid = net.submit(TRACE)
+    sid = net.run([tid])[tid].session_id or 0
+    net.close()
+    rec = net.daemons["computer-1"].votes.get(sid)
+    assert rec is not None and rec.state == VoteState.ABANDONED, rec
+    assert "another daemon of this account registered its own" in rec.note, rec.note
+    assert "bad session bundle" not in rec.note, rec.note

@@ -243,7 +243,25 @@ class AuditorDaemon:
             self.votes.put(rec)
         except (ValidationError, ManifestError, DecryptionError) as exc:
             # A malformed or forged bundle: it will not get better by retrying.
-            self._abandon(rec, f"cannot audit (bad session bundle): {exc}", level=logging.ERROR)
+            why = self._foreign_key() if isinstance(exc, DecryptionError) else None
+            self._abandon(rec, why or f"cannot audit (bad session bundle): {exc}", level=logging.ERROR)
+
+    def _foreign_key(self) -> str | None:
+        """Why an envelope did not open when the chain holds another encryption key for this account:
+        another daemon of the account (another data directory or machine) registered its own, and
+        every seat sealed to it is lost to this one. Not the provider's fault: say whose it is."""
+        try:
+            on_chain = self.port.profile(self.address).encryption_key.lower()
+        except ChainError:
+            return None
+        if on_chain == self.keys.public_hex.lower():
+            return None
+        return (
+            f"cannot open my seats: the encryption key registered on chain for account {self.address} "
+            f"({on_chain[:18]}...) is not this daemon's ({self.home / 'encryption.key'}): another daemon of "
+            "this account registered its own. Stop every other daemon of this account, then restart this "
+            "one (it registers its key again)"
+        )
 
     def _follow_events(self) -> None:
         port = self.port
