@@ -17,7 +17,9 @@ from trustnode.cli.startup import (
     StartupError,
     check_auditor_funds,
     check_canary_operator,
+    check_service_urls,
     decomposer_mode,
+    ipfs_warning,
     judge_endpoint,
     role_warnings,
 )
@@ -49,6 +51,8 @@ def _provider_start(s: Settings, run_worker: bool) -> tuple[NodeContext, str]:
     from trustnode.node.context import NodeContext
 
     mode = "offline"
+    with errors_as_exit(StartupError):
+        check_service_urls(s)
     if run_worker:
         with errors_as_exit(StartupError):
             mode, line = decomposer_mode(s)
@@ -57,6 +61,9 @@ def _provider_start(s: Settings, run_worker: bool) -> tuple[NodeContext, str]:
     if run_worker:  # a page-only node (a human auditor's) signs nothing as the provider
         for message in role_warnings(ctx, "provider"):
             warn(message)
+        ipfs = ipfs_warning(s)
+        if ipfs is not None:
+            warn(ipfs)
     return ctx, mode
 
 
@@ -215,6 +222,8 @@ def auditor_run(
         fail(f"unknown tier {tier!r}: use computer, llm or human")
     s = node_settings("auditor")
     configure_logging(s)
+    with errors_as_exit(StartupError):
+        check_service_urls(s)
     if t == Tier.LLM:
         with errors_as_exit(StartupError):
             console.print(judge_endpoint(s))
