@@ -75,7 +75,7 @@ def chain_identity(ctx: NodeContext) -> str | None:
     if ctx.fixed_port is not None:
         return None
     dep = ctx.deployment()
-    return f"{dep.rpc_url.rstrip('/')} {dep.contracts.get('AuditSessions', '')}"
+    return f"at {dep.rpc_url.rstrip('/')} (AuditSessions {dep.contracts.get('AuditSessions', '?')})"
 
 
 class AuditorDaemon:
