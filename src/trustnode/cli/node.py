@@ -25,6 +25,7 @@ from trustnode.cli.startup import (
 )
 from trustnode.config import Settings
 from trustnode.models.enums import Tier
+from trustnode.node.chain_identity import ChainReplacedError
 from trustnode.node.logging import configure_logging
 
 if TYPE_CHECKING:
@@ -229,7 +230,7 @@ def auditor_run(
             console.print(judge_endpoint(s))
     ctx = NodeContext(s)
     want = s.auditor.stake if stake is None else parse_trust(stake)
-    with errors_as_exit(ChainError, KeyConfigError, StartupError, ValueError):
+    with errors_as_exit(ChainError, ChainReplacedError, KeyConfigError, StartupError, ValueError):
         for message in role_warnings(ctx, "auditor"):
             warn(message)
         check_auditor_funds(ctx, want)
@@ -245,7 +246,8 @@ def auditor_run(
             daemon.tick()
         return
     stop = _stop_on_signals()
-    daemon.run(stop)
+    with errors_as_exit(ChainReplacedError):
+        daemon.run(stop)
 
 
 def register(app: typer.Typer) -> None:
