@@ -32,7 +32,7 @@ from trustnode.chain.port import ChainPort, KeysPublished, NotReady, SeatsDrawn,
 from trustnode.chain.units import format_trust
 from trustnode.models.enums import Tier
 from trustnode.models.verdict import SessionState
-from trustnode.node.chain_identity import ChainReplacedError, check_same_chain
+from trustnode.node.chain_identity import ChainReplacedError, check_same_chain, foreign_key_reason
 from trustnode.node.context import NodeContext
 from trustnode.node.events import EventFollower
 from trustnode.node.panels import panel_phase, watch_appeals
@@ -260,21 +260,7 @@ class AuditorDaemon:
             self._abandon(rec, why or f"cannot audit (bad session bundle): {exc}", level=logging.ERROR)
 
     def _foreign_key(self) -> str | None:
-        """Why an envelope did not open when the chain holds another encryption key for this account:
-        another daemon of the account (another data directory or machine) registered its own, and
-        every seat sealed to it is lost to this one. Not the provider's fault: say whose it is."""
-        try:
-            on_chain = self.port.profile(self.address).encryption_key.lower()
-        except ChainError:
-            return None
-        if on_chain == self.keys.public_hex.lower():
-            return None
-        return (
-            f"cannot open my seats: the encryption key registered on chain for account {self.address} "
-            f"({on_chain[:18]}...) is not this daemon's ({self.home / 'encryption.key'}): another daemon of "
-            "this account registered its own. Stop every other daemon of this account, then restart this "
-            "one (it registers its key again)"
-        )
+        return foreign_key_reason(self.port, self.address, self.keys.public_hex, self.home)
 
     def _follow_events(self) -> None:
         port = self.port

@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 
 from trustnode.chain.client import ChainClient
+from trustnode.chain.errors import ChainError
+from trustnode.chain.port import ChainPort
 from trustnode.node.sqlite import PRIVATE_FILE_MODE
 
 
@@ -37,3 +39,22 @@ def check_same_chain(client: ChainClient, home: Path) -> None:
             "belong to the old one. Start the daemon with a new data directory (or remove "
             f"{home}) to serve the new chain"
         )
+
+
+def foreign_key_reason(port: ChainPort, address: str, own_key_hex: str, home: Path) -> str | None:
+    """Why an envelope did not open when the chain holds another encryption key for this account:
+    another daemon of the account (another data directory or machine) registered its own, and every
+    seat sealed to it is lost to this one. Not the provider's fault: say whose it is. None when the
+    key on chain is this daemon's (then the bundle itself is bad)."""
+    try:
+        on_chain = port.profile(address).encryption_key.lower()
+    except ChainError:
+        return None
+    if on_chain == own_key_hex.lower():
+        return None
+    return (
+        f"cannot open my seats: the encryption key registered on chain for account {address} "
+        f"({on_chain[:18]}...) is not this daemon's ({home / 'encryption.key'}): another daemon of "
+        "this account registered its own. Stop every other daemon of this account, then restart this "
+        "one (it registers its key again)"
+    )
