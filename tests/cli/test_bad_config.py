@@ -58,3 +58,21 @@ def test_a_misspelt_setting_is_refused_not_ignored(tmp_path: Path) -> None:
     assert "[llm] base_ur" in err and "did you mean base_url?" in err
     assert "TRUSTNODE_CHAIN__RPCURL: 'rpcurl' is not a setting (did you mean rpc_url?)" in err
     assert "TRUSTNODE_API_KEY" not in err
+
+
+def test_a_list_setting_that_is_not_json_is_named_not_a_traceback(tmp_path: Path) -> None:
+    """README operators write TRUSTNODE_API__API_KEYS=provider-key (no JSON list): pydantic-settings
+    raised SettingsError and `api serve` printed a traceback naming only the section. The node names
+    the variable, says it must be JSON and never echoes the value (an API key is a secret)."""
+    done = run_cli(
+        ["api", "serve"],
+        timeout=60,
+        TRUSTNODE_DATA_DIR=str(tmp_path),
+        TRUSTNODE_API__API_KEYS="secret-provider-key",
+        TRUSTNODE_CHAIN__ACCOUNT_INDEX="1",
+    )
+    assert done.returncode == 1, done.stdout
+    assert "Traceback" not in done.stderr
+    err = " ".join(done.stderr.split())
+    assert "invalid configuration: TRUSTNODE_API__API_KEYS is not valid JSON" in err
+    assert "secret-provider-key" not in err

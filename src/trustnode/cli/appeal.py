@@ -94,8 +94,15 @@ def _print_quote(q: object) -> None:
     from trustnode.chain.port.types_appeals import AppealQuote
 
     assert isinstance(q, AppealQuote)
+    named = ", ".join(map(str, q.segments))
+    if q.refusal is not None:  # no round opens, no panel, no bond: only the reason
+        reason = q.reason or q.refusal
+        shown = reason if reason.startswith(q.refusal) else f"{q.refusal}: {reason}"
+        console.print(f"session {q.session_id}: an appeal of segments {named} is refused", highlight=False)
+        console.print(f"  [red]refused: {shown}[/]", highlight=False)
+        return
     console.print(
-        f"session {q.session_id}: appeal of segments {', '.join(map(str, q.segments))} would open round "
+        f"session {q.session_id}: appeal of segments {named} would open round "
         f"{q.round}, their panel of depth {q.depth}",
         highlight=False,
     )
@@ -103,10 +110,6 @@ def _print_quote(q: object) -> None:
         console.print(f"  segment {i}: a panel of {seats} seats, bond {format_trust(b)}", highlight=False)
     window = f"; appealable until block {q.appealable_until}" if q.appealable_until is not None else ""
     console.print(f"  total bond {format_trust(q.bond)}{window}", highlight=False)
-    if q.refusal is not None:
-        reason = q.reason or q.refusal
-        shown = reason if reason.startswith(q.refusal) else f"{q.refusal}: {reason}"
-        console.print(f"  [red]refused: {shown}[/]", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

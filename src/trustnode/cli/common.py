@@ -7,7 +7,8 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Literal, NoReturn
+from types import UnionType
+from typing import Any, Literal, NoReturn, Union, get_args, get_origin
 
 import typer
 from rich.console import Console
@@ -34,10 +35,63 @@ ROLES_HELP = (
 
 def settings() -> Settings:
     """The node's settings; a bad configured value stops the command with its name and source."""
+    from pydantic_settings import SettingsError
+
     try:
         return load_settings()
     except ConfigError as exc:
         fail(str(exc))
+    except SettingsError as exc:  # a list or table setting whose variable is not JSON: no traceback
+        fail(unparsable_env(exc))
+
+
+def unparsable_env(exc: Exception) -> str:
+    """Name the TRUSTNODE_* variables of list or table settings (read as JSON, e.g.
+    TRUSTNODE_API__API_KEYS) that are not JSON, without echoing their values (maybe secrets)."""
+    bad = sorted(n for n, v in os.environ.items() if _complex_setting(n) and not _is_json(v))
+    if not bad:
+        return f"invalid configuration: {exc}"
+    verb = "is" if len(bad) == 1 else "are"
+    return (
+        f"invalid configuration: {', '.join(bad)} {verb} not valid JSON: list settings are written as JSON "
+        'lists, e.g. TRUSTNODE_API__API_KEYS=\'["key-1", "key-2"]\' or '
+        "TRUSTNODE_PROTOCOL__SEATS_PER_TIER='[2, 1, 1]' (in single quotes in the shell)"
+    )
+
+
+def _is_json(value: str) -> bool:
+    try:
+        json.loads(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _complex_setting(name: str) -> bool:
+    """Whether the environment variable `name` sets a list, set or table field of Settings."""
+    from pydantic import BaseModel
+
+    if not name.startswith("TRUSTNODE_"):
+        return False
+    model: Any = Settings
+    parts = name.removeprefix("TRUSTNODE_").lower().split("__")
+    for i, part in enumerate(parts):
+        field = getattr(model, "model_fields", {}).get(part)
+        if field is None:
+            return False
+        ann = field.annotation
+        inner = (
+            [a for a in get_args(ann) if a is not type(None)] if get_origin(ann) in (Union, UnionType) else []
+        )
+        ann = inner[0] if len(inner) == 1 else ann
+        if isinstance(ann, type) and issubclass(ann, BaseModel) and i < len(parts) - 1:
+            model = ann
+            continue
+        return i == len(parts) - 1 and (
+            get_origin(ann) in (list, set, tuple, dict)
+            or (isinstance(ann, type) and issubclass(ann, BaseModel))
+        )
+    return False
 
 
 def _has_key(s: Settings) -> bool:

@@ -17,12 +17,15 @@ from trustnode.cli.startup import (
     StartupError,
     check_auditor_funds,
     check_canary_operator,
+    check_service_urls,
     decomposer_mode,
+    ipfs_warning,
     judge_endpoint,
     role_warnings,
 )
 from trustnode.config import Settings
 from trustnode.models.enums import Tier
+from trustnode.node.chain_identity import ChainReplacedError
 from trustnode.node.logging import configure_logging
 
 if TYPE_CHECKING:
@@ -49,6 +52,8 @@ def _provider_start(s: Settings, run_worker: bool) -> tuple[NodeContext, str]:
     from trustnode.node.context import NodeContext
 
     mode = "offline"
+    with errors_as_exit(StartupError):
+        check_service_urls(s)
     if run_worker:
         with errors_as_exit(StartupError):
             mode, line = decomposer_mode(s)
@@ -57,6 +62,9 @@ def _provider_start(s: Settings, run_worker: bool) -> tuple[NodeContext, str]:
     if run_worker:  # a page-only node (a human auditor's) signs nothing as the provider
         for message in role_warnings(ctx, "provider"):
             warn(message)
+        ipfs = ipfs_warning(s)
+        if ipfs is not None:
+            warn(ipfs)
     return ctx, mode
 
 
@@ -215,12 +223,14 @@ def auditor_run(
         fail(f"unknown tier {tier!r}: use computer, llm or human")
     s = node_settings("auditor")
     configure_logging(s)
+    with errors_as_exit(StartupError):
+        check_service_urls(s)
     if t == Tier.LLM:
         with errors_as_exit(StartupError):
             console.print(judge_endpoint(s))
     ctx = NodeContext(s)
     want = s.auditor.stake if stake is None else parse_trust(stake)
-    with errors_as_exit(ChainError, KeyConfigError, StartupError, ValueError):
+    with errors_as_exit(ChainError, ChainReplacedError, KeyConfigError, StartupError, ValueError):
         for message in role_warnings(ctx, "auditor"):
             warn(message)
         check_auditor_funds(ctx, want)
@@ -236,7 +246,8 @@ def auditor_run(
             daemon.tick()
         return
     stop = _stop_on_signals()
-    daemon.run(stop)
+    with errors_as_exit(ChainReplacedError):
+        daemon.run(stop)
 
 
 def register(app: typer.Typer) -> None:

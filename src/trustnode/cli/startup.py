@@ -80,6 +80,46 @@ def judge_endpoint(s: Settings) -> str:
         ) from exc
 
 
+def check_service_urls(s: Settings) -> None:
+    """StartupError for an IPFS or chain URL that is not an http(s) URL at all (`notaurl`,
+    `127.0.0.1:5001`): a typo, not an outage, so it is refused instead of retried forever."""
+    from urllib.parse import urlsplit
+
+    for name, url in (
+        ("TRUSTNODE_IPFS__API_URL", s.ipfs.api_url),
+        ("TRUSTNODE_CHAIN__RPC_URL", s.chain.rpc_url),
+    ):
+        if url is None:
+            continue
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise StartupError(
+                f"{name} = {redact_url(url)!r} is not an http(s) URL: give scheme, host and port, e.g. "
+                "http://127.0.0.1:5001 (IPFS) or http://127.0.0.1:8545 (chain)"
+            )
+
+
+def ipfs_warning(s: Settings) -> str | None:
+    """A line for the operator when the IPFS RPC does not answer now (an outage, not a refusal:
+    traces wait, spooled locally, until it does; `/healthz` says degraded meanwhile)."""
+    if not s.ipfs.api_url:
+        return None
+    from trustnode.storage.errors import StorageError
+    from trustnode.storage.kubo import KuboStore
+
+    probe = KuboStore(s.ipfs.api_url, timeout_s=min(5.0, s.ipfs.timeout_s), retries=1)
+    try:
+        probe.version()
+    except StorageError as exc:
+        return (
+            f"IPFS at {redact_url(s.ipfs.api_url)} does not answer ({exc}): traces wait, spooled locally, "
+            "until it does. Start it, or fix TRUSTNODE_IPFS__API_URL"
+        )
+    finally:
+        probe.close()
+    return None
+
+
 def fund_hint(address: str, on_devnet: bool) -> str:
     if on_devnet:
         return (

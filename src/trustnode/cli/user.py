@@ -258,15 +258,18 @@ def _print_session(view: Any, result: dict[str, Any], proof: int | None) -> None
 def print_appeals(view: Any) -> None:
     """Appeal window, every appeal round's panel and outcome, and the revealed canaries."""
     from trustnode.node.queries import SessionView
+    from trustnode.node.round_views import AppealWindowView
 
     assert isinstance(view, SessionView)
     a = view.appeal
     if a is not None:
         if a.appealable_until is not None and a.appealable:
-            which = ", ".join(map(str, a.appealable))
-            console.print(
-                f"  [bold]appealable until block {a.appealable_until}[/] (segments {which})", highlight=False
+            # each segment's own window: a round extends only the windows of the segments it named
+            windows = a.windows or [AppealWindowView(until=a.appealable_until, segments=a.appealable)]
+            shown = "; ".join(
+                f"until block {w.until} (segments {', '.join(map(str, w.segments))})" for w in windows
             )
+            console.print(f"  [bold]appealable[/] {shown}", highlight=False)
         elif a.appealable_until is not None:
             console.print(
                 f"  appealable from block {a.opens_at} until block {a.appealable_until}", highlight=False

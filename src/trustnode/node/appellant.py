@@ -51,7 +51,21 @@ def refusal_warning(q: AppealQuote) -> str | None:
 
 
 def quote(port: ChainPort, session_id: int, segments: Sequence[int]) -> AppealQuote:
-    return port.appeal_quote(session_id, sorted(segments))
+    """The chain's quote, with `appealable_until` narrowed to the named segments' windows.
+
+    The port reports the session's latest window end, which a round on one segment extends while
+    the others' windows close as before: quoting segment 1 "appealable until block 876" (segment 0's
+    window after its round) beside a refusal AppealWindowClosed(windowEnd=759) misled the appellant.
+    """
+    q = port.appeal_quote(session_id, sorted(segments))
+    if q.appealable_until is None:
+        return q
+    ends = port.appeal_status(session_id).window_ends
+    named = [ends[i] for i in q.segments if 0 <= i < len(ends)]
+    if not named:
+        return q
+    until = min(named)
+    return q.model_copy(update={"appealable_until": until if until > 0 else None})
 
 
 def appeal(

@@ -32,6 +32,7 @@ from trustnode.chain.port import ChainPort, KeysPublished, NotReady, SeatsDrawn,
 from trustnode.chain.units import format_trust
 from trustnode.models.enums import Tier
 from trustnode.models.verdict import SessionState
+from trustnode.node.chain_identity import ChainReplacedError, check_same_chain, foreign_key_reason
 from trustnode.node.context import NodeContext
 from trustnode.node.events import EventFollower
 from trustnode.node.panels import panel_phase, watch_appeals
@@ -68,6 +69,16 @@ class SeatLifecycle(Protocol):
     def abandoned(self, rec: VoteRecord, reason: str) -> None: ...
 
 
+def chain_identity(ctx: NodeContext) -> str | None:
+    """The chain this daemon serves, for the machine-wide account lock: its RPC URL and the
+    AuditSessions address (tests run many devnets with the same addresses on other ports).
+    None for an injected port (in-memory tests), which has no deployment to name."""
+    if ctx.fixed_port is not None:
+        return None
+    dep = ctx.deployment()
+    return f"at {dep.rpc_url.rstrip('/')} (AuditSessions {dep.contracts.get('AuditSessions', '?')})"
+
+
 class AuditorDaemon:
     """One auditor account's node process."""
 
@@ -90,7 +101,7 @@ class AuditorDaemon:
         self.poll_s = poll_s if poll_s is not None else ctx.settings.chain.poll_interval_s
         self.address = ctx.address
         self.home = auditor_dir(ctx.settings, self.address)
-        self.lock = AccountLock(self.home, self.address).acquire()
+        self.lock = AccountLock(self.home, self.address, chain_identity(ctx)).acquire()
         self.votes = VoteStore(self.home / "votes.db")
         self.keys = EncryptionKeyPair.load_or_create(self.home / "encryption.key")
         self.evidence_dir = self.home / "evidence"
@@ -136,8 +147,14 @@ class AuditorDaemon:
         )
 
     # -- setup ---------------------------------------------------------------------------------
+    def check_chain(self) -> None:
+        """ChainReplacedError when the chain is not the one this data directory served."""
+        if self.ctx.fixed_port is None:
+            check_same_chain(self.ctx.client(), self.home)
+
     def ensure_registered(self, *, stake: int | None = None, domains: int | None = None) -> None:
         """Register with this tier and encryption key, and stake up to the configured amount."""
+        self.check_chain()
         p = self.port
         want = self.ctx.settings.auditor.stake if stake is None else stake
         expertise = self.ctx.settings.auditor.domains if domains is None else domains
@@ -160,11 +177,16 @@ class AuditorDaemon:
     def run(self, stop: threading.Event, *, on_tick: Callable[[AuditorDaemon], None] | None = None) -> None:
         """Follow the chain until `stop`; outages back off and never lose state."""
         backoff = self.poll_s
+        after_outage = False
         while not stop.is_set():
             try:
+                if after_outage:  # the chain came back: the same one, or a devnet restarted from scratch
+                    self.check_chain()
                 self.tick(wait=False)
                 self.last_error = None
-                backoff = self.poll_s
+                backoff, after_outage = self.poll_s, False
+            except ChainReplacedError:
+                raise  # not an outage: this daemon's state belongs to another chain
             except Exception as exc:  # noqa: BLE001 - an outage or a bug must not end the daemon
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 outage = isinstance(exc, ChainError | StorageError | OSError)
@@ -178,6 +200,7 @@ class AuditorDaemon:
                 )
                 self._follower = self._seats_follower = None
                 self.ctx.reset_client()
+                after_outage = after_outage or outage
                 backoff = min(30.0, backoff * 2)
             if on_tick is not None:
                 on_tick(self)
@@ -233,7 +256,11 @@ class AuditorDaemon:
             self.votes.put(rec)
         except (ValidationError, ManifestError, DecryptionError) as exc:
             # A malformed or forged bundle: it will not get better by retrying.
-            self._abandon(rec, f"cannot audit (bad session bundle): {exc}", level=logging.ERROR)
+            why = self._foreign_key() if isinstance(exc, DecryptionError) else None
+            self._abandon(rec, why or f"cannot audit (bad session bundle): {exc}", level=logging.ERROR)
+
+    def _foreign_key(self) -> str | None:
+        return foreign_key_reason(self.port, self.address, self.keys.public_hex, self.home)
 
     def _follow_events(self) -> None:
         port = self.port

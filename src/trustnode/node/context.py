@@ -45,6 +45,11 @@ class NodeContext:
     def store(self) -> BlobStore:
         return self._store if self._store is not None else store_from_settings(self.settings)
 
+    @property
+    def fixed_port(self) -> ChainPort | None:
+        """The port given at construction (tests), or None when this node reaches a deployment."""
+        return self._fixed_port
+
     def port(self) -> ChainPort:
         """Every protocol operation of this node goes through this port (see `chain.port`)."""
         if self._fixed_port is not None:

@@ -15,6 +15,13 @@ from trustnode.models.verdict import SegmentVerdict, TierName
 from trustnode.node.verdict import trust_amount
 
 
+class AppealWindowView(BaseModel):
+    """Segments whose appeal window ends at the same block (a round extends only its own segments')."""
+
+    until: int = Field(description="Last block an appeal of these segments is accepted.")
+    segments: list[int]
+
+
 class AppealView(BaseModel):
     """Where the session stands with appeals."""
 
@@ -26,6 +33,10 @@ class AppealView(BaseModel):
     rounds: int = Field(description="Appeal rounds opened so far.")
     running: list[int] = Field(default_factory=list, description="Rounds not yet ended.")
     appealable: list[int] = Field(default_factory=list, description="Segments an appeal could name now.")
+    windows: list[AppealWindowView] = Field(
+        default_factory=list,
+        description="The appealable segments grouped by the last block of their own window (earliest first).",
+    )
     final: bool = Field(description="The outcome can no longer change; settlement may start.")
 
 
@@ -101,8 +112,17 @@ def appeal_view(port: ChainPort, session_id: int) -> AppealView:
         rounds=st.rounds,
         running=st.running,
         appealable=st.appealable,
+        windows=_windows(st.appealable, st.window_ends),
         final=st.final,
     )
+
+
+def _windows(appealable: list[int], ends: list[int]) -> list[AppealWindowView]:
+    by_end: dict[int, list[int]] = {}
+    for i in appealable:
+        if 0 <= i < len(ends) and ends[i] > 0:
+            by_end.setdefault(ends[i], []).append(i)
+    return [AppealWindowView(until=b, segments=sorted(segs)) for b, segs in sorted(by_end.items())]
 
 
 def _votes(port: ChainPort, session_id: int, round: int) -> list[RoundVoteView]:

@@ -8,8 +8,10 @@ accounts can share a data dir; the vote store also holds the event follower's ch
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import logging
 import os
+import tempfile
 from enum import StrEnum
 from pathlib import Path
 
@@ -166,42 +168,66 @@ def withdraw_rewards(port: ChainPort, votes: VoteStore, address: str, target_sta
 
 
 class AccountInUseError(ValueError):
-    """Another daemon of the same account already runs on this data directory (a misconfiguration:
-    node commands refuse to start and say so)."""
+    """Another daemon of the same account already runs (on this data directory, or on this machine
+    against the same chain: a misconfiguration, node commands refuse to start and say so)."""
+
+
+def host_lock_dir() -> Path:
+    """Per-user directory of the machine-wide account locks (outside every data directory)."""
+    return Path(tempfile.gettempdir()) / f"trustnode-{os.getuid()}" / "account-locks"
 
 
 class AccountLock:
     """An exclusive lock on one account's state directory, held while the daemon runs.
 
     Two daemons of one account would commit different salts for the same seats and lose the
-    reveal; the second one is refused at start-up instead. The OS drops the lock when the
-    process dies (SIGKILL included), so a crash never leaves a stale lock.
+    reveal; the second one is refused at start-up instead. `chain` (the RPC URL and contract
+    address the daemon serves) also locks the account machine-wide, so a second daemon given
+    another data directory is refused too. The OS drops the locks when the process dies
+    (SIGKILL included), so a crash never leaves a stale lock.
     """
 
-    def __init__(self, directory: Path, address: str) -> None:
+    def __init__(self, directory: Path, address: str, chain: str | None = None) -> None:
         self.path = directory / "daemon.lock"
         self.address = address
-        self._fd: int | None = None
+        self.chain = chain
+        self._fds: list[int] = []
 
     def acquire(self) -> AccountLock:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_CREAT | os.O_RDWR, PRIVATE_FILE_MODE)
+        self._take(self.path, "on this data directory", f"{self.path.parent}, pid {{}}")
+        if self.chain is not None:
+            digest = hashlib.sha256(f"{self.chain}|{self.address.lower()}".encode()).hexdigest()[:32]
+            host = host_lock_dir()
+            host.mkdir(mode=0o700, parents=True, exist_ok=True)
+            try:
+                self._take(host / f"{digest}.lock", f"on this machine for the chain {self.chain}", "{}")
+            except AccountInUseError:
+                self.release()
+                raise
+        return self
+
+    def _take(self, path: Path, where: str, holder_fmt: str) -> None:
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, PRIVATE_FILE_MODE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+            holder = os.pread(fd, 512, 0).decode(errors="replace").strip() or "unknown"
             os.close(fd)
             raise AccountInUseError(
-                f"another auditor daemon of account {self.address} already runs on this data directory "
-                f"({self.path.parent}, pid {holder}); stop it, or give each daemon its own account"
+                f"another auditor daemon of account {self.address} already runs {where} "
+                f"({holder_fmt.format(holder)}); two daemons of one account commit different salts for "
+                "the same seats and lose the reveal: stop it, or give each daemon its own account"
             ) from None
         os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        self._fd = fd
-        return self
+        mine = (
+            str(os.getpid()) if path == self.path else f"data directory {self.path.parent}, pid {os.getpid()}"
+        )
+        os.pwrite(fd, mine.encode(), 0)
+        self._fds.append(fd)
 
     def release(self) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
+        for fd in self._fds:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+        self._fds = []
