@@ -356,7 +356,7 @@ contract DrawModule is IDrawModule {
         return _satIn(sessionId, segment, auditor, packed, n);
     }
 
-    /// @dev `_satBefore` with the segment's `earlierRounds` read: at most n + 1 <= MAX_ROUNDS seat words.
+    /// @dev `_satBefore` with the segment's `earlierRounds` read: n + 1 <= AppealMath.MAX_ROUNDS seat words.
     function _satIn(uint256 sessionId, uint256 segment, address auditor, uint256 packed, uint256 n)
         private
         view
@@ -417,9 +417,10 @@ contract DrawModule is IDrawModule {
         );
     }
 
-    /// @dev Snapshot weight of the panel-wide entries of `list` (the provider, auditors at the seat cap) that
-    /// sat on `segment` in an earlier panel. Bounded: at most 1 + drawnSeats / seatCap entries, which every
-    /// call already loads (`_loadExclusions`); each costs one `memberAt` and at most MAX_ROUNDS seat words.
+    /// @dev Snapshot weight of the panel-wide entries of `list` (the provider, auditors at the seat cap)
+    /// that sat on `segment` in an earlier panel. Bounded: at most 1 + drawnSeats / seatCap entries, the
+    /// ones every call already loads (`_loadExclusions`); each costs one `memberAt` and at most
+    /// AppealMath.MAX_ROUNDS seat words (`_satIn`).
     function _cappedEarlier(
         DrawJob calldata job,
         ExclusionList.List memory list,
