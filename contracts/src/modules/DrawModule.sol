@@ -8,6 +8,7 @@ import {PanelKey} from "../libraries/PanelKey.sol";
 import {SegmentWord} from "../libraries/SegmentWord.sol";
 import {SeatWord} from "../libraries/SeatWord.sol";
 import {ExclusionList} from "../libraries/ExclusionList.sol";
+import {DrawScratch} from "../libraries/DrawScratch.sol";
 import {IAuditSessions} from "../interfaces/IAuditSessions.sol";
 import {IAppealModule} from "../interfaces/IAppealModule.sol";
 
@@ -173,8 +174,8 @@ contract DrawModule is IDrawModule {
         uint256 tier,
         uint256 total
     ) private returns (bool) {
-        uint256 value =
-            _seatWord(job.seed, w.segment, w.seat, w.rejections) % (total - list.weightSum);
+        uint256 value = DrawScratch.seatWord(job.seed, w.segment, w.seat, w.rejections)
+            % (total - list.weightSum);
         (address auditor, uint256 leaf, uint256 weight) =
             sortition.sampleAt(uint8(tier), job.epoch, value, list.leaves);
         if (auditor == address(0) || weight == 0) revert SampleOutOfSnapshot(auditor, leaf);
@@ -200,7 +201,7 @@ contract DrawModule is IDrawModule {
         }
         if (SeatWord.count(word) >= job.seatCap) list.addPermanent(leaf, weight);
         else list.addLocal(leaf, weight);
-        _pushSeated(w.seated, auditor);
+        DrawScratch.push(w.seated, auditor);
         ++w.drawnSeats;
         ++w.drawnNow;
         ++w.seat;
@@ -352,36 +353,21 @@ contract DrawModule is IDrawModule {
     /// appeal module, the caller of an appeal panel's draw).
     function _satBefore(uint256 sessionId, uint256 segment, address auditor) private view returns (bool) {
         (uint256 packed, uint256 n) = IAppealModule(msg.sender).earlierRounds(sessionId, segment);
+        return _satIn(sessionId, segment, auditor, packed, n);
+    }
+
+    /// @dev `_satBefore` with the segment's `earlierRounds` read: n + 1 <= AppealMath.MAX_ROUNDS seat words.
+    function _satIn(uint256 sessionId, uint256 segment, address auditor, uint256 packed, uint256 n)
+        private
+        view
+        returns (bool)
+    {
         for (uint256 i = 0; i <= n; ++i) {
             uint256 key = PanelKey.keyOf(sessionId, i == 0 ? 0 : (packed >> (8 * (i - 1))) & 0xff);
             uint256 word = _seats[key][auditor];
             if (word != 0 && _hasSeat(key, auditor, word, segment)) return true;
         }
         return false;
-    }
-
-    /// @dev keccak256(abi.encode(seed, segment, seat, rejections)), hashed in scratch memory.
-    function _seatWord(bytes32 seed, uint256 segment, uint256 seat, uint256 rejections)
-        private
-        pure
-        returns (uint256 h)
-    {
-        assembly ("memory-safe") {
-            let p := mload(0x40)
-            mstore(p, seed)
-            mstore(add(p, 0x20), segment)
-            mstore(add(p, 0x40), seat)
-            mstore(add(p, 0x60), rejections)
-            h := keccak256(p, 0x80)
-        }
-    }
-
-    function _pushSeated(address[] memory seated, address auditor) private pure {
-        assembly ("memory-safe") {
-            let n := mload(seated)
-            mstore(add(seated, mul(add(n, 1), 0x20)), auditor)
-            mstore(seated, add(n, 1))
-        }
     }
 
     function _closeSegment(Walk memory w, ExclusionList.List memory list) private pure {
@@ -396,13 +382,17 @@ contract DrawModule is IDrawModule {
     /// @dev Emit `DrawFailed`; for an appeal panel return the failed segment's eligible weight W_E (rule R,
     /// `DrawResult.eligibleWeight`). The draw ran dry: every leaf of the tier with snapshot weight is in
     /// `list` (total <= its weight sum, each leaf once). So W_E = total - the provider's snapshot weight -
-    /// the weight of the segment's earlier-panel auditors, all sampled and excluded with reason 4 by now.
-    /// Auditors at the seat cap stay in E: eligible but full, they served this panel and refused nothing,
+    /// the weight of every earlier-panel auditor of the segment (round 0 and its earlier appeal panels,
+    /// `_satBefore`), each counted once in one of two disjoint places: a segment-only entry excluded with
+    /// reason 4 (`w.earlierWeight`, carried across calls by `_resumeWeights`), or a panel-wide entry, i.e.
+    /// an auditor at the seat cap on the round's earlier segments, never sampled here (`_cappedEarlier`;
+    /// `_admit` checks reason 4 before the cap, so an entry made panel-wide on this segment is never one).
+    /// Other auditors at the cap stay in E: eligible but full, they served this panel and refused nothing,
     /// and counting them out would let a refusing minority become a "majority" of whatever stake the cap
-    /// has not yet filled (refusing early segments pushes honest auditors onto the cap). An earlier-panel
-    /// auditor of the segment that reached the cap on other segments before the segment sampled it is not
-    /// told apart (its leaf holds no reason) and counts in E too: W_E can only be larger, so the error
-    /// charges refusals less often, never more. Subtractions saturate: the draw must end, not revert.
+    /// has not yet filled (refusing early segments pushes honest auditors onto the cap). Before outside
+    /// review 21 a capped earlier-panel auditor stayed in W_E too, so a defender's topped-up round-0 account
+    /// turned rule R's REFUSED into UNFILLABLE (Review21CappedEarlierAuditorInflatesEligible: W_R 2,500 of
+    /// W_E 4,600, the contract's 7,600). Subtractions saturate: the draw must end, not revert.
     function _fail(
         DrawJob calldata job,
         Walk memory w,
@@ -412,7 +402,7 @@ contract DrawModule is IDrawModule {
     ) private returns (uint256 eligibleWeight) {
         if (job.round != 0) {
             (bool exists, uint256 leaf) = sortition.leafOf(uint8(tier), job.provider);
-            uint256 out = w.earlierWeight;
+            uint256 out = w.earlierWeight + _cappedEarlier(job, list, tier, w.segment);
             if (exists) out += sortition.leafWeightAt(uint8(tier), job.epoch, leaf);
             if (total > out) eligibleWeight = total - out;
         }
@@ -425,6 +415,23 @@ contract DrawModule is IDrawModule {
             list.length() - list.permanent - w.refusals,
             w.panelRefusals
         );
+    }
+
+    /// @dev Snapshot weight of the panel-wide entries of `list` (the provider, auditors at the seat cap)
+    /// that sat on `segment` in an earlier panel. Bounded: at most 1 + drawnSeats / seatCap entries, the
+    /// ones every call already loads (`_loadExclusions`); each costs one `memberAt` and at most
+    /// AppealMath.MAX_ROUNDS seat words (`_satIn`).
+    function _cappedEarlier(
+        DrawJob calldata job,
+        ExclusionList.List memory list,
+        uint256 tier,
+        uint256 segment
+    ) private view returns (uint256 weight) {
+        (uint256 packed, uint256 n) = IAppealModule(msg.sender).earlierRounds(job.sessionId, segment);
+        for (uint256 i = 0; i < list.permanent; ++i) {
+            address a = sortition.memberAt(uint8(tier), list.leaves[i]);
+            if (a != job.provider && _satIn(job.sessionId, segment, a, packed, n)) weight += list.weights[i];
+        }
     }
 
     function _total(Walk memory w, uint256 tier, uint256 epoch) private view returns (uint256 total) {
@@ -455,8 +462,7 @@ contract DrawModule is IDrawModule {
         w.auditorCount = job.auditorCount;
         w.firstWord = SegmentWord.wordOf(job.cursor);
         // A call draws at most maxSeats seats plus the rest of the segment it is in (appeal panels: <= 63).
-        w.seated = new address[](job.maxSeats + 64);
-        _clearSeated(w.seated);
+        w.seated = DrawScratch.emptyList(job.maxSeats + 64);
         // Auditors sampled: at most one per seat or rejection of the call.
         w.held = _pointers(job.maxSeats + 64 + MAX_REJECTIONS_PER_CALL);
         w.panelRefusals = _panelRefusals[w.key];
@@ -542,12 +548,6 @@ contract DrawModule is IDrawModule {
             a := mload(0x40)
             mstore(a, n)
             mstore(0x40, add(a, mul(add(n, 1), 0x20)))
-        }
-    }
-
-    function _clearSeated(address[] memory seated) private pure {
-        assembly ("memory-safe") {
-            mstore(seated, 0)
         }
     }
 

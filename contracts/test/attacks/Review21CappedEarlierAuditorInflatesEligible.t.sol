@@ -5,11 +5,6 @@ import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
-/// @dev The cheatcode TestBase's `Vm` does not declare.
-interface VmSkipReview21Capped {
-    function skip(bool) external;
-}
-
 /// @title Review21CappedEarlierAuditorInflatesEligible (outside review 21 of 29b4b57, DrawModule `_fail`)
 /// @notice Property (rule R, docs/appeals-canaries.md "Who counts, and when refusals are charged"): a charged
 /// appeal round whose draw fails on segment s ends REFUSED iff the counted refusers of s hold more than half of
@@ -40,16 +35,23 @@ interface VmSkipReview21Capped {
 /// stake locked elsewhere for the window.
 /// Severity: MEDIUM (needs a round naming more segments than the seat cap and the failing segment after 8
 /// named segments D0 can sit on; the inflation is bounded by s's earlier-panel auditors' weight, which the
-/// defender chooses). Mitigation now: appellants name at most `seatCap` segments per round.
-/// Fix proposal: take s's earlier-panel auditors out of W_E independently of sampling: `_fail` sums the
-/// snapshot weight of every auditor with a seat on s in round 0 and in each earlier appeal panel of s
-/// (`earlierRounds`; at most k_0 + ... + k_d seat-word reads, already bounded by AppealMath) instead of
-/// `w.earlierWeight`; or check reason 4 before the panel-wide seat-cap exclusion (keep capped auditors as
-/// local-per-segment exclusions until each segment has classified them), then `earlierWeight` is exact.
+/// defender chooses).
+/// Since review 20's capacity bound that round (members 20, E 17) is refused up front (`PanelTooLarge(63, 23)`,
+/// `test_MeasuredShapeRefusedUpFront`); the admitted re-shape has 20 refusers of 125 TRUST (members 30, E 27,
+/// cappedCapacity(27, 7, 8) = 63 seats): same s = 13, 62 of 63 seats, W_R 2,500, rule R's W_E 4,600, old
+/// contract's W_E 7,600 with the 2,900 top-up: UNFILLABLE on 55d381a (measured), REFUSED now.
+/// Fix (DrawModule `_fail`, `_cappedEarlier`): W_E also leaves out the panel-wide exclusions (the auditors at
+/// the seat cap; at most 1 + drawnSeats / seatCap) that sat on s in round 0 or an earlier appeal panel of s;
+/// the reason-4 exclusions of s are segment-only, so each earlier-panel auditor is taken out exactly once.
+/// After: the attack and the control are REFUSED; at the boundary (20 x 105 TRUST: W_R 2,100 = half of W_E
+/// 4,200, D0 at 3,000) UNFILLABLE, one weight unit more REFUSED (fails on 55d381a: its W_E is 7,200).
 /// Command: `scripts/forge test --match-path 'contracts/test/attacks/Review21*' -vv`.
 contract Review21CappedEarlierAuditorInflatesEligible is NoCanaryAppealsFixture {
     uint256 internal constant SEGMENTS = 20;
-    uint256 internal constant REFUSERS = 10;
+    /// @dev The measured fixture of 29b4b57: 10 refusers of 250 TRUST (members 20, E 17), refused up front now.
+    uint256 internal constant REFUSERS_MEASURED = 10;
+    /// @dev The admitted re-shape: 20 refusers of 125 TRUST (members 30, E 27, capacity 63): the same W_R.
+    uint256 internal constant REFUSERS = 20;
 
     event log_named_uint(string key, uint256 val);
 
@@ -88,8 +90,9 @@ contract Review21CappedEarlierAuditorInflatesEligible is NoCanaryAppealsFixture 
         revert("setup: no segment choice");
     }
 
-    /// @dev The world up to the appeal: D0 topped up by `topUp`, the refusers staked, the snapshot epoch begun.
-    function _world(uint256 topUp)
+    /// @dev The world up to the appeal: D0 topped up by `topUp`, the refusers staked (`stake` each, the first
+    /// `extra0` more), the snapshot epoch begun.
+    function _world(uint256 topUp, uint256 refusers, uint256 stake, uint256 extra0)
         internal
         returns (uint256 sid, uint256[] memory named, address d0, address h1)
     {
@@ -104,16 +107,20 @@ contract Review21CappedEarlierAuditorInflatesEligible is NoCanaryAppealsFixture 
             vm.prank(d0);
             staking.stake(d0, topUp);
         }
-        for (uint256 i = 0; i < REFUSERS; ++i) {
-            address a = _refuser(i);
-            _joinTier(a, 1, 250e18);
+        for (uint256 i = 0; i < refusers; ++i) {
+            _joinTier(_refuser(i), 1, i == 0 ? stake + extra0 : stake);
         }
         _nextEpoch();
     }
 
-    function _run(uint256 topUp) internal returns (IAppealModule.Round memory rd, uint256 wr, uint256 we) {
-        (uint256 sid, uint256[] memory named, address d0, address h1) = _world(topUp);
-        assertTrue(appeals.quote(sid, named).refusalsCharged, "setup: charged");
+    function _run(uint256 topUp, uint256 stake, uint256 extra0)
+        internal
+        returns (IAppealModule.Round memory rd, uint256 wr, uint256 we)
+    {
+        (uint256 sid, uint256[] memory named, address d0, address h1) = _world(topUp, REFUSERS, stake, extra0);
+        IAppealModule.Quote memory q = appeals.quote(sid, named);
+        assertTrue(q.refusalsCharged, "setup: charged");
+        assertEq(q.totalSeats, 63, "setup: admitted, 63 seats = cappedCapacity(27, 7, 8)");
         uint256 round = _appeal(sid, named);
         for (uint256 i = 0; i < REFUSERS; ++i) {
             _busyElsewhere(_refuser(i), 0);
@@ -138,7 +145,7 @@ contract Review21CappedEarlierAuditorInflatesEligible is NoCanaryAppealsFixture 
         emit log_named_uint("total seats", rd.totalSeats);
         emit log_named_uint("W_R (weight units)", wr);
         emit log_named_uint("rule R's W_E (weight units)", we);
-        emit log_named_uint("contract's W_E = rule's + D0", we + _weightOf(d0, epoch));
+        emit log_named_uint("old contract's W_E = rule's + D0", we + _weightOf(d0, epoch));
         emit log_named_uint("refused", rd.refused ? 1 : 0);
         assertTrue(
             rd.status == IAuditSessions.Status.Cancelled && rd.refusalsCharged, "setup: charged, failed"
@@ -148,22 +155,43 @@ contract Review21CappedEarlierAuditorInflatesEligible is NoCanaryAppealsFixture 
         assertTrue(_seatedOn(sid, d0, s), "setup: D0 sat on s in round 0");
     }
 
-    /// @dev Attack: D0's top-up stays in W_E although D0 cannot sit on s; rule R says REFUSED.
-    function test_CappedEarlierAuditorCountsInEligible_KNOWN() public {
-        VmSkipReview21Capped(address(vm)).skip(true);
-        (IAppealModule.Round memory rd, uint256 wr, uint256 we) = _run(2900e18);
+    /// @dev Regression: D0's top-up no longer counts in W_E (D0 cannot sit on s); rule R says REFUSED (55d381a:
+    /// UNFILLABLE).
+    function test_CappedEarlierAuditorCountsInEligible() public {
+        (IAppealModule.Round memory rd, uint256 wr, uint256 we) = _run(2900e18, 125e18, 0);
         assertTrue(2 * wr > we, "setup: the refusers hold most of rule R's W_E");
         assertTrue(rd.refused, "rule R: REFUSED (measured: UNFILLABLE, the PASSes stand)");
     }
 
+    /// @dev Control: D0 tops up only what backs its 8 appeal seats; REFUSED before and after the fix.
+    function test_SmallTopUpRefused() public {
+        (IAppealModule.Round memory rd, uint256 wr, uint256 we) = _run(100e18, 125e18, 0);
+        assertTrue(2 * wr > we, "setup: the refusers hold most of rule R's W_E");
+        assertTrue(rd.refused, "rule R: REFUSED");
+    }
+
+    /// @dev Exactness at the boundary, with the attack's top-up: W_R = half of rule R's W_E (20 x 105 TRUST =
+    /// 2,100 of 4,200) is UNFILLABLE; one weight unit more (10^12 wei) is REFUSED. So the contract's W_E is
+    /// rule R's to the unit: D0 (3,000) neither kept in it nor taken out twice.
+    function test_BoundaryIsExact() public {
+        (IAppealModule.Round memory rd, uint256 wr, uint256 we) = _run(2900e18, 105e18, 0);
+        assertEq(2 * wr, we, "setup: W_R is half of rule R's W_E");
+        assertTrue(!rd.refused, "2 W_R = W_E: UNFILLABLE");
+    }
+
+    function test_BoundaryPlusOneUnitRefused() public {
+        (IAppealModule.Round memory rd, uint256 wr, uint256 we) = _run(2900e18, 105e18, 1e12);
+        assertEq(2 * wr, we + 1, "setup: W_R one unit above half of rule R's W_E");
+        assertTrue(rd.refused, "2 W_R > W_E: REFUSED");
+    }
+
     /// @dev Since review 20's capacity bound (k + seatCap (E - E/2 - k) = 7 + 8 x (17 - 8 - 7) = 23 seats) this
     /// round shape (9 segments, 63 seats, E = 17) is refused up front, so the attack as measured on 29b4b57
-    /// cannot be admitted any more. A capped 9-segment round now needs E >= 27 eligible auditors; whether the
-    /// W_E inflation still decides a round there is not re-measured (the `_KNOWN` test above keeps the 29b4b57
-    /// figures and now stops at this revert). Control of the measured configuration, before the fix's
-    /// earlier-panel accounting: `PanelTooLarge(sid, 63, 23)`.
+    /// cannot be admitted any more. A capped 9-segment round now needs E >= 27 eligible auditors: the tests
+    /// above re-shape it with 20 refusers (E 27). Control of the measured configuration: `PanelTooLarge(sid, 63,
+    /// 23)`.
     function test_MeasuredShapeRefusedUpFront() public {
-        (uint256 sid, uint256[] memory named,,) = _world(100e18);
+        (uint256 sid, uint256[] memory named,,) = _world(100e18, REFUSERS_MEASURED, 250e18, 0);
         bytes memory refusal = abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 63, 23);
         vm.expectRevert(refusal);
         appeals.quote(sid, named);
