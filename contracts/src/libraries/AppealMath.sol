@@ -40,8 +40,8 @@ library AppealMath {
     /// order and an auditor at the cap leaves it for the rest of the round, so before the last of S segments
     /// up to floor((S - 1) k / seatCap) auditors may be at the cap. With at most floor(eligible / 2)
     /// refusing, the last segment still finds eligible - floor(eligible / 2) - floor((S - 1) k / seatCap)
-    /// auditors, at least k iff S k is within this bound: the cap fails the draw only if more than half of
-    /// the eligible refuse. (`eligible * seatCap / 2` ignored the auditors at the cap; for seatCap 1 both
+    /// auditors, at least k when S k is within this bound (sufficient, not exact: Review22CapacityFloorSlack):
+    /// the cap fails the draw only if more than half of the eligible refuse. (`eligible * seatCap / 2` ignored the auditors at the cap; for seatCap 1 both
     /// are ceil(eligible / 2) up to rounding.)
     function cappedCapacity(uint256 eligible, uint256 k, uint256 seatCap) internal pure returns (uint256) {
         uint256 free = eligible - eligible / 2;
