@@ -204,13 +204,27 @@ contract StakingHandler is StakingModel {
     }
 
     /// @dev `lockSeat`'s outcome in the model. Held stake (5.1) counts: a deregistered or withdrawing
-    /// owner cannot refuse snapshot stake. Queued deposits never back more seats under an entry that
+    /// owner cannot refuse snapshot stake. Deposits queued after an entry never back more seats of it when
     /// later entries follow (the lock-aggregation review's SlashableStakeBacksEverySeat).
     function _lockExpected(address a, uint256 entry, uint256 amount) internal view returns (bool) {
         MPool storage p = mPool[a];
         (bool eligible, uint256 limit) = _mLockLimit(a);
         return eligible && p.locked + amount <= limit
-            && (entry == 0 || entry + 1 == p.tail || p.locked + amount + p.pending <= limit);
+            && (entry == 0 || entry + 1 == p.tail || p.locked + amount + _mQueuedAfter(a, entry) <= limit);
+    }
+
+    /// @dev The model of `Staking.queuedAfter`: the deposits of the FLOW entries after `entry` (they apply
+    /// after it), every pending deposit when more than QUEUED_SCAN entries follow it.
+    function _mQueuedAfter(address a, uint256 entry) internal view returns (uint256 sum) {
+        MPool storage p = mPool[a];
+        if (p.tail - entry - 1 > staking.QUEUED_SCAN()) return p.pending;
+        for (uint256 j = entry + 1; j < p.tail; ++j) {
+            MEntry storage f = mEntry[a][j];
+            if (f.kind != KIND_FLOW) continue;
+            for (uint256 i = 0; i < f.depAmounts.length; ++i) {
+                sum += f.depAmounts[i];
+            }
+        }
     }
 
     /// @dev Deliver results for a subset of one key's unresolved entries, in a random order.
