@@ -89,8 +89,8 @@ def check_service_urls(s: Settings) -> None:
         ("TRUSTNODE_IPFS__API_URL", s.ipfs.api_url),
         ("TRUSTNODE_CHAIN__RPC_URL", s.chain.rpc_url),
     ):
-        if url is None:
-            continue
+        if not url:
+            continue  # unset: each role says whether it needs it ("set TRUSTNODE_...")
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise StartupError(
