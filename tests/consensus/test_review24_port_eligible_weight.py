@@ -20,7 +20,7 @@ import pytest
 from tests.chain.port_scenarios import TOKEN, when_ready
 from tests.chain.test_memory_refusal_weight import _candidates, _passed, _tier
 from trustnode.chain.port import RoundState
-from trustnode.consensus.appeal_draw import refusals_decisive
+from trustnode.consensus.appeal_draw import DrawCandidate, failed_draw_refused, refusals_decisive
 
 TOP_UP = 20_000 * TOKEN
 
@@ -68,3 +68,26 @@ def test_port_measures_the_top_up() -> None:
     """What the port does today (the figure the KNOWN test reports): UNFILLABLE."""
     info, _, _, _ = _weight_majority_refuses(TOP_UP, b"\x25" * 32)
     assert info.state == RoundState.UNFILLABLE
+
+
+def _fresh_capped_pool(whale: int) -> list[DrawCandidate]:
+    """`Review24FreshCappedAccountInflatesEligible`'s segment s as rule R's twin sees it (TRUST of weight):
+    7 honest non-earlier auditors of 300 (sitting or capped), 20 refusers of 125 (stake locked outside the
+    session: counted), and the defender's fresh account W at the cap (refused nothing)."""
+    pool = [DrawCandidate(weight=300) for _ in range(7)]
+    pool += [DrawCandidate(weight=125, refused=True, stake=125, locked_by_session=0) for _ in range(20)]
+    if whale:
+        pool.append(DrawCandidate(weight=whale))
+    return pool
+
+
+def test_rule_r_twin_without_fresh_account_refused() -> None:
+    """Control: W_R 2,500 of W_E 4,600: REFUSED (the contract measured the same)."""
+    assert failed_draw_refused(_fresh_capped_pool(0), lock_amount=100, refusals_charged=True)
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN (review 24): a capped fresh account counts in W_E by rule R")
+def test_rule_r_twin_fresh_capped_account_does_not_rescue_the_pass_KNOWN() -> None:  # noqa: N802
+    """The twin agrees with the contract (no differential): W 600 at the cap makes W_E 5,200 and the round
+    UNFILLABLE, so the defender's 2,500 TRUST of refusals keep the contested PASSes."""
+    assert failed_draw_refused(_fresh_capped_pool(600), lock_amount=100, refusals_charged=True)

@@ -17,8 +17,7 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// withdraws or deregisters after the snapshot, so its appeal locks are refused: reason 3 on the earlier
 /// segments, reason 4 on s), W_E drift across calls (maxSeats 1, 7, 64; and s resumed mid-segment after
 /// MAX_REJECTIONS_PER_CALL with 80 refusers, so `_resumeWeights` carries s's reason-4 weight), the
-/// provider's leaf (never walked: it has none here; Review21ProviderWeightOutOfEligible covers a provider
-/// leaf).
+/// provider's leaf in the tier (a panel-wide entry the walk must skip: its weight is already out).
 /// World: Review21CappedEarlierAuditorInflatesEligible's admitted re-shape (tier 1: D0 100 TRUST + 9 honest
 /// of 300, a 20-segment PASS session, 9 named segments with s last, D0 on s in round 0 and capped (8 appeal
 /// seats) before s; refusers' free stake locked elsewhere). The `DrawResult` of the failing call is read
@@ -26,8 +25,11 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// Measured (command below): D0 topped up 2,900 TRUST, 20 refusers of 125 TRUST: W_E 4,600 TRUST of weight
 /// (contract = rule, D0's 3,000 out once), W_R 2,500, with maxSeats 1, 7 and 64 alike; fuzzed top-ups and
 /// refuser stakes: equal in every run; 80 refusers of 100 TRUST (s resumed mid-segment): equal; D0 withdraws
-/// all or deregisters after the snapshot: equal (D0 then refuses on the earlier segments, reason 3, is
-/// never capped, and leaves s as a reason-4 entry).
+/// all or deregisters after the snapshot: equal, and D0 still takes its 8 appeal seats (snapshot stake sticks,
+/// as Review22LeavingSybilsStillSit found); the provider with a 5,000-TRUST leaf in the tier: equal (4,600,
+/// its leaf walked but skipped by address, its weight out once); H1 (honest, not on s's round-0 panel) tops
+/// up 20,000 TRUST after the appeal: W_E still 4,600, REFUSED (the memory port counts the top-up and ends
+/// UNFILLABLE: tests/consensus/test_review24_port_eligible_weight.py).
 /// Severity: none (property holds).
 /// Command: `scripts/forge test --match-path 'contracts/test/attacks/Review24CappedEarlier*' -vv`.
 contract Review24CappedEarlierEligibleExact is Review24DrawProbe {
@@ -73,7 +75,11 @@ contract Review24CappedEarlierEligibleExact is Review24DrawProbe {
     enum After {
         Nothing,
         WithdrawAll,
-        Deregister
+        Deregister,
+        /// Not D0: the provider staked 5,000 TRUST in the tier before the appeal's snapshot.
+        ProviderInTier,
+        /// Not D0: H1 (honest, not on s's round-0 panel) tops up 20,000 TRUST after the appeal.
+        HonestTopsUp
     }
 
     /// @dev The world, the appeal, the paged draw; returns the round and rule R's W_E and W_R.
@@ -86,7 +92,7 @@ contract Review24CappedEarlierEligibleExact is Review24DrawProbe {
         _addAuditors(1, 9, 300e18); // honest
         _nextEpoch();
         sid = _passedSession(SEGMENTS, FEE);
-        (uint256[] memory named, address d0,) = _pick(sid);
+        (uint256[] memory named, address d0, address h1) = _pick(sid);
         if (topUp != 0) {
             token.transfer(d0, topUp);
             vm.prank(d0);
@@ -95,6 +101,7 @@ contract Review24CappedEarlierEligibleExact is Review24DrawProbe {
         for (uint256 i = 0; i < refusers; ++i) {
             _joinTier(_refuser(i), 1, stake);
         }
+        if (d0After == After.ProviderInTier) _joinTier(provider, 1, 5000e18);
         _nextEpoch();
         round = _appeal(sid, named);
         for (uint256 i = 0; i < refusers; ++i) {
@@ -107,6 +114,10 @@ contract Review24CappedEarlierEligibleExact is Review24DrawProbe {
         } else if (d0After == After.Deregister) {
             vm.prank(d0);
             registry.deregister();
+        } else if (d0After == After.HonestTopsUp) {
+            token.transfer(h1, 20_000e18);
+            vm.prank(h1);
+            staking.stake(h1, 20_000e18);
         }
         _drawProbing(sid, round, maxSeats);
         rd = appeals.roundOf(sid, round);
@@ -177,6 +188,21 @@ contract Review24CappedEarlierEligibleExact is Review24DrawProbe {
     /// never capped, and s takes it out as a reason-4 entry: W_E exact.
     function test_EligibleExactEarlierAuditorDeregisters() public {
         _exact(2900e18, 20, 125e18, 1, After.Deregister);
+    }
+
+    /// @dev The provider has a leaf in the tier (sampled, reason 1, a panel-wide entry the walk skips by
+    /// address): its weight is out of W_E once.
+    function test_EligibleExactProviderInTier() public {
+        _exact(2900e18, 20, 125e18, 1, After.ProviderInTier);
+        assertTrue(_weightAt(1, provider, appeals.roundOf(sid, round).epoch) != 0, "setup: provider leaf");
+    }
+
+    /// @dev The contract side of tests/consensus/test_review24_port_eligible_weight.py: a sitting non-earlier
+    /// auditor's top-up after the appeal moves neither W_E nor the end (REFUSED); the memory port counts it.
+    function test_TopUpAfterTheAppealMovesNothing() public {
+        IAppealModule.Round memory rd = _exact(2900e18, 20, 125e18, 1, After.HonestTopsUp);
+        assertEq(probed.eligibleWeight, 4600e6, "W_E the snapshot's 4,600 TRUST");
+        assertTrue(rd.refused, "REFUSED as without the top-up");
     }
 
     /// forge-config: default.fuzz.runs = 12
