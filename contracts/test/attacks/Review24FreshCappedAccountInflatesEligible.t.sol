@@ -26,8 +26,12 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// W_E 4,600 = 2,100 honest eligible for s + 2,500 (2 W_R = 5,000 > 4,600): REFUSED, the 3 PASSes voided,
 /// the bond back. Attack (W 600 TRUST): W sits on segments 0 and 1 (2 seats, the cap), 19 of 21 drawn, the
 /// draw fails on s, W_R 2,500, W_E 5,200 (W's 600 counted): UNFILLABLE, the 3 contested PASSes stand and are
-/// final. Any W above 400 TRUST of weight that reaches the cap before s does it (2 W_R = 5,000 <= 4,600 + W).
-/// The defender's stake: 2,500 + 600 = 3,100 TRUST against 3,000 honest (review 21: 5,500 against 2,700).
+/// final. Any W of at least 400 TRUST of weight that reaches the cap before s does it (5,000 <= 4,600 + W):
+/// measured with W 450 TRUST (`test_MinorityDefenderKeepsPass_KNOWN`): W at the cap, 20 of 21 drawn, W_E 5,050,
+/// UNFILLABLE, although the defender then holds 2,950 of the tier's 5,950 TRUST (a stake minority) and its
+/// refusers alone outweigh the 2,100 honest TRUST that could sit on s.
+/// The defender's stake: 2,500 + 600 = 3,100 TRUST against 3,000 honest (review 21: 5,500 against 2,700); with
+/// W 450 it is a minority.
 /// W locks 2 seats for a round that is cancelled before any vote: nothing lost, nothing earned.
 /// Severity: MEDIUM (as review 21: the same veto, now with less capital and no round-0 seat on s; needs a
 /// round naming more segments than the seat cap and a defender account heavy enough to reach the cap before s).
@@ -124,6 +128,16 @@ contract Review24FreshCappedAccountInflatesEligible is Review24DrawProbe {
         (IAppealModule.Round memory rd,) = _run(0);
         assertTrue(2 * probed.refusedWeight > probed.eligibleWeight, "setup: refusers hold most of W_E");
         assertTrue(rd.refused, "REFUSED: the contested PASSes voided");
+    }
+
+    /// @dev The defender's stake a minority of the tier (2,500 + 450 = 2,950 of 5,950 TRUST): still UNFILLABLE.
+    function test_MinorityDefenderKeepsPass_KNOWN() public {
+        VmReview24(address(vm)).skip(true);
+        (IAppealModule.Round memory rd,) = _run(450e18);
+        assertEq(drawModule.seatsOf(sid, round, WHALE).length, 2, "setup: W at the cap before s");
+        uint256 withoutW = probed.eligibleWeight - _weightAt(1, WHALE, rd.epoch);
+        assertTrue(2 * probed.refusedWeight > withoutW, "setup: refusers hold most of W_E without W");
+        assertTrue(rd.refused, "REFUSED expected (measured: UNFILLABLE)");
     }
 
     /// @dev The attack: W (fresh, capped before s) joins W_E; the round ends UNFILLABLE.
