@@ -21,7 +21,7 @@ import {SeatWord} from "../../src/libraries/SeatWord.sol";
 /// Measured (command below; in-test `gasleft()` deltas; the walk's reads re-measured with `vm.cool` on
 /// SortitionTrees and DrawModule before each entry, each `memberAt` + `seatWordOf` an external call from the
 /// test, so an upper bound on the internal walk): 53 of 56 seats drawn in 9 calls; failed call 1,358,446 gas
-/// (walk included), largest other call 16,935,580; walk 53 entries, 396,853 gas = 7,487 per entry: 29% of
+/// (walk included), largest other call 16,935,580; walk 53 entries, 390,658 gas = 7,370 per entry: 29% of
 /// the (short) failed call, 2.3% of the largest call.
 /// Worst case by construction (not measured: depth 4 needs three decided rounds): per entry one cold
 /// `memberAt` (~2.6k) + 4 seat words (4 x 2.1k) + 4 high windows for segments >= 256 (4 x 2.1k) = ~19.4k,
