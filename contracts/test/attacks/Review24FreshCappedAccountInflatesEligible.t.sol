@@ -38,11 +38,15 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// The rule's own rationale for keeping capped auditors in E (an appellant's refusals on early segments push
 /// honest auditors onto the cap) is what this exploits: the contract cannot tell a defender's capped account
 /// from an honest one.
-/// Fix directions (none applied; `contracts/src` is out of this review's scope): (a) count in W_E only the
-/// capped accounts' weight up to what their free stake beyond their seats could still back for s (a whale's
-/// extra stake then counts for nothing once it is full); or (b) measure rule R panel-wide: W_R = the distinct
-/// refusers over every segment of the round (the refusals that pushed others onto the cap included), against
-/// the eligible weight of the round's segments at admission, so no account's cap moves either side.
+/// Fix directions (none applied; `contracts/src` is out of this review's scope; each has a cost): (a) judge
+/// the failure by who could still have sat on s: REFUSED iff W_R exceeds the weight of the non-refusing
+/// candidates that were NOT at the cap (on this world: 2,500 > 2,100, REFUSED with or without W); this
+/// closes the veto but reopens what keeping capped accounts in E guards against (an appellant's light
+/// accounts refusing early segments push honest ones onto the cap), so it needs the admission bound to keep
+/// enough uncapped weight for the last segment, not just enough accounts. (b) Keep the rule and document
+/// the veto: any account the cap keeps off s counts as non-refusing, so a defender that can make s fail
+/// keeps its PASSes by staking about W_E - 2 W_R more in one account before the appeal's snapshot.
+/// Counting refusals panel-wide does not help here (the same 20 accounts refuse on every segment).
 /// Command: `scripts/forge test --match-path 'contracts/test/attacks/Review24FreshCapped*' -vv`.
 contract Review24FreshCappedAccountInflatesEligible is Review24DrawProbe {
     uint256 internal constant SEGMENTS = 5;
