@@ -394,9 +394,12 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
             // Expired batches join the FLOW first: a session drawn after a hold is not theirs (5.1).
             if (info.holdEpoch != 0) _unparkAt(auditor, info);
             entryIndex = info.tail;
-            if (entryIndex - info.head >= LEDGER_CAPACITY) return (false, 0, 0);
+            uint256 head = info.head;
+            if (entryIndex - head >= LEDGER_CAPACITY) return (false, 0, 0);
             reputation = pool.reputation;
             _openEntry(auditor, info, key, entryIndex, amount, reputation);
+            // An empty ledger holds no pending deposit (they wait in its FLOW entries): nothing to read.
+            if (head != entryIndex) _noteQueuedAt(auditor, entryIndex);
         } else {
             // Deposits queued after `entry` become shares after it applies: its slash cannot reach
             // them, so they back no more of its seats (SlashableStakeBacksEverySeat).
@@ -425,8 +428,6 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
         uint256 bps = _commissionOf(info);
         _ring[auditor][tail % LEDGER_CAPACITY] =
             LedgerPacking.packOpen(bps, reputation, amount, LedgerPacking.keyTag(key));
-        // An empty ledger holds no pending deposit (they wait in its FLOW entries): nothing to read.
-        if (info.head != tail) _noteQueuedAt(auditor, tail);
         info.tail = uint32(tail + 1);
         emit SessionEntryOpened(auditor, key, tail, bps, reputation);
     }

@@ -120,10 +120,8 @@ contract Review23QueuedAfterExact is Review23QueuedAfterBase {
     /// never empty: records written with deposits pending, stale records of an older lap, no record.
     function test_QueuedAfterExactAcrossRingWrap() public {
         uint256 pendingSessions = 0;
-        uint256 oldest = 0;
         for (uint256 k = 0; k < 300; ++k) {
-            uint256 e = _pushEntry(a);
-            if (oldest == 0) oldest = e;
+            _pushEntry(a);
             ++pendingSessions;
             if (k % 2 == 0) _deposit(1);
             _checkAll();
@@ -141,8 +139,8 @@ contract Review23QueuedAfterExact is Review23QueuedAfterBase {
                 _checkAll();
             }
         }
-        (, uint256 tail) = staking.ledgerOf(a);
-        assertGe(tail, 256 + 3, "the ring wrapped");
+        (, uint256 end) = staking.ledgerOf(a);
+        assertGe(end, 256 + 3, "the ring wrapped");
     }
 
     /// @dev A full slash resets the pool (shares void) while deposits wait after a later entry: they stay
@@ -172,5 +170,32 @@ contract Review23QueuedAfterExact is Review23QueuedAfterBase {
         _checkAll();
         assertEq(staking.queuedAfter(a, e2), 2e18, "the 2 TRUST after e2, still queued");
         assertEq(staking.queuedAfter(a, e1), 2e18, "an applied entry: every pending deposit");
+    }
+
+    /// @dev Gas of what the counter adds to: a queued deposit (a new FLOW; then a second one in it) and a
+    /// first lock pushing a SESSION entry with deposits pending (the record; GasBench's draw measures the
+    /// locks on empty ledgers, which read nothing more).
+    function test_gasOfQueuedDepositAndFirstLock() public {
+        _pushEntry(a);
+        address h = address(0x23A1);
+        token.transfer(h, 2e18);
+        vm.startPrank(h);
+        token.approve(address(staking), 2e18);
+        uint256 g = gasleft();
+        staking.stake(a, 1e18);
+        emit log_named_uint("stake, queued in a new FLOW", g - gasleft());
+        vm.stopPrank();
+        address h2 = address(0x23A2);
+        token.transfer(h2, 1e18);
+        vm.startPrank(h2);
+        token.approve(address(staking), 1e18);
+        g = gasleft();
+        staking.stake(a, 1e18);
+        emit log_named_uint("stake, queued in the same FLOW", g - gasleft());
+        vm.stopPrank();
+        vm.prank(address(drawModule));
+        g = gasleft();
+        staking.lockSeat(a, 1, 0xF00D, 1e18, 0);
+        emit log_named_uint("lockSeat, first lock with deposits pending", g - gasleft());
     }
 }
