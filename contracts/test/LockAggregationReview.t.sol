@@ -92,9 +92,10 @@ contract LockAggregationReviewTest is StakingFixture {
 
     /// @dev A deposit queued BEFORE an entry applies before it, so its slash reaches it: it backs more seats
     /// of that entry even when a later FLOW (anyone's deposit) or SESSION entry follows it; only deposits
-    /// queued after the entry are left out (`queuedAfter`), exactly however many entries follow it (12 SESSION
-    /// entries and 12 more FLOWs of dust here: the old QUEUED_SCAN fallback counted all 201 TRUST). Property (Review21DustDepositChargesHonest: a third
-    /// party's deposit takes no backing away) within SlashableStakeBacksEverySeat.
+    /// queued after the entry are left out (`queuedAfter`), exactly however many entries follow it (12
+    /// SESSION entries and 12 more FLOWs of dust here: the old QUEUED_SCAN fallback counted all 201 TRUST).
+    /// Property (Review21DustDepositChargesHonest: a third party's deposit takes no backing away) within
+    /// SlashableStakeBacksEverySeat.
     function test_DepositQueuedBeforeAnEntryBacksItsLaterSeats() public {
         _addAuditors(1, 1, 100e18);
         address a = auditorAddrs[0];

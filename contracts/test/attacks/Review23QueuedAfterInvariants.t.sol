@@ -8,13 +8,13 @@ import {LedgerPacking} from "../../src/libraries/LedgerPacking.sol";
 import {SeatWord} from "../../src/libraries/SeatWord.sol";
 
 /// @notice LockReviewHandler plus the traffic that 55d381a's rule (an extension of entry e leaves out only
-/// `queuedAfter(e)`) has to survive, between any two pages of a draw: third-party deposits of any size from
-/// fresh addresses (one more FLOW after e each time), other sessions' pages that seat the auditor after e
-/// (SESSION entries after e, so more than 8 - the old QUEUED_SCAN - entries may follow it), withdrawal requests by the seated
-/// auditor itself (parked while its pool stands in a readable snapshot, so `_lockLimit`'s hold basis and
-/// relief apply), top-ups by the seated auditor, and whole epochs passing (holds expire, batches are queued
-/// behind or ahead of the open entries). Every draw it makes records a `LockRefused` revert (the draw
-/// module and `lockSeats` disagreeing: every draw of the panel reverts).
+/// `queuedAfter(e)`) has to survive, between any two pages of a draw: third-party deposits of any size from fresh
+/// addresses (one more FLOW after e each time), other sessions' pages that seat the auditor after e (SESSION entries
+/// after e, so more than 8 - the old QUEUED_SCAN - entries may follow it), withdrawal requests by the seated auditor
+/// itself (parked while its pool stands in a readable snapshot, so `_lockLimit`'s hold basis and relief apply), top-ups
+/// by the seated auditor, and whole epochs passing (holds expire, batches are queued behind or ahead of the open
+/// entries). Every draw it makes records a `LockRefused` revert (the draw module and `lockSeats` disagreeing: every
+/// draw of the panel reverts).
 contract Review23QueuedAfterHandler is LockReviewHandler {
     uint256 public lockRefusedReverts;
     uint256 internal _fresh;
