@@ -33,8 +33,6 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
     uint256 public constant MAX_COMMISSION_BPS = 5_000;
     uint256 public constant MAX_MIN_STAKE = 1e9 * 1e18;
     uint256 public constant MAX_EPOCH_BLOCKS = 1e6;
-    /// @notice Entries after a lock's entry that `queuedAfter` reads one by one (beyond: all queued deposits).
-    uint256 public constant QUEUED_SCAN = 8;
 
     /// @dev Code off the draw and settlement paths, run by DELEGATECALL (`_unpark` and the operations that
     /// `_forward`), deployed by the constructor.
@@ -347,16 +345,32 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
     }
 
     /// @dev Deposits waiting in the FLOW entries after `entry` (up to `tail`): they become shares after
-    /// `entry` applies, so its slash cannot reach them. Reads at most QUEUED_SCAN entries; when more follow
-    /// `entry`, every queued deposit of the pool (conservative: never more than can back it).
-    function _queuedAfter(address auditor, uint256 entry, uint256 tail) private view returns (uint256 sum) {
-        if (entry >= tail) return 0;
-        if (tail - entry - 1 > QUEUED_SCAN) return _books[auditor].pendingDeposits;
-        for (uint256 j = entry + 1; j < tail; ++j) {
-            if (LedgerPacking.kind(_ring[auditor][j % LEDGER_CAPACITY]) == LedgerPacking.KIND_FLOW) {
-                sum += _flows[auditor][j].deposits;
+    /// `entry` applies, so its slash cannot reach them. Exact in O(1) (at most 4 reads, no loop):
+    /// - pending SESSION entry e: a deposit queued before e's push waits in a FLOW before e, one queued
+    ///   after it in a FLOW after e (the tail FLOW, pushed behind e if need be); a queued deposit leaves
+    ///   the FLOW only when its entry applies, and no FLOW after e applies before e. So the deposits after
+    ///   e are those queued since its push: `_queuedEver` now less its value then (`_queuedAt`, mod 2^128;
+    ///   the difference is at most the pool's pending deposits, < 2^96). If nothing was pending at the push
+    ///   (no record: no gas spent on it), every pending deposit was queued since.
+    /// - pending FLOW entry f (not the last): f + 1 is a SESSION entry (two FLOWs are never adjacent), and
+    ///   f's own deposits are not after f, so the answer is f + 1's.
+    /// - applied entry (below the head): every pending deposit waits in a FLOW after it.
+    /// - the last entry or any index at or past the tail: 0.
+    function _queuedAfter(address auditor, uint256 entry, uint256 tail) private view returns (uint256) {
+        if (entry >= tail || entry + 1 == tail) return 0;
+        if (entry >= _info[auditor].head) {
+            uint256 slot = entry % LEDGER_CAPACITY;
+            uint256 at = _queuedAt[auditor][slot];
+            if (at >> 128 == entry) {
+                unchecked {
+                    return uint128(_queuedEver[auditor] - uint128(at));
+                }
+            }
+            if (LedgerPacking.kind(_ring[auditor][slot]) == LedgerPacking.KIND_FLOW) {
+                return _queuedAfter(auditor, entry + 1, tail);
             }
         }
+        return _books[auditor].pendingDeposits;
     }
 
     /// @dev `lockSeat`'s rule: refuse (nothing changes) unless registered in `tier`, at the tier's minimum
@@ -380,9 +394,12 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
             // Expired batches join the FLOW first: a session drawn after a hold is not theirs (5.1).
             if (info.holdEpoch != 0) _unparkAt(auditor, info);
             entryIndex = info.tail;
-            if (entryIndex - info.head >= LEDGER_CAPACITY) return (false, 0, 0);
+            uint256 head = info.head;
+            if (entryIndex - head >= LEDGER_CAPACITY) return (false, 0, 0);
             reputation = pool.reputation;
             _openEntry(auditor, info, key, entryIndex, amount, reputation);
+            // An empty ledger holds no pending deposit (they wait in its FLOW entries): nothing to read.
+            if (head != entryIndex) _noteQueuedAt(auditor, entryIndex);
         } else {
             // Deposits queued after `entry` become shares after it applies: its slash cannot reach
             // them, so they back no more of its seats (SlashableStakeBacksEverySeat).
@@ -413,6 +430,13 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
             LedgerPacking.packOpen(bps, reputation, amount, LedgerPacking.keyTag(key));
         info.tail = uint32(tail + 1);
         emit SessionEntryOpened(auditor, key, tail, bps, reputation);
+    }
+
+    /// @dev Record `_queuedEver` for SESSION entry `entry`, pushed now, if deposits are pending (see
+    /// `_queuedAfter`; none pending: no write, every deposit pending later was queued after `entry`).
+    function _noteQueuedAt(address auditor, uint256 entry) private {
+        if (_books[auditor].pendingDeposits == 0) return;
+        _queuedAt[auditor][entry % LEDGER_CAPACITY] = (entry << 128) | _queuedEver[auditor];
     }
 
     /// @dev Add `amount` to the locked stake of the open SESSION entry `entry` of `key`.

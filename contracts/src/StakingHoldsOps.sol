@@ -203,8 +203,7 @@ contract StakingHoldsOps is StakingAccounts {
             f.deposits = uint96(total);
             p.depositFlow = uint32(flow);
             p.depositAmount += uint96(amount);
-            w.pendingDeposits += amount;
-            g.pendingDeposits += amount;
+            _queueDeposit(w, g, amount);
         }
         emit Staked(auditor, msg.sender, amount, shares, flow);
         _store(w, g);

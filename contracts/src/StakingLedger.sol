@@ -162,6 +162,14 @@ abstract contract StakingLedger is IStaking {
     uint128 public pendingDeposits;
     /// @notice Redeemed tokens not yet claimed.
     uint128 public withdrawalReserve;
+    /// @dev Per pool: every deposit ever queued in its FLOW entries, mod 2^128 (`_queueDeposit`, the one
+    /// place a pool's pending deposits grow). It never decreases: a queued deposit leaves the FLOW only
+    /// when its entry applies (no cancel, no early withdrawal; holds and resets leave it queued).
+    mapping(address => uint256) internal _queuedEver;
+    /// @dev Per pool and ring slot: `(entry << 128) | _queuedEver` at the push of SESSION entry `entry`,
+    /// written only if deposits were pending then (`_noteQueuedAt`). A word of another entry (an older
+    /// lap of the ring, or 0) means none were.
+    mapping(address => uint256[LEDGER_CAPACITY]) internal _queuedAt;
 
     error AmountOverflow();
     error LedgerFull(address auditor);
@@ -363,6 +371,17 @@ abstract contract StakingLedger is IStaking {
         f.appliedAt = uint40(block.timestamp);
         f.redeemedAssets = uint96(redeemed);
         emit FlowApplied(w.auditor, entry, deposits, minted, ws, redeemed);
+    }
+
+    /// @dev Queue `amount` of deposits in the pool's tail FLOW: pending deposits (pool and total) and the
+    /// pool's `_queuedEver` grow together, here only, so `queuedAfter` cannot drift from them. `amount`
+    /// < 2^96 and the counter < 2^128, so the sum cannot overflow before it wraps to 128 bits.
+    function _queueDeposit(Work memory w, Globals memory g, uint256 amount) internal {
+        w.pendingDeposits += amount;
+        g.pendingDeposits += amount;
+        unchecked {
+            _queuedEver[w.auditor] = uint128(_queuedEver[w.auditor] + amount);
+        }
     }
 
     /// @dev The FLOW entry at the tail, pushed if the tail is a SESSION entry.

@@ -92,9 +92,10 @@ contract LockAggregationReviewTest is StakingFixture {
 
     /// @dev A deposit queued BEFORE an entry applies before it, so its slash reaches it: it backs more seats
     /// of that entry even when a later FLOW (anyone's deposit) or SESSION entry follows it; only deposits
-    /// queued after the entry are left out (`queuedAfter`), exactly for up to QUEUED_SCAN following entries
-    /// and conservatively (every queued deposit) beyond. Property (Review21DustDepositChargesHonest: a third
-    /// party's deposit takes no backing away) within SlashableStakeBacksEverySeat.
+    /// queued after the entry are left out (`queuedAfter`), exactly however many entries follow it (12
+    /// SESSION entries and 12 more FLOWs of dust here: the old QUEUED_SCAN fallback counted all 201 TRUST).
+    /// Property (Review21DustDepositChargesHonest: a third party's deposit takes no backing away) within
+    /// SlashableStakeBacksEverySeat.
     function test_DepositQueuedBeforeAnEntryBacksItsLaterSeats() public {
         _addAuditors(1, 1, 100e18);
         address a = auditorAddrs[0];
@@ -122,13 +123,28 @@ contract LockAggregationReviewTest is StakingFixture {
         vm.prank(address(drawModule));
         (ok,,) = staking.lockSeat(a, 1, 11, 1e18, e1);
         assertTrue(!ok, "the dust after e1 backs none of them");
-        // Entries pushed after e1 beyond the scan: every queued deposit is left out (conservative).
-        for (uint256 k = 0; k < staking.QUEUED_SCAN(); ++k) {
+        // 24 more entries after e1 (a SESSION entry, then a FLOW of 1 wei from a fresh holder, 12 times):
+        // still exact, and the 200 TRUST queued before e1 still back its seats.
+        for (uint256 k = 0; k < 12; ++k) {
             vm.prank(address(drawModule));
             (ok,,) = staking.lockSeat(a, 1, 100 + k, 0, 0);
             assertTrue(ok, "setup: a zero lock opens an entry");
+            address h = address(uint160(0xD0570 + k));
+            token.transfer(h, 1);
+            vm.startPrank(h);
+            token.approve(address(staking), 1);
+            staking.stake(a, 1);
+            vm.stopPrank();
         }
-        assertEq(staking.queuedAfter(a, e1), 201e18, "beyond the scan: every queued deposit");
+        (, uint256 tail) = staking.ledgerOf(a);
+        assertEq(tail - e1 - 1, 25, "setup: 25 entries after e1");
+        assertEq(staking.queuedAfter(a, e1), 1e18 + 12, "exact: the dust after e1, not the 200 before it");
+        assertEq(staking.queuedAfter(a, e0), 201e18 + 12, "exact: every FLOW after e0");
+        assertEq(staking.queuedAfter(a, e0 + 1), 1e18 + 12, "a FLOW entry: the deposits after it");
+        assertEq(staking.queuedAfter(a, tail - 1), 0, "the last entry: none");
+        vm.prank(address(drawModule));
+        (ok,,) = staking.lockSeat(a, 1, 11, 1, e1);
+        assertTrue(!ok, "the dust after e1 still backs none of its seats");
     }
 
     /// @dev The same attack through a delegator: a delegation made between two pages backs no more

@@ -85,8 +85,8 @@ interface IStaking {
     function seatQuote(address auditor) external view returns (SeatQuote memory);
 
     /// @notice Deposits queued in `auditor`'s FLOW entries after ledger entry `entry`: they cannot back
-    /// more seats of `entry` (see SeatQuote). Exact for up to `QUEUED_SCAN` entries after `entry`; beyond
-    /// that every queued deposit of the pool.
+    /// more seats of `entry` (see SeatQuote). Exact for every entry, however many entries follow it, in
+    /// O(1): for an applied entry every queued deposit of the pool, for the last entry (or past the tail) 0.
     function queuedAfter(address auditor, uint256 entry) external view returns (uint256);
 
     // ---------------------------------------------------- settlement (sec. 3, 4)

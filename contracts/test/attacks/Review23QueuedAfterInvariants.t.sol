@@ -8,19 +8,20 @@ import {LedgerPacking} from "../../src/libraries/LedgerPacking.sol";
 import {SeatWord} from "../../src/libraries/SeatWord.sol";
 
 /// @notice LockReviewHandler plus the traffic that 55d381a's rule (an extension of entry e leaves out only
-/// `queuedAfter(e)`) has to survive, between any two pages of a draw: third-party deposits of any size from
-/// fresh addresses (one more FLOW after e each time), other sessions' pages that seat the auditor after e
-/// (SESSION entries after e, so more than QUEUED_SCAN entries follow it), withdrawal requests by the seated
-/// auditor itself (parked while its pool stands in a readable snapshot, so `_lockLimit`'s hold basis and
-/// relief apply), top-ups by the seated auditor, and whole epochs passing (holds expire, batches are queued
-/// behind or ahead of the open entries). Every draw it makes records a `LockRefused` revert (the draw
-/// module and `lockSeats` disagreeing: every draw of the panel reverts).
+/// `queuedAfter(e)`) has to survive, between any two pages of a draw: third-party deposits of any size from fresh
+/// addresses (one more FLOW after e each time), other sessions' pages that seat the auditor after e (SESSION entries
+/// after e, so more than 8 - the old QUEUED_SCAN - entries may follow it), withdrawal requests by the seated auditor
+/// itself (parked while its pool stands in a readable snapshot, so `_lockLimit`'s hold basis and relief apply), top-ups
+/// by the seated auditor, and whole epochs passing (holds expire, batches are queued behind or ahead of the open
+/// entries). Every draw it makes records a `LockRefused` revert (the draw module and `lockSeats` disagreeing: every
+/// draw of the panel reverts).
 contract Review23QueuedAfterHandler is LockReviewHandler {
     uint256 public lockRefusedReverts;
     uint256 internal _fresh;
 
     /// @notice Coverage: draw calls made while a seated auditor's entry had later entries and deposits
-    /// queued before it (the case 55d381a changed), and while more than QUEUED_SCAN entries followed it.
+    /// queued before it (the case 55d381a changed), and while more than 8 (the old QUEUED_SCAN) followed it.
+    uint256 internal constant OLD_QUEUED_SCAN = 8;
     uint256 public ghostBehindEarlierDeposits;
     uint256 public ghostPastScan;
 
@@ -30,9 +31,11 @@ contract Review23QueuedAfterHandler is LockReviewHandler {
             uint256 e = SeatWord.entry(_seatWord(sid, seated[i]));
             (uint256 head, uint256 tail) = staking.ledgerOf(seated[i]);
             if (e < head || e + 1 >= tail) continue;
-            if (tail - e - 1 > staking.QUEUED_SCAN()) {
+            uint256 queued = staking.queuedAfter(seated[i], e);
+            assertEq(queued, _bruteQueuedAfter(seated[i], e, tail), "queuedAfter: exact");
+            if (tail - e - 1 > OLD_QUEUED_SCAN) {
                 ++ghostPastScan;
-            } else if (staking.queuedAfter(seated[i], e) < staking.poolOf(seated[i]).pendingDeposits) {
+            } else if (queued < staking.poolOf(seated[i]).pendingDeposits) {
                 ++ghostBehindEarlierDeposits;
             }
         }
@@ -40,6 +43,14 @@ contract Review23QueuedAfterHandler is LockReviewHandler {
         try sessions.draw(sid, seats) {}
         catch (bytes memory err) {
             if (err.length >= 4 && bytes4(err) == Staking.LockRefused.selector) ++lockRefusedReverts;
+        }
+    }
+
+    /// @dev The deposits of the FLOW entries after `e`, read one by one.
+    function _bruteQueuedAfter(address a, uint256 e, uint256 tail) internal view returns (uint256 sum) {
+        for (uint256 j = e + 1; j < tail; ++j) {
+            (uint256 word,) = staking.entryWordOf(a, j);
+            if (LedgerPacking.kind(word) == LedgerPacking.KIND_FLOW) sum += staking.flowOf(a, j).deposits;
         }
     }
 
@@ -132,7 +143,9 @@ contract Review23QueuedAfterHandler is LockReviewHandler {
 /// counterexample in 100 runs x 100 calls, 21 s). Coverage (a temporary `afterInvariant` probe on the ghosts):
 /// the first run alone made 7 draw calls with a seated auditor extending an entry that later entries follow
 /// while deposits queued before it backed it (the case 55d381a changed); none past QUEUED_SCAN (the
-/// fallback is covered by Review23QueuedScanFallbackChargesHonest instead). Command:
+/// fallback is covered by Review23QueuedScanFallbackChargesHonest instead). Since the fix (QUEUED_SCAN
+/// removed, `queuedAfter` exact in O(1)) every checked page also asserts `queuedAfter(e)` equals the
+/// brute-force sum of the FLOW deposits after e. Command:
 /// `scripts/forge test --match-path 'contracts/test/attacks/Review23QueuedAfterInvariants*' -vv`.
 contract Review23QueuedAfterInvariants is TestBase {
     struct FuzzSelector {

@@ -214,10 +214,9 @@ contract StakingHandler is StakingModel {
     }
 
     /// @dev The model of `Staking.queuedAfter`: the deposits of the FLOW entries after `entry` (they apply
-    /// after it), every pending deposit when more than QUEUED_SCAN entries follow it.
+    /// after it), summed one by one however many entries follow it (Staking's O(1) rule must agree).
     function _mQueuedAfter(address a, uint256 entry) internal view returns (uint256 sum) {
         MPool storage p = mPool[a];
-        if (p.tail - entry - 1 > staking.QUEUED_SCAN()) return p.pending;
         for (uint256 j = entry + 1; j < p.tail; ++j) {
             MEntry storage f = mEntry[a][j];
             if (f.kind != KIND_FLOW) continue;
@@ -383,6 +382,7 @@ contract StakingHandler is StakingModel {
         assertEq(tail, p.tail, "ledger tail");
         assertEq(staking.weightOf(a), _mWeight(a), "sortition weight");
         _checkQuote(a);
+        _checkQueuedAfter(a, head, tail);
         for (uint256 j = 0; j < holders.length; ++j) {
             address h = holders[j];
             (uint256 shares, uint256 dep, uint256 flow) = staking.positionOf(a, h);
@@ -390,6 +390,25 @@ contract StakingHandler is StakingModel {
             assertEq(dep, mHolder[a][h].depAmount, "holder pending deposit");
             assertEq(flow, mHolder[a][h].depFlow, "holder pending flow");
         }
+    }
+
+    /// @dev `queuedAfter` of every pending entry (and of the last applied one) is the model's brute-force
+    /// sum of the deposits of the FLOW entries after it, summed from the tail down (one pass).
+    function _checkQueuedAfter(address a, uint256 head, uint256 tail) internal view {
+        uint256 after_ = 0;
+        for (uint256 e = tail; e > head;) {
+            --e;
+            assertEq(
+                staking.queuedAfter(a, e), after_, "queuedAfter: the deposits of the FLOWs after the entry"
+            );
+            MEntry storage f = mEntry[a][e];
+            if (f.kind != KIND_FLOW) continue;
+            for (uint256 i = 0; i < f.depAmounts.length; ++i) {
+                after_ += f.depAmounts[i];
+            }
+        }
+        assertEq(after_, mPool[a].pending, "model: every pending deposit waits in a pending FLOW");
+        if (head > 1) assertEq(staking.queuedAfter(a, head - 1), after_, "queuedAfter: an applied entry");
     }
 
     /// @dev The quote is the model's pro-rata limit (5.1): held locks refuse no later snapshot's draw.
