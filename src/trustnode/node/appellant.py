@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from trustnode.chain.errors import ContractRevertError
 from trustnode.chain.port import ChainPort, reverts
+from trustnode.chain.port.revert_meanings import MEANINGS
 from trustnode.chain.port.types_appeals import AppealOpened, AppealQuote
 from trustnode.chain.units import format_trust
 
@@ -24,8 +25,23 @@ class AppealRefused(Exception):
     """The appeal would be (or was) refused: `name` is the contract's error, `reason` in words."""
 
     def __init__(self, name: str, reason: str, quote: AppealQuote | None = None) -> None:
-        super().__init__(reason if reason.startswith(name) else f"{name}: {reason}")
+        super().__init__(refusal_text(name, reason))
         self.name, self.reason, self.quote = name, reason, quote
+
+
+def refusal_text(name: str, reason: str | None) -> str:
+    """One line naming the refusal once, with its arguments and the contract error's meaning.
+
+    The in-memory chain says "NotEnoughEligibleAuditors: segment 1 ...", the EVM port "reverted with
+    AppealWindowClosed(windowEnd=759): <meaning>"; the operator met "AppealWindowClosed: reverted
+    with AppealWindowClosed(...)" printed twice (in the quote and in the error)."""
+    text = reason or name
+    if name not in text:
+        text = f"{name}: {text}"
+    meaning = MEANINGS.get(name)
+    if meaning and meaning not in text:
+        text = f"{text}: {meaning}"
+    return text
 
 
 def parse_segments(text: str) -> list[int]:
