@@ -37,6 +37,9 @@ class Port:
             eligible=3, refusals_charged=False,
         )  # fmt: skip
 
+    def block_number(self) -> int:
+        return 800
+
     def appeal_status(self, session_id: int) -> AppealStatus:
         return AppealStatus(
             session_id=session_id, enabled=True, opens_at=460, appealable_until=876, rounds=1,
