@@ -60,6 +60,8 @@ def _provider_start(s: Settings, run_worker: bool) -> tuple[NodeContext, str]:
         console.print(line)
     ctx = NodeContext(s)
     if run_worker:  # a page-only node (a human auditor's) signs nothing as the provider
+        with errors_as_exit(ChainReplacedError):  # its jobs' sessions are another chain's
+            ctx.chain_guard.check(force=True)
         for message in role_warnings(ctx, "provider"):
             warn(message)
         ipfs = ipfs_warning(s)
@@ -161,6 +163,12 @@ def api_serve(
         pool.append(_start_appeals(ctx, s, stop))
     config = uvicorn_config(app, s, host=host, port=port)
     server = uvicorn.Server(config)
+
+    def replaced(_: ChainReplacedError) -> None:
+        stop.set()
+        server.should_exit = True
+
+    ctx.chain_guard.on_replaced = replaced
     console.print(
         f"trustnode API on http://{config.host}:{config.port} (worker: {'on' if run_worker else 'off'})"
     )
@@ -170,6 +178,8 @@ def api_serve(
         stop.set()
         for t in pool:
             t.join(timeout=10)
+    if ctx.chain_guard.replaced is not None:
+        fail(str(ctx.chain_guard.replaced))
 
 
 def worker_cmd(threads: int = typer.Option(2, help="Worker threads.")) -> None:
@@ -187,13 +197,18 @@ def worker_cmd(threads: int = typer.Option(2, help="Worker threads.")) -> None:
             privacy_share=s.privacy.max_decrypt_share,
         )
     stop = _stop_on_signals()
+    ctx.chain_guard.on_replaced = lambda _: stop.set()
     pool = [threading.Thread(target=pipeline.run, args=(stop,), daemon=True) for _ in range(max(1, threads))]
     for t in pool:
         t.start()
-    _start_appeals(ctx, s, stop)
+    pool.append(_start_appeals(ctx, s, stop))
     console.print(f"provider worker running ({threads} threads); Ctrl-C to stop")
     while not stop.is_set():
         stop.wait(0.5)
+    for t in pool:
+        t.join(timeout=10)
+    if ctx.chain_guard.replaced is not None:
+        fail(str(ctx.chain_guard.replaced))
 
 
 @auditor_app.command("run")

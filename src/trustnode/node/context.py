@@ -16,6 +16,7 @@ from trustnode.chain.port import ChainPort
 from trustnode.chain.port.evm import Web3Port
 from trustnode.chain.protocol import Protocol
 from trustnode.config import Settings
+from trustnode.node.chain_identity import ChainGuard
 from trustnode.node.jobs import JobQueue
 from trustnode.storage.base import BlobStore
 from trustnode.storage.blobstore import store_from_settings
@@ -40,6 +41,14 @@ class NodeContext:
     @cached_property
     def jobs(self) -> JobQueue:
         return JobQueue(self.settings.data_dir / "provider" / "jobs.db")
+
+    @cached_property
+    def chain_guard(self) -> ChainGuard:
+        """The provider's watch on its chain's identity (shared by its worker threads and appeal
+        duties; an injected port has no genesis to check)."""
+        return ChainGuard(
+            None if self._fixed_port is not None else self.client, self.settings.data_dir / "provider"
+        )
 
     @cached_property
     def store(self) -> BlobStore:
