@@ -14,6 +14,7 @@ from trustnode.chain.errors import ChainError
 from trustnode.chain.units import parse_trust
 from trustnode.cli.common import ROLES_HELP, console, errors_as_exit, fail, node_settings, settings, warn
 from trustnode.cli.startup import (
+    PROVIDER_ACCOUNT_RISKS,
     StartupError,
     check_auditor_funds,
     check_canary_operator,
@@ -21,6 +22,7 @@ from trustnode.cli.startup import (
     decomposer_mode,
     ipfs_warning,
     judge_endpoint,
+    provider_account_reason,
     role_warnings,
 )
 from trustnode.config import Settings
@@ -223,10 +225,16 @@ def auditor_run(
         "--lazy",
         help="DEMO ONLY: vote PASS on every seat without reading it (the auditor gold canaries catch).",
     ),
+    share_provider_account: bool = typer.Option(
+        False,
+        "--share-provider-account",
+        help="Run on a provider's account anyway (refused by default: it is never drawn into its own "
+        "sessions, and two processes would sign with one key). Only to audit other providers' traces.",
+    ),
 ) -> None:
     """Run the auditor daemon: register and stake, then audit, commit, reveal and settle.
 
-    Each auditor needs its own account (on the devnet TRUSTNODE_CHAIN__ACCOUNT_INDEX=2..19) and its own data directory. At start-up it checks its tokens and gas, and an LLM auditor probes its endpoint (TRUSTNODE_LLM__BASE_URL).
+    Each auditor needs its own account (on the devnet TRUSTNODE_CHAIN__ACCOUNT_INDEX=2..19) and its own data directory. A provider's account (devnet account 1, or one that opened sessions) is refused unless --share-provider-account: the chain never draws a provider into its own sessions, so it would stake for nothing on its own traces, and the two processes would race for one key's nonces. At start-up it checks its tokens and gas, and an LLM auditor probes its endpoint (TRUSTNODE_LLM__BASE_URL).
     """
     from trustnode.node.auditor import AuditorDaemon
     from trustnode.node.backends import backend_for_tier, undecided_policy
@@ -246,6 +254,16 @@ def auditor_run(
     ctx = NodeContext(s)
     want = s.auditor.stake if stake is None else parse_trust(stake)
     with errors_as_exit(ChainError, ChainReplacedError, KeyConfigError, StartupError, ValueError):
+        provider = provider_account_reason(ctx)
+        if provider is not None and not share_provider_account:
+            fail(
+                f"this auditor would sign with a provider's account: {provider}. Refused: "
+                f"{PROVIDER_ACCOUNT_RISKS}. Give the auditor its own account (on the devnet "
+                "TRUSTNODE_CHAIN__ACCOUNT_INDEX=2..19), or pass --share-provider-account to audit other "
+                "providers' traces with it anyway"
+            )
+        if provider is not None:
+            warn(f"--share-provider-account: {provider}; it is never drawn into its own sessions")
         for message in role_warnings(ctx, "auditor"):
             warn(message)
         check_auditor_funds(ctx, want)
