@@ -140,3 +140,23 @@ def test_a_refusal_is_printed_once_with_its_meaning(tmp_path: Path, monkeypatch:
     assert result.exit_code == 1 and "total bond 18 TRUST" in out, out
     assert out.count("AppealWindowClosed") == 1 and "in tx 0xab" in out, out
     assert "the segment's appeal window has closed" in out, out  # the meaning
+
+
+def test_a_segment_the_session_does_not_have_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`appeal 2 --segments 42` on a 9-segment session was refused AppealWindowClosed(segment=42)."""
+    port = Port()
+
+    class Context:
+        def __init__(self, *_: Any, **__: Any) -> None: ...
+
+        def port(self) -> Any:
+            return port
+
+    monkeypatch.setattr("trustnode.node.context.NodeContext", Context)
+    monkeypatch.setenv("TRUSTNODE_DATA_DIR", str(tmp_path / "cli"))
+    result = CliRunner().invoke(app, ["appeal", "5", "--segments", "1,42"])
+    assert result.exit_code == 1, result.output
+    assert "session 5 has 3 segments (0..2); there is no segment 42" in result.output, result.output
+    assert "would open round" not in result.output, result.output

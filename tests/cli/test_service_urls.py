@@ -36,6 +36,8 @@ def test_good_urls_pass_and_a_dead_ipfs_is_a_warning(tmp_path: Path) -> None:
     said = ipfs_warning(s)
     assert said is not None and f"IPFS at {url} does not answer" in said and "spooled locally" in said
     assert ipfs_warning(Settings(data_dir=tmp_path)) is None  # no IPFS configured: the local store
+    auditor = ipfs_warning(s, "auditor")  # `auditor run` said nothing until its first seat
+    assert auditor is not None and "cannot read its seats' bundles" in auditor, auditor
 
 
 def test_api_serve_refuses_a_mistyped_ipfs_url(tmp_path: Path) -> None:

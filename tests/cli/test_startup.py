@@ -78,6 +78,17 @@ def test_an_auditor_must_be_given_its_own_account(tmp_path: Path) -> None:
     assert "an auditor needs its own account" in res.stderr and "2..19" in res.stderr
 
 
+def test_an_unset_deployment_file_is_named(tmp_path: Path) -> None:
+    """The README operator forgot the export in one shell: "run `trustnode devnet up` first" misled."""
+    res = run_cli(
+        ["auditor", "run", "--tier", "computer"],
+        TRUSTNODE_DATA_DIR=str(tmp_path),
+        TRUSTNODE_CHAIN__ACCOUNT_INDEX="2",
+    )
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "TRUSTNODE_CHAIN__DEPLOYMENT_FILE is unset" in " ".join(res.stderr.split()), res.stderr
+
+
 def test_an_unfunded_auditor_is_told_how_to_fund_it(devnet: Deployment, tmp_path: Path) -> None:
     address = dev_account(15).address
     res = run_cli(

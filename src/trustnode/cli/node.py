@@ -248,6 +248,9 @@ def auditor_run(
     configure_logging(s)
     with errors_as_exit(StartupError):
         check_service_urls(s)
+    ipfs = ipfs_warning(s, "auditor")  # the README operator's mistyped port was met only at its first seat
+    if ipfs is not None:
+        warn(ipfs)
     if t == Tier.LLM:
         with errors_as_exit(StartupError):
             console.print(judge_endpoint(s))

@@ -99,7 +99,15 @@ def check_service_urls(s: Settings) -> None:
             )
 
 
-def ipfs_warning(s: Settings) -> str | None:
+#: What waits for IPFS, per role, in the start-up warning.
+IPFS_WAITS = {
+    "provider": "traces wait, spooled locally, until it does",
+    "auditor": "this auditor cannot read its seats' bundles until it does (a seat it cannot read before "
+    "the commit deadline is not voted, and may be slashed)",
+}
+
+
+def ipfs_warning(s: Settings, role: str = "provider") -> str | None:
     """A line for the operator when the IPFS RPC does not answer now (an outage, not a refusal:
     traces wait, spooled locally, until it does; `/healthz` says degraded meanwhile)."""
     if not s.ipfs.api_url:
@@ -112,8 +120,8 @@ def ipfs_warning(s: Settings) -> str | None:
         probe.version()
     except StorageError as exc:
         return (
-            f"IPFS at {redact_url(s.ipfs.api_url)} does not answer ({exc}): traces wait, spooled locally, "
-            "until it does. Start it, or fix TRUSTNODE_IPFS__API_URL"
+            f"IPFS at {redact_url(s.ipfs.api_url)} does not answer ({exc}): {IPFS_WAITS[role]}. Start it, "
+            "or fix TRUSTNODE_IPFS__API_URL"
         )
     finally:
         probe.close()

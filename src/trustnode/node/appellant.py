@@ -18,6 +18,7 @@ from trustnode.chain.units import format_trust
 
 BOND_ABOVE_LIMIT = "BondAboveLimit"
 REFUSALS_NOT_CHARGED = "RefusalsNotCharged"
+NO_SUCH_SEGMENT = "NoSuchSegment"  # the node's own refusal: an index past the session's last segment
 TERMS_CHANGED = "TermsChanged"  # the node's own refusal: the fresh quote differs from the one shown
 
 
@@ -74,9 +75,17 @@ def quote(port: ChainPort, session_id: int, segments: Sequence[int]) -> AppealQu
     window after its round) beside a refusal AppealWindowClosed(windowEnd=759) misled the appellant.
     """
     q = port.appeal_quote(session_id, sorted(segments))
+    ends = port.appeal_status(session_id).window_ends
+    missing = [i for i in q.segments if ends and i >= len(ends)]
+    if missing:  # the contract says AppealWindowClosed(segment=42, windowEnd=670): say what is wrong
+        reason = (
+            f"session {session_id} has {len(ends)} segments (0..{len(ends) - 1}); there is no segment "
+            f"{', '.join(map(str, missing))}"
+        )
+        update = {"seats": [], "bonds": [], "bond": 0, "refusal": NO_SUCH_SEGMENT, "reason": reason}
+        return q.model_copy(update=update)
     if q.appealable_until is None:
         return q
-    ends = port.appeal_status(session_id).window_ends
     named = [ends[i] for i in q.segments if 0 <= i < len(ends)]
     if not named:
         return q
