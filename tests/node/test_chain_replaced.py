@@ -57,7 +57,7 @@ def test_a_daemon_refuses_a_chain_that_is_not_the_one_its_data_dir_served(
 
 
 def test_a_running_provider_stops_when_anvil_is_restarted_under_it(
-    fresh_devnet: Deployment, tmp_path: Path
+    fresh_devnet: Deployment, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The README operator restarted anvil (`devnet down && devnet up`) under a running provider: it
     went on with the new chain (sessions opened there for the old chain's jobs, the old sessions'
@@ -107,6 +107,8 @@ def test_a_running_provider_stops_when_anvil_is_restarted_under_it(
         t.join(timeout=10)
         assert not t.is_alive()
     message = stopped[0]
+    said = [r for r in caplog.records if r.getMessage().startswith("stopping: ")]
+    assert len(said) == 1, [r.getMessage() for r in said]  # the worker and the appeal duties: said once
     assert old in message and new in message and "start it with a new data directory" in message, message
     assert str(tmp_path / "provider" / "provider") in message and "kept as they are" in message, message
     after = ctx.jobs.get(job.id)

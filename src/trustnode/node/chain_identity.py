@@ -75,6 +75,7 @@ class ChainGuard:
         self._lock = threading.Lock()
         self._due = 0.0  # monotonic time of the next check (0: now)
         self.replaced: ChainReplacedError | None = None
+        self._stopping = False
         self.on_replaced: Callable[[ChainReplacedError], None] | None = None
 
     def suspect(self) -> None:
@@ -101,10 +102,11 @@ class ChainGuard:
 
     def stop(self, exc: ChainReplacedError) -> None:
         """Record the refusal (once) and tell the process to stop."""
-        first = self.replaced is None or self.replaced is exc
-        self.replaced = self.replaced or exc
+        with self._lock:  # every worker thread and the appeal duties get here: say it once
+            first, self._stopping = not self._stopping, True
+            self.replaced = self.replaced or exc
         if first:
-            log.error("stopping: %s", exc)
+            log.error("stopping: %s", self.replaced)
         if self.on_replaced is not None:
             self.on_replaced(self.replaced)
 
