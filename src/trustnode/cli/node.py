@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import socket
 import threading
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -70,6 +71,24 @@ def _provider_start(s: Settings, run_worker: bool) -> tuple[NodeContext, str]:
         if ipfs is not None:
             warn(ipfs)
     return ctx, mode
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The API's socket, bound before anything starts: a port in use was said by uvicorn only after
+    "trustnode API on ..." and after the provider's workers had started (README operator, a second
+    `api serve` on 8080)."""
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+    except OSError as exc:
+        fail(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc} (another node there? give this one "
+            "another --port, or TRUSTNODE_API__PORT)"
+        )
+    sock.set_inheritable(True)
+    return sock
 
 
 def _operator_account(s: Settings) -> Settings:
@@ -145,6 +164,8 @@ def api_serve(
         with errors_as_exit(StartupError):
             console.print(check_canary_operator(ctx, run_worker=run_worker))
     app = create_app(ctx)
+    config = uvicorn_config(app, s, host=host, port=port)
+    sock = _listen(config.host, config.port)  # before any worker starts signing
     stop = threading.Event()
     pool: list[threading.Thread] = []
     if s.canary_operator.enabled:
@@ -163,7 +184,6 @@ def api_serve(
             t.start()
             pool.append(t)
         pool.append(_start_appeals(ctx, s, stop))
-    config = uvicorn_config(app, s, host=host, port=port)
     server = uvicorn.Server(config)
 
     def replaced(_: ChainReplacedError) -> None:
@@ -175,7 +195,7 @@ def api_serve(
         f"trustnode API on http://{config.host}:{config.port} (worker: {'on' if run_worker else 'off'})"
     )
     try:
-        server.run()
+        server.run(sockets=[sock])
     finally:
         stop.set()
         for t in pool:
