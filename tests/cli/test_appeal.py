@@ -54,6 +54,8 @@ def test_refusals_are_named_and_an_admitted_appeal_opens_a_round(net: MemoryNet)
     code, out = _cli("appeal", str(sid), "--segments", str(wrong))
     assert code == 1 and f"an appeal of segments {wrong} is refused" in out, out
     assert "refused: NotEnoughEligibleAuditors: segment" in out and "appeal refused" in out, out
+    # the reason once (it was printed in the quote and again in the error), with the error's meaning
+    assert out.count("NotEnoughEligibleAuditors") == 1 and "never sat on this segment" in out, out
     net.add_auditor("computer-3", Tier.COMPUTER, ComputerAuditor(), 7)
     code, out = _cli("appeal", str(sid), "--segments", str(wrong), "--bond", "0.000001")
     assert code == 1 and "BondAboveLimit" in out and "above your limit" in out, out

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from trustnode.chain.errors import ContractRevertError
 from trustnode.chain.port.types_appeals import AppealQuote, AppealStatus
 from trustnode.cli.main import app
 from trustnode.cli.user import print_appeals
@@ -35,6 +36,9 @@ class Port:
             bonds=[18 * 10**18] * len(segments), bond=18 * 10**18 * len(segments), appealable_until=876,
             eligible=3, refusals_charged=False,
         )  # fmt: skip
+
+    def block_number(self) -> int:
+        return 800
 
     def appeal_status(self, session_id: int) -> AppealStatus:
         return AppealStatus(
@@ -90,3 +94,69 @@ def test_the_cli_quote_shows_the_window_and_a_refusal_alone(
     assert "session 5: an appeal of segments 1 is refused" in result.output, result.output
     assert "refused: AppealWindowClosed: closed at 759" in result.output, result.output
     assert "would open round" not in result.output and "total bond" not in result.output, result.output
+
+
+def test_a_refusal_is_printed_once_with_its_meaning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README operator's `appeal 5 --segments 1` printed the EVM port's pre-check reason in the
+    quote and again in the error ("AppealWindowClosed: reverted with AppealWindowClosed(...)"); a
+    revert at send time named the error twice in one line. Now: once, with its meaning, exit 1."""
+    port = Port()
+    sent: list[int] = []
+
+    class Context:
+        def __init__(self, *_: Any, **__: Any) -> None: ...
+
+        def port(self) -> Any:
+            return port
+
+    monkeypatch.setattr("trustnode.node.context.NodeContext", Context)
+    monkeypatch.setenv("TRUSTNODE_DATA_DIR", str(tmp_path / "cli"))
+    revert = ContractRevertError("AppealWindowClosed", {"windowEnd": 759}, "0x")
+    closed = port.appeal_quote(5, [1]).model_copy(
+        update={
+            "seats": [],
+            "bonds": [],
+            "bond": 0,
+            "refusal": revert.name,
+            "reason": f"{revert}: the window",
+        }
+    )
+    monkeypatch.setattr(port, "appeal_quote", lambda *_: closed)
+    monkeypatch.setattr(port, "appeal", lambda *a, **k: sent.append(1), raising=False)
+    for args in (["--quote"], []):
+        result = CliRunner().invoke(app, ["appeal", "5", "--segments", "1", *args])
+        out = result.output
+        assert result.exit_code == 1 and not sent, out
+        assert out.count("AppealWindowClosed") == 1 and "windowEnd=759" in out, out
+
+    monkeypatch.setattr(port, "appeal_quote", Port().appeal_quote)  # admissible; the chain refuses the tx
+
+    def refuse(*_: Any, **__: Any) -> None:
+        raise ContractRevertError("AppealWindowClosed", {"windowEnd": 759}, "0x", tx_hash="0xab")
+
+    monkeypatch.setattr(port, "appeal", refuse, raising=False)
+    result = CliRunner().invoke(app, ["appeal", "5", "--segments", "1"])
+    out = result.output
+    assert result.exit_code == 1 and "total bond 18 TRUST" in out, out
+    assert out.count("AppealWindowClosed") == 1 and "in tx 0xab" in out, out
+    assert "the segment's appeal window has closed" in out, out  # the meaning
+
+
+def test_a_segment_the_session_does_not_have_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`appeal 2 --segments 42` on a 9-segment session was refused AppealWindowClosed(segment=42)."""
+    port = Port()
+
+    class Context:
+        def __init__(self, *_: Any, **__: Any) -> None: ...
+
+        def port(self) -> Any:
+            return port
+
+    monkeypatch.setattr("trustnode.node.context.NodeContext", Context)
+    monkeypatch.setenv("TRUSTNODE_DATA_DIR", str(tmp_path / "cli"))
+    result = CliRunner().invoke(app, ["appeal", "5", "--segments", "1,42"])
+    assert result.exit_code == 1, result.output
+    assert "session 5 has 3 segments (0..2); there is no segment 42" in result.output, result.output
+    assert "would open round" not in result.output, result.output

@@ -35,6 +35,7 @@ def test_query_creates_a_private_data_dir_and_job_queue(tmp_path: Path) -> None:
     os.chmod(data, 0o755)  # an existing, too open data directory is narrowed
     res = run_cli(["query", "tr_nothing"], TRUSTNODE_DATA_DIR=str(data))
     assert res.returncode == 1 and "this node has no trace tr_nothing" in res.stderr
+    assert "run this with that node's TRUSTNODE_DATA_DIR" in " ".join(res.stderr.split()), res.stderr
     assert (data / "provider" / "jobs.db").is_file()
     assert stat.S_IMODE(data.stat().st_mode) == 0o700
     assert _wide(data) == []

@@ -8,6 +8,7 @@ an outage and is warned about (traces wait, spooled locally).
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,8 @@ def test_good_urls_pass_and_a_dead_ipfs_is_a_warning(tmp_path: Path) -> None:
     said = ipfs_warning(s)
     assert said is not None and f"IPFS at {url} does not answer" in said and "spooled locally" in said
     assert ipfs_warning(Settings(data_dir=tmp_path)) is None  # no IPFS configured: the local store
+    auditor = ipfs_warning(s, "auditor")  # `auditor run` said nothing until its first seat
+    assert auditor is not None and "cannot read its seats' bundles" in auditor, auditor
 
 
 def test_api_serve_refuses_a_mistyped_ipfs_url(tmp_path: Path) -> None:
@@ -49,3 +52,21 @@ def test_api_serve_refuses_a_mistyped_ipfs_url(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     assert "TRUSTNODE_IPFS__API_URL = 'notaurl' is not an http(s) URL" in " ".join(done.stderr.split())
+
+
+def test_api_serve_refuses_a_port_in_use_before_it_starts(tmp_path: Path) -> None:
+    """A second `api serve` on a taken port printed "trustnode API on ..." and started its workers
+    before uvicorn's bind error; now it is refused first, saying what to change."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = run_cli(
+            ["api", "serve", "--no-worker", "--port", str(port)],
+            timeout=60,
+            TRUSTNODE_DATA_DIR=str(tmp_path),
+            TRUSTNODE_API__API_KEYS=KEY,
+        )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "--port" in done.stderr, done.stderr
+    assert "trustnode API on" not in done.stdout and "Traceback" not in done.stderr, done.stdout

@@ -78,6 +78,17 @@ def test_an_auditor_must_be_given_its_own_account(tmp_path: Path) -> None:
     assert "an auditor needs its own account" in res.stderr and "2..19" in res.stderr
 
 
+def test_an_unset_deployment_file_is_named(tmp_path: Path) -> None:
+    """The README operator forgot the export in one shell: "run `trustnode devnet up` first" misled."""
+    res = run_cli(
+        ["auditor", "run", "--tier", "computer"],
+        TRUSTNODE_DATA_DIR=str(tmp_path),
+        TRUSTNODE_CHAIN__ACCOUNT_INDEX="2",
+    )
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "TRUSTNODE_CHAIN__DEPLOYMENT_FILE is unset" in " ".join(res.stderr.split()), res.stderr
+
+
 def test_an_unfunded_auditor_is_told_how_to_fund_it(devnet: Deployment, tmp_path: Path) -> None:
     address = dev_account(15).address
     res = run_cli(
@@ -89,12 +100,21 @@ def test_an_unfunded_auditor_is_told_how_to_fund_it(devnet: Deployment, tmp_path
     assert f"trustnode devnet fund --address {address}" in res.stderr
 
 
-def test_an_auditor_on_the_providers_account_is_warned(devnet: Deployment, tmp_path: Path) -> None:
-    res = run_cli(
-        ["auditor", "run", "--tier", "computer", "--once", "--stake", "1000"],
-        **_env(devnet, tmp_path, TRUSTNODE_CHAIN__ACCOUNT_INDEX="1"),
-    )
-    assert "devnet account 1, which is the provider's" in res.stderr
+def test_an_auditor_on_the_providers_account_is_refused_unless_told(
+    devnet: Deployment, tmp_path: Path
+) -> None:
+    """The README operator's `auditor run` on account 1 was only warned and went on staking for
+    nothing (a provider is never drawn into its own sessions), racing the provider for its nonces."""
+    env = _env(devnet, tmp_path, TRUSTNODE_CHAIN__ACCOUNT_INDEX="1")
+    args = ["auditor", "run", "--tier", "computer", "--once", "--stake", "1000"]
+    refused = run_cli(args, **env)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "devnet account 1 is the provider's" in refused.stderr, refused.stderr
+    assert "never draws a provider into its own sessions" in refused.stderr, refused.stderr
+    assert "--share-provider-account" in refused.stderr and "registered" not in refused.stdout
+    told = run_cli([*args, "--share-provider-account"], **env)  # past the refusal, to its other checks
+    assert "warning: --share-provider-account: devnet account 1 is the provider's" in told.stderr
+    assert "Refused" not in told.stderr, told.stderr
 
 
 def test_an_llm_auditor_probes_its_endpoint(devnet: Deployment, tmp_path: Path, not_an_llm: str) -> None:
@@ -190,6 +210,15 @@ def test_query_of_a_cancelled_session_exits_non_zero_with_its_status(
     assert outcome["state"] == "cancelled" and outcome["verdict"] is None
     assert "not enough eligible auditors" in outcome["reason"]
     assert {s["tier"] for s in outcome["segments"]} == {"computer", "human"}
+
+    # An auditor given the provider's key itself (not the devnet's index) is refused too: it opened a session.
+    key = "0x" + bytes(dev_account(1).key).hex()
+    res = run_cli(
+        ["auditor", "run", "--tier", "computer", "--once"],
+        **_env(fresh_devnet, tmp_path / "auditor", TRUSTNODE_CHAIN__PRIVATE_KEY=key),
+    )
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert f"account {provider.address} opened 1 session(s) on this chain as a provider" in res.stderr
 
 
 def test_query_of_a_trace_whose_chain_was_reset_says_so(fresh_devnet: Deployment, tmp_path: Path) -> None:

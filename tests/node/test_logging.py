@@ -61,3 +61,14 @@ def test_plain_format_and_reconfiguring_replaces_the_handler() -> None:
 def test_unknown_level_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="log_level must be one of DEBUG, INFO"):
         configure_logging(Settings(log_level="LOUD"))
+
+
+def test_httpx_requests_are_not_logged_at_info() -> None:
+    """An auditor's INFO log was mostly "httpx: HTTP Request: POST .../api/v0/..." lines."""
+    configure_logging(Settings(log_level="INFO"), stream=io.StringIO())  # type: ignore[call-arg]
+    assert not logging.getLogger("httpx").isEnabledFor(logging.INFO)
+    assert logging.getLogger("trustnode").isEnabledFor(logging.INFO)
+    configure_logging(Settings(log_level="DEBUG"), stream=io.StringIO())  # type: ignore[call-arg]
+    assert logging.getLogger("httpx").isEnabledFor(logging.DEBUG)
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.NOTSET)

@@ -40,6 +40,7 @@ def appeal_cmd(
         appeal,
         parse_segments,
         quote,
+        refusal_text,
         refusal_warning,
     )
     from trustnode.node.context import NodeContext
@@ -56,11 +57,13 @@ def appeal_cmd(
             warning = refusal_warning(q)
             if warning is not None:
                 console.print(f"  [yellow]warning:[/] {warning}", highlight=False)
+        if q.refusal is not None:  # the pre-check: nothing sent; the reason once, on stderr
+            if json_out:
+                print_json({"quote": q.model_dump(mode="json"), "refusal": q.refusal, "reason": q.reason})
+            fail(f"appeal refused: {refusal_text(q.refusal, q.reason)}")
         if quote_only:
             if json_out:
                 print_json(q.model_dump(mode="json"))
-            if q.refusal is not None:
-                raise typer.Exit(1)
             return
         try:
             q, opened = appeal(port, session, wanted, limit, shown=q)
@@ -76,6 +79,8 @@ def appeal_cmd(
                 )
                 console.print(f"[yellow]the terms changed {when}; the quote now:[/]")
                 _print_quote(q)
+                if q.refusal is not None:
+                    console.print(f"  [red]refused: {refusal_text(q.refusal, q.reason)}[/]", highlight=False)
                 warning = refusal_warning(q)
                 if warning is not None:
                     console.print(f"  [yellow]warning:[/] {warning}", highlight=False)
@@ -95,11 +100,8 @@ def _print_quote(q: object) -> None:
 
     assert isinstance(q, AppealQuote)
     named = ", ".join(map(str, q.segments))
-    if q.refusal is not None:  # no round opens, no panel, no bond: only the reason
-        reason = q.reason or q.refusal
-        shown = reason if reason.startswith(q.refusal) else f"{q.refusal}: {reason}"
+    if q.refusal is not None:  # no round opens, no panel, no bond: the caller prints the reason
         console.print(f"session {q.session_id}: an appeal of segments {named} is refused", highlight=False)
-        console.print(f"  [red]refused: {shown}[/]", highlight=False)
         return
     console.print(
         f"session {q.session_id}: appeal of segments {named} would open round "

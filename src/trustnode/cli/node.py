@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import socket
 import threading
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -14,6 +15,7 @@ from trustnode.chain.errors import ChainError
 from trustnode.chain.units import parse_trust
 from trustnode.cli.common import ROLES_HELP, console, errors_as_exit, fail, node_settings, settings, warn
 from trustnode.cli.startup import (
+    PROVIDER_ACCOUNT_RISKS,
     StartupError,
     check_auditor_funds,
     check_canary_operator,
@@ -21,6 +23,7 @@ from trustnode.cli.startup import (
     decomposer_mode,
     ipfs_warning,
     judge_endpoint,
+    provider_account_reason,
     role_warnings,
 )
 from trustnode.config import Settings
@@ -60,12 +63,32 @@ def _provider_start(s: Settings, run_worker: bool) -> tuple[NodeContext, str]:
         console.print(line)
     ctx = NodeContext(s)
     if run_worker:  # a page-only node (a human auditor's) signs nothing as the provider
+        with errors_as_exit(ChainReplacedError):  # its jobs' sessions are another chain's
+            ctx.chain_guard.check(force=True)
         for message in role_warnings(ctx, "provider"):
             warn(message)
         ipfs = ipfs_warning(s)
         if ipfs is not None:
             warn(ipfs)
     return ctx, mode
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The API's socket, bound before anything starts: a port in use was said by uvicorn only after
+    "trustnode API on ..." and after the provider's workers had started (README operator, a second
+    `api serve` on 8080)."""
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+    except OSError as exc:
+        fail(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc} (another node there? give this one "
+            "another --port, or TRUSTNODE_API__PORT)"
+        )
+    sock.set_inheritable(True)
+    return sock
 
 
 def _operator_account(s: Settings) -> Settings:
@@ -141,6 +164,8 @@ def api_serve(
         with errors_as_exit(StartupError):
             console.print(check_canary_operator(ctx, run_worker=run_worker))
     app = create_app(ctx)
+    config = uvicorn_config(app, s, host=host, port=port)
+    sock = _listen(config.host, config.port)  # before any worker starts signing
     stop = threading.Event()
     pool: list[threading.Thread] = []
     if s.canary_operator.enabled:
@@ -159,17 +184,24 @@ def api_serve(
             t.start()
             pool.append(t)
         pool.append(_start_appeals(ctx, s, stop))
-    config = uvicorn_config(app, s, host=host, port=port)
     server = uvicorn.Server(config)
+
+    def replaced(_: ChainReplacedError) -> None:
+        stop.set()
+        server.should_exit = True
+
+    ctx.chain_guard.on_replaced = replaced
     console.print(
         f"trustnode API on http://{config.host}:{config.port} (worker: {'on' if run_worker else 'off'})"
     )
     try:
-        server.run()
+        server.run(sockets=[sock])
     finally:
         stop.set()
         for t in pool:
             t.join(timeout=10)
+    if ctx.chain_guard.replaced is not None:
+        fail(str(ctx.chain_guard.replaced))
 
 
 def worker_cmd(threads: int = typer.Option(2, help="Worker threads.")) -> None:
@@ -187,13 +219,18 @@ def worker_cmd(threads: int = typer.Option(2, help="Worker threads.")) -> None:
             privacy_share=s.privacy.max_decrypt_share,
         )
     stop = _stop_on_signals()
+    ctx.chain_guard.on_replaced = lambda _: stop.set()
     pool = [threading.Thread(target=pipeline.run, args=(stop,), daemon=True) for _ in range(max(1, threads))]
     for t in pool:
         t.start()
-    _start_appeals(ctx, s, stop)
+    pool.append(_start_appeals(ctx, s, stop))
     console.print(f"provider worker running ({threads} threads); Ctrl-C to stop")
     while not stop.is_set():
         stop.wait(0.5)
+    for t in pool:
+        t.join(timeout=10)
+    if ctx.chain_guard.replaced is not None:
+        fail(str(ctx.chain_guard.replaced))
 
 
 @auditor_app.command("run")
@@ -208,10 +245,16 @@ def auditor_run(
         "--lazy",
         help="DEMO ONLY: vote PASS on every seat without reading it (the auditor gold canaries catch).",
     ),
+    share_provider_account: bool = typer.Option(
+        False,
+        "--share-provider-account",
+        help="Run on a provider's account anyway (refused by default: it is never drawn into its own "
+        "sessions, and two processes would sign with one key). Only to audit other providers' traces.",
+    ),
 ) -> None:
     """Run the auditor daemon: register and stake, then audit, commit, reveal and settle.
 
-    Each auditor needs its own account (on the devnet TRUSTNODE_CHAIN__ACCOUNT_INDEX=2..19) and its own data directory. At start-up it checks its tokens and gas, and an LLM auditor probes its endpoint (TRUSTNODE_LLM__BASE_URL).
+    Each auditor needs its own account (on the devnet TRUSTNODE_CHAIN__ACCOUNT_INDEX=2..19) and its own data directory. A provider's account (devnet account 1, or one that opened sessions) is refused unless --share-provider-account: the chain never draws a provider into its own sessions, so it would stake for nothing on its own traces, and the two processes would race for one key's nonces. At start-up it checks its tokens and gas, and an LLM auditor probes its endpoint (TRUSTNODE_LLM__BASE_URL).
     """
     from trustnode.node.auditor import AuditorDaemon
     from trustnode.node.backends import backend_for_tier, undecided_policy
@@ -225,12 +268,25 @@ def auditor_run(
     configure_logging(s)
     with errors_as_exit(StartupError):
         check_service_urls(s)
+    ipfs = ipfs_warning(s, "auditor")  # the README operator's mistyped port was met only at its first seat
+    if ipfs is not None:
+        warn(ipfs)
     if t == Tier.LLM:
         with errors_as_exit(StartupError):
             console.print(judge_endpoint(s))
     ctx = NodeContext(s)
     want = s.auditor.stake if stake is None else parse_trust(stake)
     with errors_as_exit(ChainError, ChainReplacedError, KeyConfigError, StartupError, ValueError):
+        provider = provider_account_reason(ctx)
+        if provider is not None and not share_provider_account:
+            fail(
+                f"this auditor would sign with a provider's account: {provider}. Refused: "
+                f"{PROVIDER_ACCOUNT_RISKS}. Give the auditor its own account (on the devnet "
+                "TRUSTNODE_CHAIN__ACCOUNT_INDEX=2..19), or pass --share-provider-account to audit other "
+                "providers' traces with it anyway"
+            )
+        if provider is not None:
+            warn(f"--share-provider-account: {provider}; it is never drawn into its own sessions")
         for message in role_warnings(ctx, "auditor"):
             warn(message)
         check_auditor_funds(ctx, want)

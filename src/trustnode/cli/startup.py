@@ -99,7 +99,15 @@ def check_service_urls(s: Settings) -> None:
             )
 
 
-def ipfs_warning(s: Settings) -> str | None:
+#: What waits for IPFS, per role, in the start-up warning.
+IPFS_WAITS = {
+    "provider": "traces wait, spooled locally, until it does",
+    "auditor": "this auditor cannot read its seats' bundles until it does (a seat it cannot read before "
+    "the commit deadline is not voted, and may be slashed)",
+}
+
+
+def ipfs_warning(s: Settings, role: str = "provider") -> str | None:
     """A line for the operator when the IPFS RPC does not answer now (an outage, not a refusal:
     traces wait, spooled locally, until it does; `/healthz` says degraded meanwhile)."""
     if not s.ipfs.api_url:
@@ -112,8 +120,8 @@ def ipfs_warning(s: Settings) -> str | None:
         probe.version()
     except StorageError as exc:
         return (
-            f"IPFS at {redact_url(s.ipfs.api_url)} does not answer ({exc}): traces wait, spooled locally, "
-            "until it does. Start it, or fix TRUSTNODE_IPFS__API_URL"
+            f"IPFS at {redact_url(s.ipfs.api_url)} does not answer ({exc}): {IPFS_WAITS[role]}. Start it, "
+            "or fix TRUSTNODE_IPFS__API_URL"
         )
     finally:
         probe.close()
@@ -155,10 +163,10 @@ def role_warnings(ctx: NodeContext, role: str) -> list[str]:
         explicit_key = s.chain.private_key is not None or s.chain.keystore_path is not None
         index = s.chain.account_index
         if on_devnet and not explicit_key:
-            if role == "auditor" and index in (0, 1):
+            if role == "auditor" and index == 0:
                 out.append(
-                    f"this auditor signs with devnet account {index}, which is the "
-                    f"{'deployer' if index == 0 else 'provider'}'s: give each auditor its own (2..19)"
+                    "this auditor signs with devnet account 0, which is the deployer's: give each auditor "
+                    "its own (2..19)"
                 )
             if role == "provider" and index != 1:
                 out.append(f"the provider signs with devnet account {index}; by convention it is 1")
@@ -172,6 +180,38 @@ def role_warnings(ctx: NodeContext, role: str) -> list[str]:
     except (ChainError, OSError) as exc:
         out.append(f"could not check the account roles on chain: {exc}")
     return out
+
+
+def provider_account_reason(ctx: NodeContext) -> str | None:
+    """Why this auditor's account is a provider's (None: it is not, as far as one cheap look tells).
+
+    The devnet's account 1 signs for `api serve`/`worker` by convention; on any chain an account
+    that opened a session (SessionOpened names its provider) is one. A chain that cannot be read
+    here is left to the start-up's other checks."""
+    s = ctx.settings
+    dep = ctx.deployment()
+    explicit_key = s.chain.private_key is not None or s.chain.keystore_path is not None
+    if dep.chain_id == s.devnet.chain_id and not explicit_key and s.chain.account_index == 1:
+        return "devnet account 1 is the provider's (`api serve` and `worker` sign with it)"
+    try:
+        proto = ctx.protocol()
+        opened = proto.sessions.events.SessionOpened().get_logs(
+            from_block=dep.deploy_block, argument_filters={"provider": proto.address}
+        )
+    except (ChainError, OSError, ValueError):
+        return None
+    if opened:
+        return f"account {proto.address} opened {len(opened)} session(s) on this chain as a provider"
+    return None
+
+
+#: Why `auditor run` refuses a provider's account, for the refusal and the flag's help.
+PROVIDER_ACCOUNT_RISKS = (
+    "the chain never draws a provider into its own sessions, so its auditor daemon stakes for nothing "
+    "on its own traces (it could only serve other providers'); both processes would sign with one key "
+    "(their transactions race for nonces and one stuck transaction delays the other), and the fees it "
+    "pays and the stake that may be slashed would mix in one account"
+)
 
 
 def check_canary_operator(ctx: NodeContext, *, run_worker: bool) -> str:

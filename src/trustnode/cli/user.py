@@ -188,7 +188,11 @@ def _session_id(ctx: Any, ident: str) -> int:
         try:
             job = ctx.jobs.get(ident)
         except JobNotFoundError:
-            fail(f"this node has no trace {ident}")
+            fail(
+                f"this node has no trace {ident} (its data directory is {ctx.settings.data_dir}; a trace is "
+                "kept by the provider node that took it: run this with that node's TRUSTNODE_DATA_DIR, or "
+                "query the session id `submit` printed)"
+            )
         return SessionQueries(ctx).session_of_trace(job)
     if not ident.isdigit():
         fail(f"{ident!r} is neither a session id nor a trace id")

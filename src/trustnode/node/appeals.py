@@ -21,6 +21,7 @@ from trustnode.chain.errors import ChainError
 from trustnode.chain.port import ChainPort, NotReady
 from trustnode.chain.port.types_appeals import RoundInfo, RoundState
 from trustnode.models.jobs import TraceJob
+from trustnode.node.chain_identity import ChainReplacedError
 from trustnode.node.context import NodeContext
 from trustnode.node.panels import advance_if_due, close_if_due, draw_round
 from trustnode.node.pinning import job_outcome, seal_panel
@@ -45,19 +46,30 @@ class ProviderAppeals:
     def run(self, stop: threading.Event, *, idle_s: float = 0.5) -> None:
         """Serve until `stop` is set; an outage or a bug in one session never stops the others."""
         while not stop.is_set():
-            self.step()
+            try:
+                self.step()
+            except ChainReplacedError as exc:  # the sessions are the old chain's: stop, keep them
+                self.ctx.chain_guard.stop(exc)
+                return
             stop.wait(idle_s)
 
     def step(self) -> int:
-        """One pass over every open session; how many were served without error."""
+        """One pass over every open session; how many were served without error.
+        ChainReplacedError when the chain is another one (see `ChainGuard`)."""
+        guard = self.ctx.chain_guard
+        jobs = self.ctx.jobs.open_sessions()
+        guard.check(force=bool(jobs))  # before acting for a session; idle, every CHECK_EVERY_S
         served = 0
-        for job in self.ctx.jobs.open_sessions():
+        for job in jobs:
             try:
                 self.serve(job)
                 served += 1
             except NotReady as exc:
                 log.debug("trace %s: %s", job.id, exc)
             except (ChainError, StorageError, OSError) as exc:
+                if not isinstance(exc, StorageError):
+                    guard.suspect()
+                    guard.check()
                 log.warning("trace %s: appeal duties will retry: %s", job.id, exc)
             except Exception:  # noqa: BLE001 - one session's bug must not stop the others
                 log.exception("trace %s: appeal duties failed", job.id)

@@ -12,11 +12,13 @@ from collections.abc import Sequence
 
 from trustnode.chain.errors import ContractRevertError
 from trustnode.chain.port import ChainPort, reverts
+from trustnode.chain.port.revert_meanings import MEANINGS
 from trustnode.chain.port.types_appeals import AppealOpened, AppealQuote
 from trustnode.chain.units import format_trust
 
 BOND_ABOVE_LIMIT = "BondAboveLimit"
 REFUSALS_NOT_CHARGED = "RefusalsNotCharged"
+NO_SUCH_SEGMENT = "NoSuchSegment"  # the node's own refusal: an index past the session's last segment
 TERMS_CHANGED = "TermsChanged"  # the node's own refusal: the fresh quote differs from the one shown
 
 
@@ -24,8 +26,23 @@ class AppealRefused(Exception):
     """The appeal would be (or was) refused: `name` is the contract's error, `reason` in words."""
 
     def __init__(self, name: str, reason: str, quote: AppealQuote | None = None) -> None:
-        super().__init__(reason if reason.startswith(name) else f"{name}: {reason}")
+        super().__init__(refusal_text(name, reason))
         self.name, self.reason, self.quote = name, reason, quote
+
+
+def refusal_text(name: str, reason: str | None) -> str:
+    """One line naming the refusal once, with its arguments and the contract error's meaning.
+
+    The in-memory chain says "NotEnoughEligibleAuditors: segment 1 ...", the EVM port "reverted with
+    AppealWindowClosed(windowEnd=759): <meaning>"; the operator met "AppealWindowClosed: reverted
+    with AppealWindowClosed(...)" printed twice (in the quote and in the error)."""
+    text = reason or name
+    if name not in text:
+        text = f"{name}: {text}"
+    meaning = MEANINGS.get(name)
+    if meaning and meaning not in text:
+        text = f"{text}: {meaning}"
+    return text
 
 
 def parse_segments(text: str) -> list[int]:
@@ -58,9 +75,17 @@ def quote(port: ChainPort, session_id: int, segments: Sequence[int]) -> AppealQu
     window after its round) beside a refusal AppealWindowClosed(windowEnd=759) misled the appellant.
     """
     q = port.appeal_quote(session_id, sorted(segments))
+    ends = port.appeal_status(session_id).window_ends
+    missing = [i for i in q.segments if ends and i >= len(ends)]
+    if missing:  # the contract says AppealWindowClosed(segment=42, windowEnd=670): say what is wrong
+        reason = (
+            f"session {session_id} has {len(ends)} segments (0..{len(ends) - 1}); there is no segment "
+            f"{', '.join(map(str, missing))}"
+        )
+        update = {"seats": [], "bonds": [], "bond": 0, "refusal": NO_SUCH_SEGMENT, "reason": reason}
+        return q.model_copy(update=update)
     if q.appealable_until is None:
         return q
-    ends = port.appeal_status(session_id).window_ends
     named = [ends[i] for i in q.segments if 0 <= i < len(ends)]
     if not named:
         return q

@@ -32,7 +32,12 @@ from trustnode.chain.port import ChainPort, KeysPublished, NotReady, SeatsDrawn,
 from trustnode.chain.units import format_trust
 from trustnode.models.enums import Tier
 from trustnode.models.verdict import SessionState
-from trustnode.node.chain_identity import ChainReplacedError, check_same_chain, foreign_key_reason
+from trustnode.node.chain_identity import (
+    CHECK_EVERY_S,
+    ChainReplacedError,
+    check_same_chain,
+    foreign_key_reason,
+)
 from trustnode.node.context import NodeContext
 from trustnode.node.events import EventFollower
 from trustnode.node.panels import panel_phase, watch_appeals
@@ -178,10 +183,14 @@ class AuditorDaemon:
         """Follow the chain until `stop`; outages back off and never lose state."""
         backoff = self.poll_s
         after_outage = False
+        checked = time.monotonic()
         while not stop.is_set():
             try:
-                if after_outage:  # the chain came back: the same one, or a devnet restarted from scratch
+                # After an outage the chain came back: the same one, or a devnet restarted from
+                # scratch; a restart between two polls shows no outage, so look now and then too.
+                if after_outage or time.monotonic() - checked >= CHECK_EVERY_S:
                     self.check_chain()
+                    checked = time.monotonic()
                 self.tick(wait=False)
                 self.last_error = None
                 backoff, after_outage = self.poll_s, False

@@ -11,11 +11,12 @@ from functools import cached_property
 
 from trustnode.chain.accounts import load_account
 from trustnode.chain.client import ChainClient
-from trustnode.chain.deployment import Deployment
+from trustnode.chain.deployment import Deployment, DeploymentError
 from trustnode.chain.port import ChainPort
 from trustnode.chain.port.evm import Web3Port
 from trustnode.chain.protocol import Protocol
 from trustnode.config import Settings
+from trustnode.node.chain_identity import ChainGuard
 from trustnode.node.jobs import JobQueue
 from trustnode.storage.base import BlobStore
 from trustnode.storage.blobstore import store_from_settings
@@ -40,6 +41,14 @@ class NodeContext:
     @cached_property
     def jobs(self) -> JobQueue:
         return JobQueue(self.settings.data_dir / "provider" / "jobs.db")
+
+    @cached_property
+    def chain_guard(self) -> ChainGuard:
+        """The provider's watch on its chain's identity (shared by its worker threads and appeal
+        duties; an injected port has no genesis to check)."""
+        return ChainGuard(
+            None if self._fixed_port is not None else self.client, self.settings.data_dir / "provider"
+        )
 
     @cached_property
     def store(self) -> BlobStore:
@@ -69,7 +78,16 @@ class NodeContext:
         return str(load_account(self.settings.chain, devnet=dep.chain_id == 31337).address)
 
     def deployment(self) -> Deployment:
-        dep = Deployment.load(self.settings.deployment_file, check_alive=False)
+        path = self.settings.deployment_file
+        if self.settings.chain.deployment_file is None and not path.is_file():
+            # The README operator forgot the export in one shell: "run `devnet up` first" misled.
+            raise DeploymentError(
+                f"no deployment file at {path}, the default under the data directory "
+                "(TRUSTNODE_CHAIN__DEPLOYMENT_FILE is unset): set TRUSTNODE_CHAIN__DEPLOYMENT_FILE to the file "
+                "`trustnode devnet up` or `trustnode deploy` wrote (e.g. net/deployment.json), or start the "
+                "devnet first"
+            )
+        dep = Deployment.load(path, check_alive=False)
         if self.settings.chain.rpc_url:
             dep = dep.model_copy(update={"rpc_url": self.settings.chain.rpc_url})
         return dep

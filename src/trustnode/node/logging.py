@@ -65,4 +65,8 @@ def configure_logging(settings: Settings, *, stream: IO[str] | None = None) -> l
     level = getattr(logging, level_name)
     root.setLevel(level)
     logging.getLogger("trustnode").setLevel(level)
+    # httpx says every request at INFO ("HTTP Request: POST .../api/v0/version"): an auditor's log
+    # was mostly IPFS and LLM requests. Their failures are ours to say; DEBUG shows them all.
+    for chatty in ("httpx", "httpcore"):
+        logging.getLogger(chatty).setLevel(level if level <= logging.DEBUG else max(level, logging.WARNING))
     return handler

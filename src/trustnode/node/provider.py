@@ -37,6 +37,7 @@ from trustnode.models.verdict import SessionOutcome, SessionState
 from trustnode.node import canary_steps, opening
 from trustnode.node.batching import join_batch
 from trustnode.node.canary_client import CanaryClient, NoOperator, OperatorError
+from trustnode.node.chain_identity import ChainReplacedError
 from trustnode.node.context import NodeContext
 from trustnode.node.job_failures import WAIT_S, PermanentFailure, Waiting, handle
 from trustnode.node.panels import DRAW_PAGE
@@ -107,20 +108,44 @@ class ProviderPipeline:
     # -- driving ---------------------------------------------------------------------------
 
     def run(self, stop: threading.Event, *, idle_s: float = 0.2) -> None:
-        """Work until `stop` is set."""
+        """Work until `stop` is set, or until the chain turns out to be another one (then the
+        guard's `on_replaced` stops the process; every job stays in the store as it was)."""
         while not stop.is_set():
-            if not self.step():
+            try:
+                ran = self.step()
+            except ChainReplacedError as exc:
+                self.ctx.chain_guard.stop(exc)
+                return
+            if not ran:
                 self.ctx.new_job.wait(idle_s)
                 self.ctx.new_job.clear()
 
     def step(self) -> bool:
-        """Advance one runnable job as far as it goes; False when none was runnable."""
+        """Advance one runnable job as far as it goes; False when none was runnable.
+
+        ChainReplacedError (checked before a claimed job is advanced, every `CHECK_EVERY_S` when
+        idle, and after any chain error before it is held against the job) leaves the job in its stage: on a devnet restarted from
+        scratch the old sessions' calls revert for good and would have failed every job."""
+        guard = self.ctx.chain_guard
+        guard.check()  # idle: every CHECK_EVERY_S
         job = self.ctx.jobs.claim(LEASE_S)
         if job is None:
             return False
+        try:  # before acting for a job: one cheap read (a restart between two polls shows no error)
+            guard.check(force=True)
+        except ChainReplacedError:
+            self.ctx.jobs.release(job)
+            raise
         try:
             self.advance(job)
         except Exception as exc:  # noqa: BLE001 - outages and bugs alike must not kill the worker
+            if isinstance(exc, ChainError | OSError):
+                guard.suspect()
+                try:
+                    guard.check()
+                except ChainReplacedError:
+                    self.ctx.jobs.release(job)  # back in the queue at the stage it reached, for the old chain
+                    raise
             self._handle(job, exc)
         return True
 

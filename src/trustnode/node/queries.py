@@ -294,6 +294,8 @@ class SessionQueries:
             )
         published = port.keys_published(session_id)
         done = s.state == SessionState.FINALIZED
+        rounds = round_views(port, session_id) if done else []
+        truths = revealed_canaries(port, session_id) if done else {}
         return SessionView(
             session_id=session_id,
             provider=s.provider,
@@ -308,9 +310,9 @@ class SessionQueries:
                 "commit": s.commit_deadline,
                 "reveal": s.reveal_deadline,
             },
-            appeal=appeal_view(port, session_id) if done else None,
-            rounds=round_views(port, session_id) if done else [],
-            canaries=canary_views(port, session_id, revealed_canaries(port, session_id)) if done else [],
+            appeal=appeal_view(port, session_id, rounds, truths) if done else None,
+            rounds=rounds,
+            canaries=canary_views(port, session_id, truths) if done else [],
         )
 
     def proof(self, session_id: int, index: int) -> ProofView:

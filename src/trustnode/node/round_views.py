@@ -7,9 +7,12 @@ and how every one of its voters scored against it. Amounts are decimal TRUST str
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from pydantic import BaseModel, Field
 
 from trustnode.chain.port import ChainPort
+from trustnode.chain.port.types_appeals import AppealStatus
 from trustnode.models.enums import SegmentOutcome, Verdict
 from trustnode.models.verdict import SegmentVerdict, TierName
 from trustnode.node.verdict import trust_amount
@@ -18,8 +21,16 @@ from trustnode.node.verdict import trust_amount
 class AppealWindowView(BaseModel):
     """Segments whose appeal window ends at the same block (a round extends only its own segments')."""
 
-    until: int = Field(description="Last block an appeal of these segments is accepted.")
+    until: int = Field(description="Last block an appeal of these segments is accepted (0: never again).")
     segments: list[int]
+    round: int = Field(
+        default=0, description="The round whose outcome this window follows (0: the session's)."
+    )
+    state: str = Field(
+        default="open",
+        description="open; upcoming (opens after the canary reveal); running (its round has not ended, the "
+        "window after it is set when it does); closed.",
+    )
 
 
 class AppealView(BaseModel):
@@ -36,6 +47,11 @@ class AppealView(BaseModel):
     windows: list[AppealWindowView] = Field(
         default_factory=list,
         description="The appealable segments grouped by the last block of their own window (earliest first).",
+    )
+    history: list[AppealWindowView] = Field(
+        default_factory=list,
+        description="Every segment's window, open or not, grouped by the round it follows and its last block "
+        "(round first); revealed canaries, never appealable, are left out.",
     )
     final: bool = Field(description="The outcome can no longer change; settlement may start.")
 
@@ -103,8 +119,17 @@ class CanaryView(BaseModel):
     votes: list[CanaryVoteView]
 
 
-def appeal_view(port: ChainPort, session_id: int) -> AppealView:
+def appeal_view(
+    port: ChainPort,
+    session_id: int,
+    rounds: list[RoundView] | None = None,
+    canaries: Collection[int] = (),
+) -> AppealView:
+    """`rounds` (this session's, from `round_views`) name the round each window follows; `canaries`
+    (revealed) are left out of the history. Without them every window is said to follow round 0."""
     st = port.appeal_status(session_id)
+    after = _last_round_naming(rounds or [])
+    history = _history(st, after, set(canaries), port.block_number() if st.window_ends else 0)
     return AppealView(
         enabled=st.enabled,
         appealable_until=st.appealable_until,
@@ -112,17 +137,44 @@ def appeal_view(port: ChainPort, session_id: int) -> AppealView:
         rounds=st.rounds,
         running=st.running,
         appealable=st.appealable,
-        windows=_windows(st.appealable, st.window_ends),
+        windows=sorted((w for w in history if w.state == "open"), key=lambda w: w.until),
+        history=history,
         final=st.final,
     )
 
 
-def _windows(appealable: list[int], ends: list[int]) -> list[AppealWindowView]:
-    by_end: dict[int, list[int]] = {}
-    for i in appealable:
-        if 0 <= i < len(ends) and ends[i] > 0:
-            by_end.setdefault(ends[i], []).append(i)
-    return [AppealWindowView(until=b, segments=sorted(segs)) for b, segs in sorted(by_end.items())]
+def _last_round_naming(rounds: list[RoundView]) -> dict[int, int]:
+    """Segment index -> the last appeal round that named it (its window follows that round)."""
+    out: dict[int, int] = {}
+    for r in sorted(rounds, key=lambda r: r.round):
+        for s in r.segments:
+            out[s.index] = r.round
+    return out
+
+
+def _history(
+    st: AppealStatus, after: dict[int, int], canaries: set[int], block: int
+) -> list[AppealWindowView]:
+    """Segments grouped by (round followed, state, last block): the session page lists each group."""
+    groups: dict[tuple[int, str, int], list[int]] = {}
+    open_ = set(st.appealable)
+    for i, end in enumerate(st.window_ends):
+        if i in canaries:
+            continue
+        rnd = after.get(i, 0)
+        if i in open_:
+            state = "open"
+        elif rnd in st.running:
+            state, end = "running", 0
+        elif st.opens_at is not None and block < st.opens_at - 1 and not st.final and end > block:
+            state = "upcoming"
+        else:
+            state = "closed"
+        groups.setdefault((rnd, state, end), []).append(i)
+    return [
+        AppealWindowView(until=end, segments=sorted(segs), round=rnd, state=state)
+        for (rnd, state, end), segs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][2]))
+    ]
 
 
 def _votes(port: ChainPort, session_id: int, round: int) -> list[RoundVoteView]:
