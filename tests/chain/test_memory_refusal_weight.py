@@ -213,8 +213,9 @@ def test_the_sessions_locks_are_every_rounds_seats_less_the_settled_ones() -> No
 
 def test_a_withdrawal_after_the_seed_cannot_make_a_refusal_uncounted() -> None:
     """7 auditors of 100 TRUST, a 40-TRUST lock, 2 PASS segments; W sits on segment 0 in round 0 (40
-    locked).  After the appeal on segment 1 (eligible 6, charged) W withdraws 30 TRUST of its free stake:
-    `assets` 70, free 30 < 40, so it refuses.  Its stake is taken as 70 + the 30 withdrawn since the seed:
+    locked).  After the seed, before the appeal on segment 1 (eligible 6, charged), W withdraws 30 TRUST of
+    its free stake: `assets` 70, free 30 < 40, so it refuses (a withdrawal after the appeal is held while
+    the round may draw: `test_a_withdrawal_after_the_appeal_is_held_while_the_round_may_draw`).  Its stake is taken as 70 + the 30 withdrawn since the seed:
     100 - 40 >= 40, counted.  With 3 others busy elsewhere (300) and 2 free ones of 150 TRUST seated,
     counted 70 + 300 = 370 of 670 TRUST of weight: REFUSED.  Had the withdrawal shrunk the stake
     (70 - 40 < 40, uncounted) it would be 300 of 670, UNFILLABLE: the withdrawal would have kept the
@@ -227,16 +228,31 @@ def test_a_withdrawal_after_the_seed_cannot_make_a_refusal_uncounted() -> None:
     busy, free = others[:3], others[3:]
     for a in free:
         auditors[a].stake(50 * TOKEN)
-    assert w != x1 and appellant.appeal_quote(sid, [1]).refusals_charged
-    appellant.appeal(sid, [1], 10**30)
     auditors[w].request_withdrawal(30 * TOKEN)
     assert (chain.auditors[w].assets, chain.auditors[w].locked) == (70 * TOKEN, 40 * TOKEN)
+    assert w != x1 and appellant.appeal_quote(sid, [1]).refusals_charged
+    appellant.appeal(sid, [1], 10**30)
     for a in busy:
         chain.auditors[a].locked = chain.auditors[a].assets
     when_ready(lambda: provider.draw(sid, 16, 1), chain.mine)
     (info,) = provider.rounds(sid)
     assert info.drawn_seats == 2 and set(provider.seats(sid, 1)) == set(free)
     assert info.state == RoundState.REFUSED and info.segments[0].outcome == SegmentOutcome.INCONCLUSIVE
+
+
+def test_a_withdrawal_after_the_appeal_is_held_while_the_round_may_draw() -> None:
+    """The round draws from the weights at its appeal (`Round.snapshot`), and stake in a snapshot that may
+    still draw cannot refuse (as in the contracts: a withdrawal parks behind an undrawn snapshot).  W asks
+    for 30 of its 60 free TRUST after the appeal: nothing leaves `assets` while the round may draw."""
+    chain, provider, appellant, auditors = _tier(7, LOCK40)
+    sid = _passed(chain, provider, auditors, b"\x17" * 32)
+    w = next(iter(provider.seats(sid, 0)))
+    appellant.appeal(sid, [1], 10**30)
+    auditors[w].request_withdrawal(30 * TOKEN)
+    assert chain.auditors[w].assets == 100 * TOKEN and chain.in_undrawn_snapshot(w)
+    when_ready(lambda: provider.draw(sid, 16, 1), chain.mine)
+    (info,) = provider.rounds(sid)
+    assert info.drawn_seats == info.total_seats and chain.auditors[w].assets == 100 * TOKEN
 
 
 def test_review11_large_tier_own_rounds_cannot_void_the_last_round() -> None:

@@ -55,19 +55,13 @@ def test_control_no_top_up_refused() -> None:
     assert info.state == RoundState.REFUSED
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN (review 24): the port weighs W_E at the draw, not the snapshot")
-def test_top_up_after_the_appeal_moves_nothing_KNOWN() -> None:  # noqa: N802
+def test_top_up_after_the_appeal_moves_nothing() -> None:
     """The contract's W_E is the snapshot's (the top-up is in a later epoch): W_R 9,600 of W_E 10,000 weight
-    units at the appeal, REFUSED.  The port counts the sitting auditor's 20,000-TRUST top-up: UNFILLABLE."""
+    units at the appeal, REFUSED.  The port now draws and weighs a round from the weights at its appeal
+    (`Round.snapshot`); before, it counted the sitting auditor's 20,000-TRUST top-up: UNFILLABLE."""
     info, w_r, w_e, free_sat = _weight_majority_refuses(TOP_UP, b"\x25" * 32)
     assert free_sat and refusals_decisive(w_r, w_e), "setup: a weight majority at the snapshot"
     assert info.state == RoundState.REFUSED
-
-
-def test_port_measures_the_top_up() -> None:
-    """What the port does today (the figure the KNOWN test reports): UNFILLABLE."""
-    info, _, _, _ = _weight_majority_refuses(TOP_UP, b"\x25" * 32)
-    assert info.state == RoundState.UNFILLABLE
 
 
 def _fresh_capped_pool(whale: int) -> list[DrawCandidate]:

@@ -219,7 +219,7 @@ class AppealOps(RoundOps):
                 number=adm.round, appellant=me, depth=adm.depth, segments=named, seats_k=adm.seats,
                 bonds=adm.bonds, appealed=[s.outcomes[i] for i in named], opened_block=tx.block,
                 target=tx.block + self.c.randomness_delay, tally=[[0, 0] for _ in s.tiers],
-                refusals_charged=adm.refusals_charged,
+                refusals_charged=adm.refusals_charged, snapshot=self.c.snapshot(),
             )  # fmt: skip
             s.rounds.append(rnd)
             s.note("appeal", tx)

@@ -59,13 +59,14 @@ class RoundOps:
         """Auditors who could sit on `seg`'s panel of round `before` now (cap and stake aside)."""
         tier = s.tiers[seg]
         excluded = self.earlier_auditors(s, seg, before)
+        snapshot = self._round(s, before).snapshot
         return [
             addr
             for addr, a in self.c.auditors.items()
             if addr != s.provider
             and a.tier == tier
             and addr not in excluded
-            and self.c.weight(a) > 0
+            and snapshot.get(addr, 0) > 0
             and a.assets - a.locked >= p.slash_amount
         ]
 
@@ -82,7 +83,7 @@ class RoundOps:
         withdrawn = self.c.withdrawn()
         candidates = [
             DrawCandidate(
-                weight=self.c.weight(a),
+                weight=rnd.snapshot[addr],
                 refused=addr not in on_seg
                 and len(rnd.seats.get(addr, [])) < p.seat_cap
                 and a.assets - a.locked < p.slash_amount,
@@ -90,7 +91,10 @@ class RoundOps:
                 locked_by_session=self._held_by_session(s, addr, p),
             )
             for addr, a in self.c.auditors.items()
-            if addr != s.provider and a.tier == s.tiers[seg] and addr not in earlier and self.c.weight(a) > 0
+            if addr != s.provider
+            and a.tier == s.tiers[seg]
+            and addr not in earlier
+            and rnd.snapshot.get(addr, 0) > 0
         ]
         return failed_draw_refused(
             candidates, lock_amount=p.slash_amount, refusals_charged=rnd.refusals_charged
@@ -169,7 +173,7 @@ class RoundOps:
             for a in self.round_candidates(s, seg, rnd.number, p)
             if a not in rnd.segment_auditors.get(seg, set()) and len(rnd.seats.get(a, [])) < p.seat_cap
         ]
-        weights = [self.c.weight(self.c.auditors[a]) for a in pool]
+        weights = [rnd.snapshot[a] for a in pool]
         return weighted_pick(pool, weights, rnd.seed, rnd.drawn)
 
     def _publish_round_keys(self, s: Session, number: int, manifest_cid: str) -> TxRef:

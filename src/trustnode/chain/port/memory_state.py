@@ -163,6 +163,9 @@ class Round:
     draw_reputation: dict[str, int] = field(default_factory=dict)
     manifest: str | None = None
     refusals_charged: bool = False  # decided at admission (`appeal_admission.refusals_charged`)
+    # auditor -> weight at the appeal: the round draws from it and weighs rule R with it, as the contract
+    # reads its round's epoch snapshot (stake moved after the appeal moves neither; outside review 24)
+    snapshot: dict[str, int] = field(default_factory=dict)
 
     @property
     def total_seats(self) -> int:
@@ -301,8 +304,10 @@ class MemoryChain:
 
     def in_undrawn_snapshot(self, auditor: str) -> bool:
         """Whether a session that may still draw counts `auditor` (its stake cannot refuse a lock)."""
+        undrawn = (RoundState.CREATED, RoundState.DRAWING)
         return any(
-            auditor in s.snapshot and s.state in (SessionState.CREATED, SessionState.DRAWING)
+            (auditor in s.snapshot and s.state in (SessionState.CREATED, SessionState.DRAWING))
+            or any(auditor in r.snapshot and r.state in undrawn for r in s.rounds)
             for s in self.sessions
         )
 
