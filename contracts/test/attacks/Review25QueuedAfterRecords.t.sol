@@ -241,13 +241,14 @@ contract Review25QueuedAfterRecords is Review25QueuedAfterBase {
 /// session ahead of it settles; meanwhile every first lock of that pool (each draw seating it in a new
 /// session, paid by whoever calls the draw) writes a `_queuedAt` record, from zero in each of the pool's 256
 /// ring slots the first time (~22.7k), ~5k in later laps (Review23QueuedAfterExact's figure).
-/// Measured (this test, one transaction, slots cold): first lock with nothing pending vs with the 1 wei
-/// pending, per lock, and over 20 sessions opened while the dust waits, against the griefer's one stake.
-/// See the log lines; the assertions bound the extra at 21k..25k per first lock, so 20 sessions cost the
-/// drawers ~450k more for one ~230k, 1-wei stake (about 2x, bounded by 256 x 22.7k = 5.8M per pool over
-/// its lifetime at the first lap; any honest delegator's deposit costs the same). Severity LOW: no
-/// block-gas DoS (a 96-seat draw grows at most ~2.2M if all 96 pools were dusted, each dust costing the
-/// griefer a stake), no loss of funds.
+/// Measured (this test, one transaction, slots cold): first lock 33,370 gas with nothing pending, 54,881
+/// with the stranger's 1 wei pending (avg of 20): +21,511 per first lock, +430,237 over the 20 sessions
+/// opened while the dust waits, for one 186,741-gas, 1-wei stake by the griefer (~2.3x; bounded by
+/// 256 x ~21.5k = ~5.5M per pool over its lifetime at the first lap, ~5k a lock after; any honest
+/// delegator's deposit costs the same). Severity LOW: no block-gas DoS (a 96-seat draw grows by at most
+/// ~2.1M if all 96 pools were dusted, each dust a stake of the griefer's), no loss of funds. Fix direction
+/// if wanted: pre-warm the 256 `_queuedAt` slots at registration (paid once by the auditor), or keep the
+/// record in a word the push writes anyway.
 /// Command: `scripts/forge test --match-path 'contracts/test/attacks/Review25*' -vv`.
 contract Review25DustRecordGas is Review25QueuedAfterBase {
     function _lockGas() internal returns (uint256 gas) {
