@@ -7,13 +7,15 @@ segment and round, never by who was drawn, so the draw's randomness cannot chang
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TypeVar
 
 import pytest
 
 from trustnode.chain.errors import ContractRevertError
 from trustnode.chain.port import Ballot, CanaryReveal, ChainPort, NotReady, RoundState, SeatVote
+from trustnode.chain.port.memory_state import MemoryChain
 from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, SessionParams
 from trustnode.consensus.canaries import canary_commitment
 from trustnode.consensus.rules import WAD, apply_reputation, reputation_step
@@ -366,3 +368,16 @@ def expected_withheld(p: SessionParams) -> dict[str, object]:
         "panel_size": 6,
         "appellant_net": 0,
     }
+
+
+@contextmanager
+def stake_premise_waived(chain: MemoryChain) -> Iterator[None]:
+    """Open a session the stake premise (outside review 22, `MinStakeBelowSessionLocks`) refuses: the
+    check reads a minimum out of reach at the opening only, as if the owner lowered the minimum
+    after the session opened.  For tests of the draw's rules for stake the session's own locks hold (rule S', reason 5)
+    and of admission figures in worlds of few locks per auditor, which only such a session reaches."""
+    chain.premise_min_stake = 2**96
+    try:
+        yield
+    finally:
+        chain.premise_min_stake = None

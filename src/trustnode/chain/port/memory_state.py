@@ -19,7 +19,7 @@ from trustnode.chain.errors import ChainUnavailableError, ContractRevertError
 from trustnode.chain.port import reverts
 from trustnode.chain.port.types import DrawFailure, TxRef
 from trustnode.chain.port.types_appeals import RevealedCanary, RoundState
-from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, SessionParams
+from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, DEVNET_STAKING_PARAMS, SessionParams
 from trustnode.consensus.appeals import PanelStatus
 from trustnode.consensus.final_settlement import SessionSettlement
 from trustnode.consensus.rules import WAD
@@ -203,7 +203,7 @@ class MemoryChain:
         contract: str = "0x" + "5e" * 20,
         randomness_delay: int = 2,
         slash_delay: int = 2,
-        min_stake: int = 10 * TOKEN,
+        min_stake: int = DEVNET_STAKING_PARAMS.min_stake[0],
         initial_reputation: int = WAD // 2,
         reputation_floor: int = WAD // 2,
         cooldown_s: int = 60,
@@ -219,6 +219,9 @@ class MemoryChain:
         self.randomness_delay = randomness_delay
         self.slash_delay = slash_delay
         self.min_stake = min_stake
+        #: The minimum stake the opening's stake-premise check reads (None: `min_stake`); tests of the
+        #: draw's session-held rule set it to open a session as if the minimum were lowered after it opened.
+        self.premise_min_stake: int | None = None
         self.initial_reputation = initial_reputation
         self.reputation_floor = reputation_floor
         self.cooldown_s = cooldown_s

@@ -213,6 +213,24 @@ class StakingParams(BaseModel):
         )
 
 
+def check_stake_premise(session: SessionParams, staking: StakingParams) -> None:
+    """Refuse parameters under which appeals are on and a tier's minimum stake backs fewer seat locks
+    than the seat cap (outside review 22).  AuditSessions opens a session with appeals only if each tier's
+    minimum backs every lock the session can ask of one auditor of the tier: slash_amount x its segments
+    of the tier, in every practical case (`MinStakeBelowSessionLocks`, `consensus.session_stake`); below
+    seat_cap locks not even a session of seat_cap segments of the tier could open."""
+    if session.appeal_blocks == 0 or session.max_rounds == 0 or session.slash_amount == 0:
+        return
+    need = session.seat_cap * session.slash_amount
+    for tier, floor in enumerate(staking.min_stake):
+        if floor < need:
+            raise ValueError(
+                f"tier {tier}: minimum stake {floor} wei backs {floor // session.slash_amount} seat locks of "
+                f"{session.slash_amount} wei, fewer than the seat cap {session.seat_cap} ({need} wei); with "
+                "appeals on, a session opens only if the minimum backs one lock per segment of the tier"
+            )
+
+
 #: Blocks between a randomness request and the block whose hash serves it (LookaheadRandomness).
 DEVNET_RANDOMNESS_DELAY = 2
 #: Blocks per staking snapshot epoch on a devnet. A session draws from the snapshot at the start of
@@ -238,7 +256,7 @@ DEVNET_SESSION_PARAMS = SessionParams(
     canary_commit_blocks=8,
 )
 DEVNET_STAKING_PARAMS = StakingParams(
-    min_stake=(10 * TOKEN, 10 * TOKEN, 10 * TOKEN),
+    min_stake=(100 * TOKEN, 100 * TOKEN, 100 * TOKEN),
     cooldown=60,
     commission_delay=60,
     initial_reputation=WAD // 2,
