@@ -107,7 +107,9 @@ contract Review22CapacityAssumesStakeForSeats is NoCanaryAppealsFixture {
         bytes memory tw = _uniform(9, 1);
         vm.startPrank(provider);
         token.approve(address(sessions), FEE);
-        vm.expectRevert(abi.encodeWithSelector(AuditSessions.MinStakeBelowSessionLocks.selector, 1, 10e18, 72e18));
+        vm.expectRevert(
+            abi.encodeWithSelector(AuditSessions.MinStakeBelowSessionLocks.selector, 1, 10e18, 72e18)
+        );
         sessions.openSession(keccak256("r22"), tw, FEE);
         vm.stopPrank();
     }
@@ -118,7 +120,9 @@ contract Review22CapacityAssumesStakeForSeats is NoCanaryAppealsFixture {
         _members();
         vm.startPrank(provider);
         token.approve(address(sessions), 2 * FEE);
-        vm.expectRevert(abi.encodeWithSelector(AuditSessions.MinStakeBelowSessionLocks.selector, 1, 10e18, 64e18));
+        vm.expectRevert(
+            abi.encodeWithSelector(AuditSessions.MinStakeBelowSessionLocks.selector, 1, 10e18, 64e18)
+        );
         sessions.openSession(keccak256("r22-8"), _uniform(8, 1), FEE);
         sessions.openSession(keccak256("r22-1"), _uniform(1, 1), FEE);
         vm.stopPrank();
@@ -164,7 +168,9 @@ contract Review22CapacityAtTheRuleMinimum is Review22CapacityAssumesStakeForSeat
         _members();
         vm.startPrank(provider);
         token.approve(address(sessions), 2 * FEE);
-        vm.expectRevert(abi.encodeWithSelector(AuditSessions.MinStakeBelowSessionLocks.selector, 1, 72e18, 80e18));
+        vm.expectRevert(
+            abi.encodeWithSelector(AuditSessions.MinStakeBelowSessionLocks.selector, 1, 72e18, 80e18)
+        );
         sessions.openSession(keccak256("r22-10"), _uniform(10, 1), FEE);
         sessions.openSession(keccak256("r22-9"), _uniform(9, 1), FEE);
         vm.stopPrank();

@@ -88,7 +88,9 @@ contract Review22MinStakeSybilsInflateCapacity is NoCanaryAppealsFixture {
         _nextEpoch();
         vm.startPrank(provider);
         token.approve(address(sessions), FEE);
-        vm.expectRevert(abi.encodeWithSelector(AuditSessions.MinStakeBelowSessionLocks.selector, 1, 10e18, 104e18));
+        vm.expectRevert(
+            abi.encodeWithSelector(AuditSessions.MinStakeBelowSessionLocks.selector, 1, 10e18, 104e18)
+        );
         sessions.openSession(keccak256("r22-sybils"), _uniform(SEGMENTS, 1), FEE);
         vm.stopPrank();
     }
