@@ -49,6 +49,12 @@ interface VmSkipReview23Scan {
 /// Or raise QUEUED_SCAN to the ledger capacity's bound with a gas cap measured on the draw path.
 /// Command: `scripts/forge test --match-path 'contracts/test/attacks/Review23QueuedScan*' -vv`.
 contract Review23QueuedScanFallbackChargesHonest is NoCanaryAppealsFixture {
+    /// @dev Opens sessions the stake premise (outside review 22) refuses at the fixture's minimum: this world
+    /// measures something else (see the fixture's `stakePremiseWaived`).
+    constructor() {
+        stakePremiseWaived = true;
+    }
+
     event log_named_uint(string key, uint256 val);
 
     uint256 internal _fresh;
