@@ -108,7 +108,7 @@ def appeal_scenario(
     p = provider.params()
     for a in auditors.values():
         a.register(Tier.COMPUTER, 1, b"\x42" * 32)
-        a.stake(100 * TOKEN)
+        a.stake(200 * TOKEN)
     sid = open_session(provider, 2, 100 * TOKEN, mine, canaries=None)
     assert provider.canaries(sid).required == 0
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.FAIL if g == 0 else SeatVote.PASS, mine)
@@ -205,7 +205,7 @@ def canary_scenario(
     p = provider.params()
     for a in auditors.values():
         a.register(Tier.COMPUTER, 1, b"\x43" * 32)
-        a.stake(100 * TOKEN)
+        a.stake(200 * TOKEN)
     # governance authorizes the provider as an operator (for other providers' sessions) before it opens
     errors = {"set_not_owner": revert_name(lambda: provider.set_canary_operator(provider.address, True))}
     owner.set_canary_operator(provider.address, True)
@@ -309,7 +309,7 @@ def withheld_scenario(
     committed but never revealed blocks nothing (it takes the largest weight off W)."""
     for a in auditors.values():
         a.register(Tier.COMPUTER, 1, b"\x44" * 32)
-        a.stake(100 * TOKEN)
+        a.stake(200 * TOKEN)
     # a fee of 300 leaves the treasury 60 (its 20% share): enough budget to pay the withheld panel;
     # the one canary required is committed (any hash: it is never revealed)
     sid = open_session(provider, 5, 300 * TOKEN, mine, canaries=[b"\x99" * 32], operator=operator)

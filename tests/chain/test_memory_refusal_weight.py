@@ -222,7 +222,9 @@ def test_a_withdrawal_after_the_seed_cannot_make_a_refusal_uncounted() -> None:
     (70 - 40 < 40, uncounted) it would be 300 of 670, UNFILLABLE: the withdrawal would have kept the
     PASS."""
     chain, provider, appellant, auditors = _tier(7, LOCK40)
-    chain.min_stake = 48 * TOKEN  # the devnet's 100 would bar w's 70 TRUST after its withdrawal outright
+    chain.min_stake = (
+        48 * TOKEN
+    )  # the memory chain's 100 would bar w's 70 TRUST after its withdrawal outright
     sid = _passed(chain, provider, auditors, b"\x16" * 32)
     r0 = provider.seats(sid, 0)
     w, x1 = ([a for a, segs in r0.items() if g in segs][0] for g in range(2))

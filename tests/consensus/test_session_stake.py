@@ -42,7 +42,7 @@ def test_the_review22_figures() -> None:
 
 
 def test_the_memory_chain_refuses_the_opening_as_the_contract_does() -> None:
-    chain = MemoryChain(ISSUE15_PARAMS)  # devnet minimum 100 TRUST, lock 8: 12 segments of a tier
+    chain = MemoryChain(ISSUE15_PARAMS)  # memory minimum 100 TRUST, lock 8: 12 segments of a tier
     provider = chain.port("0x" + "01" * 20)
     chain.fund(provider.address, 10_000 * TOKEN)
     with pytest.raises(ContractRevertError) as e:
@@ -52,10 +52,12 @@ def test_the_memory_chain_refuses_the_opening_as_the_contract_does() -> None:
     provider.open_session(b"\x02" * 32, [0] * 12 + [1] * 12, [1] * 24, 1_000 * TOKEN)
 
 
-def test_deploy_refuses_appeals_whose_minimum_backs_less_than_the_seat_cap() -> None:
+def test_deploy_refuses_appeals_whose_minimum_backs_no_lock() -> None:
     check_stake_premise(DEVNET_SESSION_PARAMS, DEVNET_STAKING_PARAMS)  # appeals off
-    on = DEVNET_SESSION_PARAMS.model_copy(update={"appeal_blocks": 300, "max_rounds": 2})
-    check_stake_premise(on, DEVNET_STAKING_PARAMS)  # 100 TRUST >= 8 x 8 TRUST
-    low = DEVNET_STAKING_PARAMS.model_copy(update={"min_stake": (100 * TOKEN, 10 * TOKEN, 100 * TOKEN)})
-    with pytest.raises(ValueError, match="tier 1: minimum stake 10000000000000000000 wei"):
+    on = DEVNET_SESSION_PARAMS.model_copy(update={"appeal_blocks": 300, "max_rounds": 2, "seat_cap": 32})
+    check_stake_premise(on, DEVNET_STAKING_PARAMS)  # 200 TRUST: 25 locks of 8 TRUST
+    low = DEVNET_STAKING_PARAMS.model_copy(update={"min_stake": (200 * TOKEN, 7 * TOKEN, 200 * TOKEN)})
+    with pytest.raises(
+        ValueError, match="tier 1: minimum stake 7000000000000000000 wei is below one seat lock"
+    ):
         check_stake_premise(on, low)

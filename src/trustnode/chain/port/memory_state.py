@@ -19,7 +19,7 @@ from trustnode.chain.errors import ChainUnavailableError, ContractRevertError
 from trustnode.chain.port import reverts
 from trustnode.chain.port.types import DrawFailure, TxRef
 from trustnode.chain.port.types_appeals import RevealedCanary, RoundState
-from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, DEVNET_STAKING_PARAMS, SessionParams
+from trustnode.chain.protocol import DEVNET_SESSION_PARAMS, SessionParams
 from trustnode.consensus.appeals import PanelStatus
 from trustnode.consensus.final_settlement import SessionSettlement
 from trustnode.consensus.rules import WAD
@@ -27,6 +27,9 @@ from trustnode.models.enums import SegmentOutcome
 from trustnode.models.verdict import SessionState
 
 TOKEN = 10**18
+#: The in-memory chain's minimum stake (one for every tier): 12 segments of a tier per session with appeals
+#: at the devnet's 8-TRUST lock (outside review 22), below the devnet's 200 so worlds of 100-TRUST auditors run.
+MEMORY_MIN_STAKE = 100 * TOKEN
 #: Fast phases for unit tests (blocks); everything else as the devnet.
 MEMORY_SESSION_PARAMS = DEVNET_SESSION_PARAMS.model_copy(
     update={"draw_blocks": 20, "key_blocks": 20, "commit_blocks": 20, "reveal_blocks": 20}
@@ -203,7 +206,7 @@ class MemoryChain:
         contract: str = "0x" + "5e" * 20,
         randomness_delay: int = 2,
         slash_delay: int = 2,
-        min_stake: int = DEVNET_STAKING_PARAMS.min_stake[0],
+        min_stake: int = MEMORY_MIN_STAKE,
         initial_reputation: int = WAD // 2,
         reputation_floor: int = WAD // 2,
         cooldown_s: int = 60,
