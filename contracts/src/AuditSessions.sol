@@ -47,6 +47,10 @@ contract AuditSessions is SessionLifecycle {
     error InvalidWeight(uint256 index, uint256 weight);
     error FeeTooLow(uint256 pool, uint256 required);
     error FeeTooHigh(uint256 fee);
+    /// @notice Appeals are enabled and the minimum stake of `tier` cannot back every seat lock the session can
+    /// ask of one auditor of the tier (`required` = slashAmount x `AppealMath.sessionLockSeats`; run in
+    /// `SessionOps`).
+    error MinStakeBelowSessionLocks(uint256 tier, uint256 minStake, uint256 required);
     error NotProvider(uint256 sessionId);
     error DrawComplete(uint256 sessionId);
     error DrawIncomplete(uint256 sessionId);

@@ -8,9 +8,17 @@ import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {Ownable} from "@openzeppelin/contracts/access/Ownable2Step.sol";
 import {IStaking} from "./interfaces/IStaking.sol";
 import {IRandomness} from "./interfaces/IRandomness.sol";
+import {IAppealModule} from "./interfaces/IAppealModule.sol";
+import {StakingLedger} from "./StakingLedger.sol";
+import {AppealMath} from "./libraries/AppealMath.sol";
 import {PanelKey} from "./libraries/PanelKey.sol";
 import {SegmentWord} from "./libraries/SegmentWord.sol";
 import {SessionLifecycle} from "./SessionLifecycle.sol";
+
+/// @dev The one Staking view the opening reads (`StakingViews.params`; not part of IStaking, the draw's seam).
+interface IStakingParams {
+    function params() external view returns (StakingLedger.StakingParams memory);
+}
 
 /// @title SessionOps
 /// @notice Code of AuditSessions that AuditSessions runs by DELEGATECALL, off the draw, voting and
@@ -45,6 +53,9 @@ contract SessionOps is SessionLifecycle {
     error InvalidWeight(uint256 index, uint256 weight);
     error FeeTooLow(uint256 pool, uint256 required);
     error FeeTooHigh(uint256 fee);
+    /// @notice Appeals are enabled and the minimum stake of `tier` cannot back every seat lock the session can
+    /// ask of one auditor of the tier (`required` = slashAmount x `AppealMath.sessionLockSeats`).
+    error MinStakeBelowSessionLocks(uint256 tier, uint256 minStake, uint256 required);
 
     modifier onlyDelegated() {
         if (address(this) == _self) revert NotCore();
@@ -151,6 +162,7 @@ contract SessionOps is SessionLifecycle {
         sessionId = ++_sessionCount;
         uint256 window = _commitWindow(sessionId, n, p.canaryCommitBlocks);
         uint256 totalSeats = _storeSegments(PanelKey.keyOf(sessionId, 0), tw, n, p);
+        _checkStakeBacksLocks(sessionId, tw, n, p);
         uint256 pool = fee * AUDIT_POOL_BPS / BPS;
         uint256 required = totalSeats * p.reward;
         if (pool < required) revert FeeTooLow(pool, required);
@@ -166,6 +178,41 @@ contract SessionOps is SessionLifecycle {
         _emitOpened(sessionId, s, fee, tw);
         token.safeTransferFrom(msg.sender, address(this), fee);
         if (fee > pool) token.safeTransfer(treasury, fee - pool);
+    }
+
+    /// @dev Outside review 22 (the premise of appeal admission): admission counts a tier's live accounts and
+    /// `AppealMath.cappedCapacity` assumes each can take `seatCap` seats of a round, but a seat needs a lock of
+    /// `slashAmount`, and an auditor whose stake the session's own locks (round 0, every appeal round) already
+    /// hold is excluded uncounted (the draw's reason 5), so accounts at the minimum stake made admitted rounds
+    /// UNFILLABLE with nobody refusing (Review22CapacityAssumesStakeForSeats, Review22MinStakeSybilsInflate-
+    /// Capacity). An auditor the draw can lock is eligible (`Staking._lockLimit`: basis >= minStake) and its
+    /// limit is at least its basis; so when minStake >= slashAmount x the most locks the session can hold on
+    /// one auditor of the tier (`AppealMath.sessionLockSeats`), the session's own locks never refuse it a seat
+    /// (reason 5 cannot occur) and every eligible account can take `seatCap` seats of any round. Checked when
+    /// the session's appeal params enable appeals (the raw `maxRounds`: the session has no record yet, so
+    /// `paramsOf` does not cap it; a larger `maxRounds` only asks more). Staking's minimum is read now: it may
+    /// rise later (Staking.setParams), never lower an eligible auditor's basis below itself.
+    /// Tiers are valid here (`_storeSegments` ran).
+    function _checkStakeBacksLocks(uint256 sessionId, bytes calldata tw, uint256 n, SessionParams storage p)
+        private
+        view
+    {
+        address appeals = appealModule;
+        if (appeals == address(0)) return;
+        IAppealModule.AppealParams memory a = IAppealModule(appeals).paramsOf(sessionId);
+        if (a.appealBlocks == 0 || a.maxRounds == 0) return;
+        uint256[3] memory perTier;
+        for (uint256 i = 0; i < n; ++i) {
+            ++perTier[uint8(tw[3 * i])];
+        }
+        uint96[3] memory minStake = IStakingParams(address(staking)).params().minStake;
+        uint256 seatCap = p.seatCap;
+        uint256 lock = p.slashAmount;
+        for (uint256 t = 0; t < 3; ++t) {
+            if (perTier[t] == 0) continue;
+            uint256 required = lock * AppealMath.sessionLockSeats(perTier[t], n, seatCap, a.maxRounds);
+            if (minStake[t] < required) revert MinStakeBelowSessionLocks(t, minStake[t], required);
+        }
     }
 
     /// @dev Pin the source and the snapshot epoch; ask for a draw randomness unknown for `minBlocks` blocks.

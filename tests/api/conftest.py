@@ -31,9 +31,9 @@ def session(fresh_devnet: Deployment) -> tuple[Protocol, int]:
     admin = Protocol(client_for(dep, 0), dep.contracts)
     for acct in HUMANS:
         me = admin.as_signer(client_for(dep, acct))
-        admin.transfer(me.address, 100 * TOKEN)
+        admin.transfer(me.address, 250 * TOKEN)
         me.register(2, 1 << 2, keccak(text=f"x25519-{acct}"))
-        me.stake(me.address, 50 * TOKEN)
+        me.stake(me.address, 200 * TOKEN)  # the devnet's minimum stake
     admin.mine_to_next_epoch()  # protocol v2: the draw samples the snapshot of the opening epoch
     provider = admin.as_signer(client_for(dep, PROVIDER))
     admin.transfer(provider.address, 1_000 * TOKEN)

@@ -31,7 +31,7 @@ def unseatable_scenario(
     who sat on no round-0 panel leave: one before segment 0's appeal, three more before segment 1's."""
     for a in auditors.values():
         a.register(Tier.COMPUTER, 1, b"\x46" * 32)
-        a.stake(100 * TOKEN)
+        a.stake(200 * TOKEN)
     sid = open_session(provider, 2, 100 * TOKEN, mine, canaries=None)
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, mine)
     before = appellant.appeal_quote(sid, [0])

@@ -19,7 +19,7 @@ def withheld_deeper_scenario(
 ) -> dict[str, object]:
     for a in auditors.values():
         a.register(Tier.COMPUTER, 1, b"\x45" * 32)
-        a.stake(100 * TOKEN)
+        a.stake(200 * TOKEN)
     sid = open_session(provider, 1, 300 * TOKEN, mine, canaries=None)
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, mine)
     mine(max(0, (provider.appeal_status(sid).opens_at or 0) - provider.block_number()))

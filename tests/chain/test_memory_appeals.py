@@ -4,7 +4,14 @@ round's money equal to `final_settlement.settle_session`."""
 
 from __future__ import annotations
 
-from tests.chain.port_scenarios import ISSUE15_PARAMS, TOKEN, revert_name, vote_round, when_ready
+from tests.chain.port_scenarios import (
+    ISSUE15_PARAMS,
+    TOKEN,
+    revert_name,
+    stake_premise_waived,
+    vote_round,
+    when_ready,
+)
 from tests.chain.test_port_appeals import OPERATOR, _memory
 from trustnode.chain.port import RoundState, SeatVote
 from trustnode.consensus.appeals import AppealResult
@@ -157,7 +164,8 @@ def test_a_round_the_seat_cap_could_fail_is_refused_at_the_quote() -> None:
     tier's members can seat (6 x 8 / 2 = 24), else one busy auditor's refusal fails its draw REFUSED and
     voids every PASS it names; up to the cap, an auditor may sit on every segment, and it is admitted."""
     chain, provider, appellant, auditors = _staked(6)
-    sid = provider.open_session(b"\x09" * 32, [0] * 10, [1] * 10, 100 * TOKEN).session_id
+    with stake_premise_waived(chain):
+        sid = provider.open_session(b"\x09" * 32, [0] * 10, [1] * 10, 100 * TOKEN).session_id
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
     chain.mine(ISSUE15_PARAMS.canary_reveal_blocks + 1)  # the appeal window opens after the canaries'
     quote = appellant.appeal_quote(sid, list(range(9)))  # 9 segments x k_1 = 3: 27 seats

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from eth_utils import to_checksum_address
 
-from tests.chain.port_scenarios import ISSUE15_PARAMS, TOKEN, vote_round, when_ready
+from tests.chain.port_scenarios import ISSUE15_PARAMS, TOKEN, stake_premise_waived, vote_round, when_ready
 from tests.chain.test_port_appeals import OPERATOR
 from trustnode.chain.port import ChainPort, RoundState, SeatVote
 from trustnode.chain.port.memory_rounds import RoundOps
@@ -48,7 +48,8 @@ def _join(chain: MemoryChain, i: int, tier: Tier, stake: int) -> dict[str, Chain
 def _passed(
     chain: MemoryChain, provider: ChainPort, auditors: dict[str, ChainPort], root: bytes, tier: int = 0
 ) -> int:
-    sid = provider.open_session(root, [tier, tier], [1, 1], 100 * TOKEN).session_id
+    with stake_premise_waived(chain):
+        sid = provider.open_session(root, [tier, tier], [1, 1], 100 * TOKEN).session_id
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
     chain.mine(ISSUE15_PARAMS.canary_reveal_blocks + 1)
     return sid
@@ -171,7 +172,8 @@ def test_an_auditor_exhausted_by_round_0_and_the_rounds_own_seats_is_not_counted
     session's own doing, uncounted; Y, O3, O4 counted: 300 of 600 TRUST, no majority: UNFILLABLE.  Under
     rule S (only the other appeal rounds' locks, none here) X counted: 400 of 600, REFUSED."""
     chain, provider, appellant, auditors = _tier(7, LOCK40)
-    sid = provider.open_session(b"\x15" * 32, [0, 0, 0], [1, 1, 1], 100 * TOKEN).session_id
+    with stake_premise_waived(chain):
+        sid = provider.open_session(b"\x15" * 32, [0, 0, 0], [1, 1, 1], 100 * TOKEN).session_id
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
     chain.mine(ISSUE15_PARAMS.canary_reveal_blocks + 1)
     r0 = provider.seats(sid, 0)
@@ -221,6 +223,9 @@ def test_a_withdrawal_after_the_seed_cannot_make_a_refusal_uncounted() -> None:
     (70 - 40 < 40, uncounted) it would be 300 of 670, UNFILLABLE: the withdrawal would have kept the
     PASS."""
     chain, provider, appellant, auditors = _tier(7, LOCK40)
+    chain.min_stake = (
+        48 * TOKEN
+    )  # the memory chain's 100 would bar w's 70 TRUST after its withdrawal outright
     sid = _passed(chain, provider, auditors, b"\x16" * 32)
     r0 = provider.seats(sid, 0)
     w, x1 = ([a for a, segs in r0.items() if g in segs][0] for g in range(2))
@@ -265,7 +270,8 @@ def test_review11_large_tier_own_rounds_cannot_void_the_last_round() -> None:
     rule S'; counted 0 of 1,700: UNFILLABLE, the PASS stands.  Under rule S (other appeal rounds only)
     all 11 counted, 1,100 of 1,700: REFUSED (this test was a strict xfail then)."""
     chain, provider, appellant, auditors = _tier(20, tier=Tier.LLM)
-    sid = provider.open_session(b"\x21" * 32, [Tier.LLM] * 24, [1] * 24, 1_000 * TOKEN).session_id
+    with stake_premise_waived(chain):
+        sid = provider.open_session(b"\x21" * 32, [Tier.LLM] * 24, [1] * 24, 1_000 * TOKEN).session_id
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
     chain.mine(ISSUE15_PARAMS.canary_reveal_blocks + 1)
     for i in range(3):
@@ -283,7 +289,8 @@ def _review19(k: int):  # type: ignore[no-untyped-def]
     100 TRUST (tier LLM); A drawn whole, then the first `k` auditors lock all their free stake
     elsewhere, then B is drawn."""
     chain, provider, appellant, auditors = _tier(20, tier=Tier.LLM)
-    sid = provider.open_session(b"\x22" * 32, [Tier.LLM] * 24, [1] * 24, 1_000 * TOKEN).session_id
+    with stake_premise_waived(chain):
+        sid = provider.open_session(b"\x22" * 32, [Tier.LLM] * 24, [1] * 24, 1_000 * TOKEN).session_id
     vote_round(provider, auditors, sid, 0, lambda r, g: SeatVote.PASS, chain.mine)
     chain.mine(ISSUE15_PARAMS.canary_reveal_blocks + 1)
     appellant.appeal(sid, list(range(8)), 10**30)

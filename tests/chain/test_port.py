@@ -66,7 +66,7 @@ def scenario(provider: ChainPort, auditor: ChainPort, mine: Callable[[int], None
     """One computer segment, one auditor: every port operation of a session's life, in order."""
     assert provider.capabilities.protocol_version == 2 and provider.capabilities.abstain
     auditor.register(Tier.COMPUTER, 1, b"\x42" * 32)
-    auditor.stake(100 * TOKEN)
+    auditor.stake(200 * TOKEN)
     assert [e.address for e in auditor.eligible_auditors(Tier.COMPUTER)] == [auditor.address]
     params = provider.params()
     fee = params.reward * 2
@@ -164,7 +164,7 @@ def failed_draw(provider: ChainPort, auditor: ChainPort, mine: Callable[[int], N
     reason, the provider gets the pool back minus R for the seat already drawn, and that seat's
     auditor is paid R (stake unlocked) when it settles."""
     auditor.register(Tier.LLM, 1, b"\x43" * 32)
-    auditor.stake(100 * TOKEN)
+    auditor.stake(200 * TOKEN)
     params = provider.params()
     fee = params.reward * 3 * 2
     before = provider.token_balance(provider.address)
@@ -223,7 +223,7 @@ def test_a_draw_emptied_by_a_refused_lock_is_not_refunded_on_the_memory_port() -
     for a in (honest, busy):
         chain.fund(a.address, 10_000 * TOKEN)
         a.register(Tier.LLM, 1, b"\x43" * 32)
-        a.stake(100 * TOKEN)
+        a.stake(200 * TOKEN)
     chain.auditors[busy.address].locked = chain.auditors[busy.address].assets  # seated in another session
     fee = DEVNET_SESSION_PARAMS.reward * 3 * 2
     before = provider.token_balance(provider.address)
@@ -247,7 +247,7 @@ def test_the_web3_port_releases_a_held_withdrawal_once_its_hold_is_over(fresh_de
     owner.transfer(me_p.address, 1_000 * TOKEN)
     me = Web3Port(me_p, deploy_block=fresh_devnet.deploy_block)
     me.register(Tier.LLM, 1, b"\x43" * 32)
-    me.stake(100 * TOKEN)
+    me.stake(200 * TOKEN)
     me_p.mine_to_next_epoch()  # the pool stands in a readable snapshot
     shares, _ = me.self_stake(me.address)
     wid = me.request_withdrawal(shares // 4)
@@ -259,7 +259,7 @@ def test_the_web3_port_releases_a_held_withdrawal_once_its_hold_is_over(fresh_de
     me_p.mine_to_next_epoch()
     assert me.release_withdrawal(wid) is not None, "the hold is over: the pool is drained"
     w = me.withdrawal(wid)
-    assert w.ready_at != PENDING_READY_AT and w.amount == 25 * TOKEN
+    assert w.ready_at != PENDING_READY_AT and w.amount == 50 * TOKEN
     assert me.release_withdrawal(wid) is None, "nothing left to release"
 
 

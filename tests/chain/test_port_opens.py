@@ -28,7 +28,7 @@ UNKNOWN_TX = "0x" + "77" * 32
 
 def batch(provider: ChainPort, auditor: ChainPort, mine: Callable[[int], None]) -> dict[str, object]:
     auditor.register(Tier.COMPUTER, 1, b"\x42" * 32)
-    auditor.stake(100 * TOKEN)
+    auditor.stake(200 * TOKEN)
     fee = provider.params().reward * 2
     requests = [
         OpenRequest(merkle_root=ROOTS[0], tiers=[0], weights=[1], fee=fee),

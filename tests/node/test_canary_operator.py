@@ -101,7 +101,7 @@ def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Net]:
                 ports[i] = Web3Port(proto, deploy_block=dep.deploy_block)
             for i in AUDITORS:
                 ports[i].register(Tier.COMPUTER, 1, bytes([i]) * 32)
-                ports[i].stake(100 * TOKEN)
+                ports[i].stake(200 * TOKEN)
             auditors = {ports[i].address: ports[i] for i in AUDITORS}
             yield Net(dep, dep_file, ipfs.api_url, owner, ports[PROVIDER], auditors)
     finally:

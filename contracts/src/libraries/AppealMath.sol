@@ -5,6 +5,7 @@ import {IAuditSessions} from "../interfaces/IAuditSessions.sol";
 import {IAppealModule} from "../interfaces/IAppealModule.sol";
 import {SegmentWord} from "./SegmentWord.sol";
 import {AppealWord} from "./AppealWord.sol";
+import {PanelKey} from "./PanelKey.sol";
 
 /// @title AppealMath
 /// @notice The integer rules of `consensus/appeals.py`, one function each: panel sizes, bonds, the
@@ -46,6 +47,24 @@ library AppealMath {
     function cappedCapacity(uint256 eligible, uint256 k, uint256 seatCap) internal pure returns (uint256) {
         uint256 free = eligible - eligible / 2;
         return free < k ? 0 : k + seatCap * (free - k);
+    }
+
+    /// @notice The most seat locks one auditor can hold at once for one session whose `segmentCount` segments
+    /// include `tierSegments` of its tier (outside review 22, the premise of `cappedCapacity`): one seat per
+    /// segment of its tier over the whole session (a segment's later panels exclude its earlier panels'
+    /// auditors) and at most `seatCap` per round, round 0 and up to min(maxRounds x segmentCount, 255) appeal
+    /// rounds (`TooManyRounds`), every lock held until the session settles. Not (maxRounds + 1) x seatCap:
+    /// maxRounds bounds a segment's depth, not the rounds, so sequential rounds naming disjoint segments each
+    /// add up to `seatCap` seats of one auditor.
+    function sessionLockSeats(uint256 tierSegments, uint256 segmentCount, uint256 seatCap, uint256 maxRounds)
+        internal
+        pure
+        returns (uint256)
+    {
+        uint256 rounds = maxRounds * segmentCount;
+        if (rounds > PanelKey.MAX_ROUND) rounds = PanelKey.MAX_ROUND;
+        uint256 byRounds = seatCap * (rounds + 1);
+        return tierSegments < byRounds ? tierSegments : byRounds;
     }
 
     /// @notice Whether a failed draw of a round whose segments each have `eligible` auditors for `k` seats

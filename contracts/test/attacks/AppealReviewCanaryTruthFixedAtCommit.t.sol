@@ -10,6 +10,12 @@ import {ICanaryModule} from "../../src/interfaces/ICanaryModule.sol";
 /// refused by name, and the hedge leaves the second slot unrevealed, which costs the largest segment weight
 /// off the trace's passed weight.
 contract AppealReviewCanaryTruthFixedAtCommitTest is AppealsFixture {
+    /// @dev Opens sessions the stake premise (outside review 22) refuses at the fixture's minimum: this world
+    /// measures something else (see the fixture's `stakePremiseWaived`).
+    constructor() {
+        stakePremiseWaived = true;
+    }
+
     function setUp() public {
         _deployAppeals();
         _addAuditors(1, 12, STAKE);

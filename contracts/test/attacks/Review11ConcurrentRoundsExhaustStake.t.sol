@@ -51,6 +51,12 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// cannot have the correct PASSes it appeals overturned), against 288 of R for the victim, and the victim's
 /// round, opened first, has its randomness first and can be drawn first (the draw is permissionless).
 contract Review11ConcurrentRoundsExhaustStake is NoCanaryAppealsFixture {
+    /// @dev Opens sessions the stake premise (outside review 22) refuses at the fixture's minimum: this world
+    /// measures something else (see the fixture's `stakePremiseWaived`).
+    constructor() {
+        stakePremiseWaived = true;
+    }
+
     event log_named_uint(string key, uint256 val);
 
     uint256 internal sid;

@@ -38,6 +38,12 @@ import {Vm} from "../utils/TestBase.sol";
 /// fails (defender 40 / honest 4 reason 5, UNFILLABLE).
 /// Command: `scripts/forge test --match-path 'contracts/test/attacks/Review19*' -vv`.
 contract Review19SeatedDefenderWithholdsUncharged is NoCanaryAppealsFixture {
+    /// @dev Opens sessions the stake premise (outside review 22) refuses at the fixture's minimum: this world
+    /// measures something else (see the fixture's `stakePremiseWaived`).
+    constructor() {
+        stakePremiseWaived = true;
+    }
+
     event log_named_uint(string key, uint256 val);
 
     uint256 internal constant K = 9;

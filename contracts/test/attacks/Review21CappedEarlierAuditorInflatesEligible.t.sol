@@ -47,6 +47,12 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// 4,200, D0 at 3,000) UNFILLABLE, one weight unit more REFUSED (fails on 55d381a: its W_E is 7,200).
 /// Command: `scripts/forge test --match-path 'contracts/test/attacks/Review21*' -vv`.
 contract Review21CappedEarlierAuditorInflatesEligible is NoCanaryAppealsFixture {
+    /// @dev Opens sessions the stake premise (outside review 22) refuses at the fixture's minimum: this world
+    /// measures something else (see the fixture's `stakePremiseWaived`).
+    constructor() {
+        stakePremiseWaived = true;
+    }
+
     uint256 internal constant SEGMENTS = 20;
     /// @dev The measured fixture of 29b4b57: 10 refusers of 250 TRUST (members 20, E 17), refused up front now.
     uint256 internal constant REFUSERS_MEASURED = 10;

@@ -47,6 +47,12 @@ import {Vm} from "../utils/TestBase.sol";
 /// out of W_E instead, never only out of the S' limit.)
 /// Command: `scripts/forge test --match-path 'contracts/test/attacks/Review21*' -vv`.
 contract Review21QueuedDepositsUncountRefusal is NoCanaryAppealsFixture {
+    /// @dev Opens sessions the stake premise (outside review 22) refuses at the fixture's minimum: this world
+    /// measures something else (see the fixture's `stakePremiseWaived`).
+    constructor() {
+        stakePremiseWaived = true;
+    }
+
     uint256 internal constant SEGMENTS = 22;
     uint256 internal constant REFUSERS = 7;
     uint256 internal constant DEPOSIT = 2000e18;

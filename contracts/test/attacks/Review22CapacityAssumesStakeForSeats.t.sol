@@ -6,12 +6,9 @@ import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {StakingLedger} from "../../src/StakingLedger.sol";
+import {AuditSessions} from "../../src/AuditSessions.sol";
 
-interface VmSkipReview22Capacity {
-    function skip(bool) external;
-}
-
-/// @title Review22CapacityAssumesStakeForSeats (outside review 22 of 0f4112d, open)
+/// @title Review22CapacityAssumesStakeForSeats (outside review 22 of 0f4112d, fixed)
 /// @notice Property (docs/appeals-canaries.md "Round size" and "Who counts"): an admitted round fails its draw
 /// only if more than half of the auditors who can sit on its segments refuse ("Under the rule the cap fails
 /// a draw only if more than half of the auditors who can sit refuse"); `cappedCapacity` assumes each of the
@@ -40,23 +37,28 @@ interface VmSkipReview22Capacity {
 /// minimum-stake accounts, each raising E by 1 and the capped capacity by about seatCap / 2 while backing one
 /// seat: not measured here). It depends on the stake spread: it needs auditors near the minimum stake,
 /// which the devnet defaults make one lock (no mainnet params exist in the repo).
-/// Fix proposal (the premise, not the formula): (1) params, one check: refuse session params unless every
-/// tier's `minStake >= 2 x seatCap x slashAmount` (round 0's cap plus a full appeal round: an account at
-/// the minimum can then take `seatCap` seats of one appeal round after its round-0 seats; concurrent own
-/// rounds stay review 11's trade-off) - it couples `AuditSessions.setParams` to Staking's params, so the
-/// simpler form is raising the defaults (min stake 10 -> 128 TRUST for seat cap 8, lock 8); or (2)
-/// admission: count the seats the tier can back, min(seatCap, minStake / slashAmount - seatCap) per
-/// account, not the accounts (refuse if 0); or (3) at the draw, count a reason-5 exclusion of an auditor
-/// holding no seat of the failing round in W_E only, and tell the appellant at admission.
+/// Fixed (the premise, not the formula): a session that enables appeals opens only if every tier of its
+/// segments has `minStake >= slashAmount x sessionLockSeats`, the most locks the session can hold on one
+/// auditor of the tier: min(tier segments, seatCap x (1 + min(maxRounds x segments, 255))) (one seat per
+/// segment over the whole session, seatCap per round; not (maxRounds + 1) x seatCap: rounds naming disjoint
+/// segments each add seatCap). An auditor the draw can lock has a limit of at least the minimum, so the
+/// session's own locks never refuse it (no reason 5). Here 9 segments: 8 TRUST x 9 = 72 TRUST; the opening at
+/// 10 TRUST reverts `MinStakeBelowSessionLocks(1, 10e18, 72e18)` (was: opened, the round drew 13 of 63). With
+/// the minimum at 72 TRUST (`Review22CapacityAtTheRuleMinimum`) the same 9-segment round draws 63 of 63,
+/// 0 session-held (reason 5), 0 counted refusals.
 /// Command: `scripts/forge test --match-path 'contracts/test/attacks/Review22Capacity*' -vv`.
 contract Review22CapacityAssumesStakeForSeats is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
-    uint256 internal constant MIN = 10e18;
+    /// @dev The auditors' stake and the tiers' minimum: 10 TRUST, the devnet minimum before the fix.
+    function _min() internal pure virtual returns (uint256) {
+        return 10e18;
+    }
 
     function _stakingParams() internal pure override returns (StakingLedger.StakingParams memory p) {
         p = super._stakingParams();
-        p.minStake = [uint96(MIN), uint96(MIN), uint96(MIN)]; // chain/protocol/params.py DEVNET_STAKING_PARAMS
+        uint96 m = uint96(_min());
+        p.minStake = [m, m, m];
     }
 
     function _appealParams() internal pure override returns (IAppealModule.AppealParams memory p) {
@@ -85,45 +87,96 @@ contract Review22CapacityAssumesStakeForSeats is NoCanaryAppealsFixture {
         }
     }
 
-    function _setUp(uint256 segments) internal returns (uint256 sid) {
+    function _members() internal {
         _deployAppeals();
-        _addAuditors(1, 40, MIN);
+        _addAuditors(1, 40, _min());
         _nextEpoch();
+    }
+
+    function _setUp(uint256 segments) internal returns (uint256 sid) {
+        _members();
         sid = _passedSession(segments, FEE);
         uint256 epoch = block.number / EPOCH_BLOCKS + 1;
         assertEq(_sortition().liveCountAtExcept(1, epoch, provider), 40, "members 40");
     }
 
-    function test_AdmittedCappedRoundFailsWithNoRefusal_KNOWN() public {
-        VmSkipReview22Capacity(address(vm)).skip(true);
+    /// @dev The fix: a 9-segment session with appeals cannot open while a minimum-stake auditor backs fewer
+    /// than 9 locks (the attack's session on main opened, and its admitted 63-seat round drew 13).
+    function test_AdmittedCappedRoundFailsWithNoRefusal() public virtual {
+        _members();
+        bytes memory tw = _uniform(9, 1);
+        vm.startPrank(provider);
+        token.approve(address(sessions), FEE);
+        vm.expectRevert(
+            abi.encodeWithSelector(AuditSessions.MinStakeBelowSessionLocks.selector, 1, 10e18, 72e18)
+        );
+        sessions.openSession(keccak256("r22"), tw, FEE);
+        vm.stopPrank();
+    }
+
+    /// @dev The requirement follows the session's segments of the tier: 8 segments need 64 TRUST (still
+    /// refused at 10), one segment 8 TRUST (opens).
+    function test_RuleScalesWithTheSessionsSegments() public virtual {
+        _members();
+        vm.startPrank(provider);
+        token.approve(address(sessions), 2 * FEE);
+        vm.expectRevert(
+            abi.encodeWithSelector(AuditSessions.MinStakeBelowSessionLocks.selector, 1, 10e18, 64e18)
+        );
+        sessions.openSession(keccak256("r22-8"), _uniform(8, 1), FEE);
+        sessions.openSession(keccak256("r22-1"), _uniform(1, 1), FEE);
+        vm.stopPrank();
+    }
+
+    /// @dev Control: a one-segment session opens at 10 TRUST (8 TRUST backs its one lock per auditor) and
+    /// its appeal round fills.
+    function test_ControlOneSegmentSessionAppealFills() public virtual {
+        uint256 sid = _setUp(1);
+        uint256 round = _appeal(sid, _segsN(1));
+        uint256[6] memory reasons = _drawCounting(sid, round);
+        IAppealModule.Round memory rd = appeals.roundOf(sid, round);
+        assertEq(rd.drawnSeats, 7, "drawn in full");
+        assertEq(reasons[3] + reasons[5], 0, "nobody refused");
+    }
+}
+
+/// @notice The property at the rule's minimum: 40 auditors of 72 TRUST (= 8 TRUST x 9 segments), the attack's
+/// 9-segment session opens and the 63-seat capped round is drawn in full with nobody refusing or held.
+/// Measured (`scripts/forge test --match-path 'contracts/test/attacks/Review22Capacity*' -vv`).
+contract Review22CapacityAtTheRuleMinimum is Review22CapacityAssumesStakeForSeats {
+    function _min() internal pure override returns (uint256) {
+        return 72e18;
+    }
+
+    function test_AdmittedCappedRoundFailsWithNoRefusal() public override {
         uint256 sid = _setUp(9);
         IAppealModule.Quote memory q = appeals.quote(sid, _segsN(9));
-        emit log_named_uint("quote total seats", q.totalSeats);
-        emit log_named_uint("quote bond (wei)", q.bond);
         assertEq(q.totalSeats, 63, "9 x 7 seats, capacity 103 (E 37, seat cap 8)");
         assertTrue(q.refusalsCharged, "charged: E 37 >= 14");
-        uint256 before = token.balanceOf(appellant);
         uint256 round = _appeal(sid, _segsN(9));
         uint256[6] memory reasons = _drawCounting(sid, round);
         IAppealModule.Round memory rd = appeals.roundOf(sid, round);
         emit log_named_uint("seats drawn (of 63)", rd.drawnSeats);
         emit log_named_uint("counted refusals (reason 3)", reasons[3]);
         emit log_named_uint("session-held (reason 5)", reasons[5]);
-        emit log_named_uint("earlier panel (reason 4)", reasons[4]);
+        assertEq(reasons[5], 0, "no session-held exclusion");
         assertEq(reasons[3], 0, "nobody refused");
-        assertEq(uint256(rd.status), uint256(IAuditSessions.Status.Cancelled), "draw failed");
-        assertTrue(!rd.refused, "UNFILLABLE");
-        vm.expectRevert(abi.encodeWithSelector(IAppealModule.SegmentFinal.selector, sid, 8));
-        vm.prank(appellant);
-        appeals.appeal(sid, _segs(8), type(uint256).max);
-        _closeAndSettle(sid);
-        emit log_named_uint("appellant net loss (wei)", before - token.balanceOf(appellant));
-        emit log_named_uint("segment 8 outcome (1 PASS)", _outcomeOf(sid, 8));
-        // The property: an admitted round with no refusal is drawn in full.
         assertEq(rd.drawnSeats, 63, "admitted round drawn in full with nobody refusing");
     }
 
-    /// @dev Control: one segment (7 seats) is seated from the 13 auditors without a round-0 seat.
+    function test_RuleScalesWithTheSessionsSegments() public override {
+        _members();
+        vm.startPrank(provider);
+        token.approve(address(sessions), 2 * FEE);
+        vm.expectRevert(
+            abi.encodeWithSelector(AuditSessions.MinStakeBelowSessionLocks.selector, 1, 72e18, 80e18)
+        );
+        sessions.openSession(keccak256("r22-10"), _uniform(10, 1), FEE);
+        sessions.openSession(keccak256("r22-9"), _uniform(9, 1), FEE);
+        vm.stopPrank();
+    }
+
+    /// @dev Control (main's): one segment (7 seats) of the 9-segment session is seated.
     function test_ControlOneSegmentRoundFills() public {
         uint256 sid = _setUp(9);
         uint256 round = _appeal(sid, _segsN(1));

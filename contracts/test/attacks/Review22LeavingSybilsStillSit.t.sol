@@ -20,6 +20,12 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// the 48 accounts hold 4,800 of 14,800 TRUST (32%) and 51 of 91 seats (56%): the panel-capture side is
 /// Review22LightAccountsOutdrawThinTier (the per-segment draw in a thin tier, not the cap: uncapped, 52).
 contract Review22LeavingSybilsStillSit is NoCanaryAppealsFixture {
+    /// @dev Opens sessions the stake premise (outside review 22) refuses at the fixture's minimum: this world
+    /// measures something else (see the fixture's `stakePremiseWaived`).
+    constructor() {
+        stakePremiseWaived = true;
+    }
+
     event log_named_uint(string key, uint256 val);
 
     uint256 internal constant MIN = 100e18; // the fixture's min stake

@@ -6,12 +6,9 @@ import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 import {StakingLedger} from "../../src/StakingLedger.sol";
+import {AuditSessions} from "../../src/AuditSessions.sol";
 
-interface VmSkipReview22Sybils {
-    function skip(bool) external;
-}
-
-/// @title Review22MinStakeSybilsInflateCapacity (outside review 22 of 0f4112d, open)
+/// @title Review22MinStakeSybilsInflateCapacity (outside review 22 of 0f4112d, fixed)
 /// @notice Property (docs "Round size"): a capped round fails its draw only if more than half of the auditors
 /// who can sit refuse.
 /// Attack (the defender's version of Review22CapacityAssumesStakeForSeats): each account adds 1 to E and
@@ -32,19 +29,27 @@ interface VmSkipReview22Sybils {
 /// Severity: MEDIUM (a defender holding a few % of the stake makes an honest appellant's largest admitted round
 /// UNFILLABLE, its wrong PASSes final, for no cost; the appellant sees only E). Needs a min stake below about
 /// (1 + seatCap) locks, as on devnet.
-/// Fix proposal: as Review22CapacityAssumesStakeForSeats (the seat supply per account, or a min stake of at
-/// least 2 x seatCap x slashAmount); a weight-based capacity would also blunt it (the bound counts accounts,
-/// rule R counts stake: review 17's asymmetry on the admission side).
+/// Fixed (Review22CapacityAssumesStakeForSeats): a 13-segment tier-1 session with appeals needs a tier
+/// minimum of 8 TRUST x min(13, 4 x (1 + 2 x 13)) = 104 TRUST; at 10 TRUST its opening reverts
+/// `MinStakeBelowSessionLocks(1, 10e18, 104e18)` (was: opened, and the sybils' round drew 88 of 91). At the
+/// rule's minimum (`Review22MinStakeSybilsAtTheRuleMinimum`: 48 sybils of 104 TRUST, 4,992 TRUST, 33% of the
+/// tier's stake) the same round is admitted and drawn 91 of 91, 0 session-held, 0 counted refusals: a sybil
+/// backs every seat the bound counts it for.
 contract Review22MinStakeSybilsInflateCapacity is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
 
-    uint256 internal constant MIN = 10e18;
     uint256 internal constant SEGMENTS = 13;
     uint256 internal constant SYBILS = 48;
 
+    /// @dev The tiers' minimum and the sybils' stake: 10 TRUST, the devnet minimum before the fix.
+    function _min() internal pure virtual returns (uint256) {
+        return 10e18;
+    }
+
     function _stakingParams() internal pure override returns (StakingLedger.StakingParams memory p) {
         p = super._stakingParams();
-        p.minStake = [uint96(MIN), uint96(MIN), uint96(MIN)];
+        uint96 m = uint96(_min());
+        p.minStake = [m, m, m];
     }
 
     function _sessionParams() internal pure override returns (IAuditSessions.SessionParams memory p) {
@@ -67,9 +72,34 @@ contract Review22MinStakeSybilsInflateCapacity is NoCanaryAppealsFixture {
     function _setUp(uint256 sybils) internal returns (uint256 sid) {
         sid = _setUpPassedSession(10, SEGMENTS, FEE);
         for (uint256 i = 0; i < sybils; ++i) {
-            _joinTier(vm.addr(0xD5B000 + i), 1, MIN);
+            _joinTier(vm.addr(0xD5B000 + i), 1, _min());
         }
         _nextEpoch();
+    }
+
+    /// @dev The fix: the 13-segment session cannot open with appeals while the minimum backs fewer than 13
+    /// locks (on main it opened, and the sybils' admitted 91-seat round drew 88).
+    function test_SybilsLureAnUnseatableRound() public virtual {
+        _deployAppeals();
+        _addAuditors(1, 10, STAKE);
+        for (uint256 i = 0; i < SYBILS; ++i) {
+            _joinTier(vm.addr(0xD5B000 + i), 1, _min());
+        }
+        _nextEpoch();
+        vm.startPrank(provider);
+        token.approve(address(sessions), FEE);
+        vm.expectRevert(
+            abi.encodeWithSelector(AuditSessions.MinStakeBelowSessionLocks.selector, 1, 10e18, 104e18)
+        );
+        sessions.openSession(keccak256("r22-sybils"), _uniform(SEGMENTS, 1), FEE);
+        vm.stopPrank();
+    }
+}
+
+/// @notice The attack at the rule's minimum (104 TRUST): the sybils now back their seats, the round fills.
+contract Review22MinStakeSybilsAtTheRuleMinimum is Review22MinStakeSybilsInflateCapacity {
+    function _min() internal pure override returns (uint256) {
+        return 104e18;
     }
 
     /// @dev Control: without the sybils the same round is refused up front (E 7: no capped round fits).
@@ -79,8 +109,7 @@ contract Review22MinStakeSybilsInflateCapacity is NoCanaryAppealsFixture {
         appeals.quote(sid, _segsN(SEGMENTS));
     }
 
-    function test_SybilsLureAnUnseatableRound_KNOWN() public {
-        VmSkipReview22Sybils(address(vm)).skip(true);
+    function test_SybilsLureAnUnseatableRound() public override {
         uint256 sid = _setUp(SYBILS);
         IAppealModule.Quote memory q = appeals.quote(sid, _segsN(SEGMENTS));
         emit log_named_uint("quote total seats", q.totalSeats);
@@ -115,7 +144,9 @@ contract Review22MinStakeSybilsInflateCapacity is NoCanaryAppealsFixture {
         for (uint256 i = 0; i < SYBILS; ++i) {
             backing += _backing(vm.addr(0xD5B000 + i)) + token.balanceOf(vm.addr(0xD5B000 + i));
         }
-        emit log_named_uint("sybils' backing + wallets after settlement (wei; staked 480e18)", backing);
+        emit log_named_uint("sybils' backing + wallets after settlement (wei; staked 4992e18)", backing);
+        assertEq(reasons[5], 0, "no session-held exclusion");
+        assertEq(reasons[3], 0, "nobody refused");
         assertEq(rd.drawnSeats, q.totalSeats, "admitted round drawn in full with nobody refusing");
     }
 }

@@ -51,6 +51,12 @@ import {Vm} from "../utils/TestBase.sol";
 /// all three.
 /// Command: `scripts/forge test --match-path 'contracts/test/attacks/Review23QueuedScan*' -vv`.
 contract Review23QueuedScanFallbackChargesHonest is NoCanaryAppealsFixture {
+    /// @dev Opens sessions the stake premise (outside review 22) refuses at the fixture's minimum: this world
+    /// measures something else (see the fixture's `stakePremiseWaived`).
+    constructor() {
+        stakePremiseWaived = true;
+    }
+
     event log_named_uint(string key, uint256 val);
 
     uint256 internal _fresh;

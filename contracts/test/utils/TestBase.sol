@@ -35,6 +35,8 @@ interface Vm {
     function addr(uint256 privateKey) external pure returns (address);
     function assume(bool condition) external pure;
     function recordLogs() external;
+    function mockCall(address callee, bytes calldata data, bytes calldata returnData) external;
+    function clearMockedCalls() external;
     function getRecordedLogs() external returns (Log[] memory);
     function label(address account, string calldata newLabel) external;
     function lastCallGas() external view returns (Gas memory gas);

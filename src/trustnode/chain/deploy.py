@@ -33,6 +33,7 @@ from trustnode.chain.protocol import (
     DEVNET_STAKING_PARAMS,
     SessionParams,
     StakingParams,
+    check_stake_premise,
 )
 from trustnode.consensus.canaries import check_canary_window
 
@@ -140,6 +141,10 @@ def deploy_protocol(
     owner = owner or client.address
     me = client.address
     check_canary_window(session_params.canary_commit_blocks, epoch_blocks)
+    try:
+        check_stake_premise(session_params, staking_params)
+    except ValueError as exc:
+        raise ChainError(f"refusing to deploy: {exc}") from exc
     check_randomness_delay(randomness_delay, epoch_blocks)
     operators = checked_operators(canary_operators)
     token = client.deploy("TrustToken", owner, supply)

@@ -47,6 +47,7 @@ from trustnode.chain.port.types import (
 from trustnode.chain.protocol import SessionParams
 from trustnode.consensus import rules
 from trustnode.consensus.canaries import canary_commit_window, canary_count
+from trustnode.consensus.session_stake import StakeBelowSessionLocks, check_session_stake
 from trustnode.models.enums import SegmentOutcome
 from trustnode.models.verdict import SessionState
 
@@ -94,6 +95,18 @@ class MemoryPort(staking.StakingOps, VotingOps, AppealOps, CanaryOps, DrawOps):
     def max_segments(self) -> int:
         return self.c.max_segments
 
+    def _check_stake_backs_locks(self, tiers: Sequence[int], p: SessionParams) -> None:
+        """`SessionOps._checkStakeBacksLocks` (outside review 22): with appeals on, every tier's minimum
+        stake (one for all tiers here) backs every lock the session can ask of one of its auditors."""
+        m = self.c.min_stake if self.c.premise_min_stake is None else self.c.premise_min_stake
+        try:
+            check_session_stake(tiers, (m, m, m), seat_cap=p.seat_cap, max_rounds=p.max_rounds,
+                                appeal_blocks=p.appeal_blocks, slash_amount=p.slash_amount)  # fmt: skip
+        except StakeBelowSessionLocks as e:
+            raise revert(
+                "MinStakeBelowSessionLocks", tier=e.tier, minStake=e.min_stake, required=e.required
+            ) from e
+
     # -- provider ------------------------------------------------------------------------------
     def open_session(
         self, merkle_root: bytes, tiers: Sequence[int], weights: Sequence[int], fee: int
@@ -110,6 +123,7 @@ class MemoryPort(staking.StakingOps, VotingOps, AppealOps, CanaryOps, DrawOps):
                 if w <= 0 or (p.tier_weight[t] and w != p.tier_weight[t]):
                     raise revert("InvalidWeight", index=i, weight=w)
             seats = sum(p.seats_per_tier[t] for t in tiers)
+            self._check_stake_backs_locks(tiers, p)
             pool, fee_share = rules.fee_split(fee)
             if not rules.fee_covers_seats(fee, seats, p.reward):
                 raise revert("FeeTooLow", pool=pool, required=seats * p.reward)

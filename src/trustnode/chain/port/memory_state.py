@@ -27,6 +27,9 @@ from trustnode.models.enums import SegmentOutcome
 from trustnode.models.verdict import SessionState
 
 TOKEN = 10**18
+#: The in-memory chain's minimum stake (one for every tier): 12 segments of a tier per session with appeals
+#: at the devnet's 8-TRUST lock (outside review 22), below the devnet's 200 so worlds of 100-TRUST auditors run.
+MEMORY_MIN_STAKE = 100 * TOKEN
 #: Fast phases for unit tests (blocks); everything else as the devnet.
 MEMORY_SESSION_PARAMS = DEVNET_SESSION_PARAMS.model_copy(
     update={"draw_blocks": 20, "key_blocks": 20, "commit_blocks": 20, "reveal_blocks": 20}
@@ -206,7 +209,7 @@ class MemoryChain:
         contract: str = "0x" + "5e" * 20,
         randomness_delay: int = 2,
         slash_delay: int = 2,
-        min_stake: int = 10 * TOKEN,
+        min_stake: int = MEMORY_MIN_STAKE,
         initial_reputation: int = WAD // 2,
         reputation_floor: int = WAD // 2,
         cooldown_s: int = 60,
@@ -222,6 +225,9 @@ class MemoryChain:
         self.randomness_delay = randomness_delay
         self.slash_delay = slash_delay
         self.min_stake = min_stake
+        #: The minimum stake the opening's stake-premise check reads (None: `min_stake`); tests of the
+        #: draw's session-held rule set it to open a session as if the minimum were lowered after it opened.
+        self.premise_min_stake: int | None = None
         self.initial_reputation = initial_reputation
         self.reputation_floor = reputation_floor
         self.cooldown_s = cooldown_s

@@ -49,6 +49,7 @@ from trustnode.chain.protocol.params import (
     SessionStatus,
     StakingParams,
     Termination,
+    check_stake_premise,
 )
 from trustnode.chain.protocol.sessions import SessionOps
 from trustnode.chain.protocol.staking import StakingOps
@@ -74,6 +75,7 @@ __all__ = [
     "DEVNET_RANDOMNESS_DELAY",
     "DEVNET_SESSION_PARAMS",
     "DEVNET_STAKING_PARAMS",
+    "check_stake_premise",
     "EIP712_NAME",
     "EIP712_VERSION",
     "REQUIRED",

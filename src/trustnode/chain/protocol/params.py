@@ -213,6 +213,23 @@ class StakingParams(BaseModel):
         )
 
 
+def check_stake_premise(session: SessionParams, staking: StakingParams) -> None:
+    """Refuse parameters under which appeals are on and a tier's minimum stake backs no seat lock
+    (outside review 22).  AuditSessions opens a session with appeals only if each tier's minimum backs
+    every lock the session can ask of one auditor of the tier: slash_amount per segment of the tier, in
+    every practical case (`MinStakeBelowSessionLocks`, `consensus.session_stake.max_session_segments`);
+    below one lock no session with a segment of the tier could open.  The per-session bound is the
+    chain's: it depends on the session's segments."""
+    if session.appeal_blocks == 0 or session.max_rounds == 0 or session.slash_amount == 0:
+        return
+    for tier, floor in enumerate(staking.min_stake):
+        if floor < session.slash_amount:
+            raise ValueError(
+                f"tier {tier}: minimum stake {floor} wei is below one seat lock ({session.slash_amount} wei); "
+                "with appeals on, a session opens only if the minimum backs one lock per segment of the tier"
+            )
+
+
 #: Blocks between a randomness request and the block whose hash serves it (LookaheadRandomness).
 DEVNET_RANDOMNESS_DELAY = 2
 #: Blocks per staking snapshot epoch on a devnet. A session draws from the snapshot at the start of
@@ -238,7 +255,9 @@ DEVNET_SESSION_PARAMS = SessionParams(
     canary_commit_blocks=8,
 )
 DEVNET_STAKING_PARAMS = StakingParams(
-    min_stake=(10 * TOKEN, 10 * TOKEN, 10 * TOKEN),
+    # Outside review 22: with appeals on, a session opens only if the minimum backs one lock (slash_amount,
+    # 8 TRUST) per segment of a tier: 25 segments of a tier (the demo's appeal act has 20 computer ones).
+    min_stake=(200 * TOKEN, 200 * TOKEN, 200 * TOKEN),
     cooldown=60,
     commission_delay=60,
     initial_reputation=WAD // 2,
