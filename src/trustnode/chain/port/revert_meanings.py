@@ -147,6 +147,9 @@ MEANINGS: dict[str, str] = {
     "members less their earlier panels' seats), so that the draw fails only if more than half of them "
     "refuse: appeal fewer segments per round",
     "BondAboveLimit": "the bond is more than the most you agreed to pay (raise --bond)",
+    "MinStakeBelowSessionLocks": "appeals are on and the tier's minimum stake cannot back every seat lock this "
+    "session can ask of one auditor (the lock per segment of the tier): open fewer segments of that tier, or "
+    "have the owner raise the minimum stake",
     "RefusalsNotCharged": "the quote said lock refusals would be charged, but in the block the appeal was mined "
     "the tier's eligible auditors are fewer than 2k (the epoch's live count moved): quote again and decide",
     "TooManyRounds": "the session used every appeal round it may have",
