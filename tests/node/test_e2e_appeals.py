@@ -29,6 +29,7 @@ AUDITORS = [
     AuditorSpec(name="computer-1", tier=Tier.COMPUTER, account=2, later=True),
     AuditorSpec(name="computer-2", tier=Tier.COMPUTER, account=3, later=True),
     AuditorSpec(name="computer-3", tier=Tier.COMPUTER, account=7, later=True),
+    AuditorSpec(name="computer-4", tier=Tier.COMPUTER, account=9, later=True),
 ]
 LAZY = str(dev_account(6).address)
 HONEST = {str(dev_account(i).address) for i in (2, 3, 7)}
@@ -51,7 +52,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
 
 @pytest.fixture(scope="module")
 def report(cluster: LocalCluster) -> AppealActReport:
-    act = AppealAct(cluster, lazy="computer-lazy", honest=["computer-1", "computer-2", "computer-3"])
+    act = AppealAct(cluster, lazy="computer-lazy", honest=["computer-1", "computer-2", "computer-3", "computer-4"])
     act.submit()
     act.after_draw()
     return act.finish(timeout_s=300)

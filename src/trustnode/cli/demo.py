@@ -37,8 +37,11 @@ LOCAL_NOTE = (
 )
 
 #: The lazy auditor (always PASS) is the only computer auditor when the appeal act's trace is
-#: drawn; the honest ones join after that draw (`AppealAct.after_draw`), before the samples.
-HONEST_COMPUTER = ["computer-1", "computer-2", "computer-3"]
+#: drawn; the honest ones join after that draw (`AppealAct.after_draw`), before the samples. Four, not
+#: three, for a 3-seat panel: admission subtracts every earlier-panel seat from the live members, and
+#: the lazy auditor, left with only its locks (below the 200 TRUST minimum), is no member any more
+#: (docs/appeals-canaries.md, `Review22EarlierAuditorsLeaveToVeto`).
+HONEST_COMPUTER = ["computer-1", "computer-2", "computer-3", "computer-4"]
 DEMO_AUDITORS = [
     AuditorSpec(name="computer-lazy", tier=Tier.COMPUTER, account=6, lazy=True),
     AuditorSpec(name="llm-1", tier=Tier.LLM, account=4),
@@ -46,6 +49,7 @@ DEMO_AUDITORS = [
     AuditorSpec(name="computer-1", tier=Tier.COMPUTER, account=2, later=True),
     AuditorSpec(name="computer-2", tier=Tier.COMPUTER, account=3, later=True),
     AuditorSpec(name="computer-3", tier=Tier.COMPUTER, account=7, later=True),
+    AuditorSpec(name="computer-4", tier=Tier.COMPUTER, account=9, later=True),
 ]
 
 
