@@ -52,7 +52,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
 
 @pytest.fixture(scope="module")
 def report(cluster: LocalCluster) -> AppealActReport:
-    act = AppealAct(cluster, lazy="computer-lazy", honest=["computer-1", "computer-2", "computer-3", "computer-4"])
+    act = AppealAct(
+        cluster, lazy="computer-lazy", honest=["computer-1", "computer-2", "computer-3", "computer-4"]
+    )
     act.submit()
     act.after_draw()
     return act.finish(timeout_s=300)
