@@ -33,6 +33,13 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// Severity: none (property holds).
 /// Command: `scripts/forge test --match-path 'contracts/test/attacks/Review24CappedEarlier*' -vv`.
 contract Review24CappedEarlierEligibleExact is Review24DrawProbe {
+    /// @dev Review 21's world (20 segments of a tier at the fixture's 100 TRUST minimum) opens a session the
+    /// stake premise (outside review 22) refuses: this world measures W_E, not the premise (see the
+    /// fixture's `stakePremiseWaived`).
+    constructor() {
+        stakePremiseWaived = true;
+    }
+
     uint256 internal constant SEGMENTS = 20;
     uint256 internal sid;
     uint256 internal round;
