@@ -5,6 +5,7 @@ old chain's state (UnknownWithdrawal reverts, unregistered, silent). It now refu
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TIMES_THINKING, client_for
+from tests.conftest import TIMES_THINKING, client_for, free_port
 from trustnode.audit.computer import ComputerAuditor
 from trustnode.chain.deployment import Deployment
 from trustnode.chain.protocol import Protocol
@@ -115,3 +116,42 @@ def test_a_running_provider_stops_when_anvil_is_restarted_under_it(
     assert (after.stage, after.status, after.session_id) == (before.stage, before.status, None), after
     assert after.attempts == before.attempts and after.error is None, after
     assert Protocol(client_for(fresh_devnet, 0), fresh_devnet.contracts).session_count() == 0, "nothing sent"
+
+
+def test_a_page_only_node_refuses_a_chain_its_data_dir_did_not_serve(
+    fresh_devnet: Deployment, tmp_path: Path
+) -> None:
+    """A human auditor's page node (`api serve --no-worker`, README) on a data directory that served
+    another chain showed that chain's seats and jobs against the new one, saying nothing. It records
+    the chain at its first start, starts again on the same chain, and refuses another one."""
+    dep_file = tmp_path / "deployment.json"
+    fresh_devnet.save(dep_file)
+    home = tmp_path / "human-1"
+
+    def serve() -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TRUSTNODE_")}
+        env |= {
+            "TRUSTNODE_DATA_DIR": str(home),
+            "TRUSTNODE_CHAIN__DEPLOYMENT_FILE": str(dep_file),
+            "TRUSTNODE_CHAIN__ACCOUNT_INDEX": "5",
+            "TRUSTNODE_API__PORT": str(free_port()),
+        }
+        cmd = [sys.executable, "-m", "trustnode.cli.main", "api", "serve", "--no-worker"]
+        try:  # a node that starts keeps serving: the timeout is its success
+            return subprocess.run(
+                cmd, env=env, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL
+            )
+        except subprocess.TimeoutExpired as exc:
+            out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            return subprocess.CompletedProcess(cmd, -1, out, "")
+
+    first = serve()
+    assert first.returncode == -1, (first.stdout + first.stderr)[-2000:]  # served until stopped
+    record = home / "provider" / "chain.json"
+    known = json.loads(record.read_text())  # recorded at its first start
+    record.write_text(json.dumps({**known, "genesis": "0x" + "cd" * 32}))  # as if the old chain's
+    out = serve()
+    said = out.stdout + out.stderr
+    assert out.returncode not in (0, -1), said[-2000:]
+    assert "is not the one this data directory served" in said and "0x" + "cd" * 32 in said, said[-2000:]
+    assert "seats its pages show" in said and "Traceback" not in said, said[-2000:]

@@ -28,7 +28,7 @@ from trustnode.cli.startup import (
 )
 from trustnode.config import Settings
 from trustnode.models.enums import Tier
-from trustnode.node.chain_identity import ChainReplacedError
+from trustnode.node.chain_identity import CANARY_STATE, PAGE_STATE, ChainGuard, ChainReplacedError
 from trustnode.node.logging import configure_logging
 
 if TYPE_CHECKING:
@@ -62,15 +62,25 @@ def _provider_start(s: Settings, run_worker: bool) -> tuple[NodeContext, str]:
             mode, line = decomposer_mode(s)
         console.print(line)
     ctx = NodeContext(s)
+    with errors_as_exit(ChainReplacedError):  # its jobs' sessions (or its pages' votes) are another chain's
+        _start_guard(ctx, s, run_worker).check(force=True)
     if run_worker:  # a page-only node (a human auditor's) signs nothing as the provider
-        with errors_as_exit(ChainReplacedError):  # its jobs' sessions are another chain's
-            ctx.chain_guard.check(force=True)
         for message in role_warnings(ctx, "provider"):
             warn(message)
         ipfs = ipfs_warning(s)
         if ipfs is not None:
             warn(ipfs)
     return ctx, mode
+
+
+def _start_guard(ctx: NodeContext, s: Settings, run_worker: bool) -> ChainGuard:
+    """The start-up chain check of `api serve`: a page-only node (a human auditor's pages, a canary
+    operator) on a data directory that served another chain showed that chain's seats and jobs against
+    the new one, and an operator's tickets would be revealed there: it refuses like the provider."""
+    if run_worker:
+        return ctx.chain_guard
+    state = CANARY_STATE if s.canary_operator.enabled else PAGE_STATE
+    return ChainGuard(None if ctx.fixed_port is not None else ctx.client, s.data_dir / "provider", state)
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 #: What a daemon's data directory holds for its chain, named in the refusal.
 AUDITOR_STATE = "votes, withdrawals and event checkpoints"
 PROVIDER_STATE = "trace jobs, their sessions and appeal duties"
+PAGE_STATE = "trace jobs and seats its pages show"
+CANARY_STATE = "canary tickets (the verdicts and salts it reveals)"
 #: A long-running node re-reads the genesis hash this often (and after every chain error).
 CHECK_EVERY_S = 30.0
 
