@@ -116,7 +116,9 @@ contract AppealCapacityFuzz is NoCanaryAppealsFixture {
             assertEq(seats, 7 * segments, "seats");
             assertEq(capacity, bound_, "capacity = k + seatCap (E - E / 2 - k + 1) - 1");
             assertTrue(seats > capacity, "refused only beyond it");
-            assertTrue(free < (segments - 1) * 7 / cap + 7, "refused only when a minority can starve the last one");
+            assertTrue(
+                free < (segments - 1) * 7 / cap + 7, "refused only when a minority can starve the last one"
+            );
         }
     }
 }

@@ -158,7 +158,9 @@ def test_a_round_above_the_seat_cap_uses_at_most_half_of_what_the_tier_can_seat(
     # k + cap (E - E // 2 - k + 1) - 1 (the last segment keeps k iff 8 x 7 // 8 <= free - k)
     assert check(9, members=30) == [7] * 9  # E 27: 63 <= 7 + 8 * (14 - 7 + 1) - 1 = 70
     with pytest.raises(AppealRefused, match="PanelTooLarge.*at most 62"):
-        check(9, members=29)  # E 26: 63 > 7 + 8 * (13 - 7 + 1) - 1 = 62, though 63 <= 26 * 8 / 2 (the old rule)
+        check(
+            9, members=29
+        )  # E 26: 63 > 7 + 8 * (13 - 7 + 1) - 1 = 62, though 63 <= 26 * 8 / 2 (the old rule)
     with pytest.raises(AppealRefused, match="PanelTooLarge.*at most 22"):
         check(9, members=19)  # E 16: 7 + 8 * (8 - 7 + 1) - 1 = 22, where the old rule admitted 64
     with pytest.raises(AppealRefused, match="PanelTooLarge.*at most 0"):

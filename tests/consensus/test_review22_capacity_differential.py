@@ -120,9 +120,7 @@ def test_admission_matches_brute_forced_worst_case() -> None:
 def test_slack_figures() -> None:
     """The rounds the old bound refused although their worst case fills (the LOW finding's figures);
     the new bound admits all of them."""
-    slack = [
-        r for r in _rounds() if _worst_case_fills(*r) and r[3] * r[1] > _old_capacity(r[0], r[1], r[2])
-    ]
+    slack = [r for r in _rounds() if _worst_case_fills(*r) and r[3] * r[1] > _old_capacity(r[0], r[1], r[2])]
     print(
         f"\nslack: {len(slack)} rounds, smallest E {min(slack)}, c = 1: {sum(1 for r in slack if r[2] == 1)}"
     )

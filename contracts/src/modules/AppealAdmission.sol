@@ -256,7 +256,8 @@ contract AppealAdmission is AppealStore {
                 if (SegmentWord.tier(SegmentWord.lane(word, seg)) == tier) ++tierSegments;
             }
         }
-        uint256 required = c.slashAmount * AppealMath.sessionLockSeats(tierSegments, n, c.seatCap, p.maxRounds);
+        uint256 required =
+            c.slashAmount * AppealMath.sessionLockSeats(tierSegments, n, c.seatCap, p.maxRounds);
         if (minStake < required) revert MinStakeBelowSessionLocks(tier, minStake, required);
     }
 

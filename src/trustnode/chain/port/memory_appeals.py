@@ -156,9 +156,6 @@ class AppealOps(RoundOps):
         self, s: Session, segments: Sequence[int], max_bond: int | None, require_charged: bool = False
     ) -> Admission:
         p = self.c.params_of(s)
-        # The stake premise with the current minimum (one for all tiers here; the opening's override, if a
-        # test set one, stands for the minimum as lowered after the opening).
-        m = self.c.min_stake if self.c.premise_min_stake is None else self.c.premise_min_stake
         records = self._records(s)
         running = self._running(s)
         return check_session_appeal(
@@ -167,8 +164,7 @@ class AppealOps(RoundOps):
             opens_after=s.canary_end if s.finalized_at else None, outcome_final=s.outcome_final,
             window_ends=s.window_ends or [0] * len(s.tiers), rounds_opened=len(s.rounds), running=running,
             canaries={c.index for c in s.canaries_revealed}, members=lambda tier: self._members(s, tier),
-            seat_cap=p.seat_cap, max_bond=max_bond, min_stake=(m, m, m), slash_amount=p.slash_amount,
-            require_charged=require_charged,
+            seat_cap=p.seat_cap, max_bond=max_bond, require_charged=require_charged,
         )  # fmt: skip
 
     def _members(self, s: Session, tier: int) -> int:
@@ -210,6 +206,11 @@ class AppealOps(RoundOps):
             try:
                 adm = self._admit(s, named, max_bond, require_charged)
             except AppealRefused as exc:
+                if exc.name == "RefusalsNotCharged":  # AppealAdmission._open's arguments
+                    terms = self._admit(s, named, max_bond)
+                    raise revert(
+                        exc.name, sessionId=s.id, eligible=terms.eligible, needed=2 * terms.seats[0]
+                    ) from exc
                 raise revert(exc.name, sessionId=s.id, detail=exc.detail) from exc
             me = self.address
             have = self.c.balances.get(me, 0)
