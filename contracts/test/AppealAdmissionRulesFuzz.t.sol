@@ -104,7 +104,7 @@ contract AppealCapacityFuzz is NoCanaryAppealsFixture {
         }
         uint256 eligible = HONEST + extra - 3; // earlierSeats(3, 1) = k_0
         uint256 free = eligible - eligible / 2; // seatable after at most half refuse
-        uint256 bound_ = free < 7 ? 0 : 7 + cap * (free - 7);
+        uint256 bound_ = free < 7 ? 0 : 7 + cap * (free - 7 + 1) - 1; // exact since outside review 22
         try appeals.quote(sid, named) returns (IAppealModule.Quote memory q) {
             assertEq(q.totalSeats, 7 * segments, "k_1 per segment");
             assertLe(q.totalSeats, bound_, "admitted beyond the bound");
@@ -114,8 +114,11 @@ contract AppealCapacityFuzz is NoCanaryAppealsFixture {
             (uint256 s, uint256 seats, uint256 capacity) = errorArgs(err);
             assertEq(s, sid, "session");
             assertEq(seats, 7 * segments, "seats");
-            assertEq(capacity, bound_, "capacity = k + seatCap (E - E / 2 - k)");
+            assertEq(capacity, bound_, "capacity = k + seatCap (E - E / 2 - k + 1) - 1");
             assertTrue(seats > capacity, "refused only beyond it");
+            assertTrue(
+                free < (segments - 1) * 7 / cap + 7, "refused only when a minority can starve the last one"
+            );
         }
     }
 }

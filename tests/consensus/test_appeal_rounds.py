@@ -154,12 +154,15 @@ def test_a_round_above_the_seat_cap_uses_at_most_half_of_what_the_tier_can_seat(
             check(n)
         assert refused.value.name == "PanelTooLarge" and f"{7 * n} seats" in str(refused.value)
     # outside review 17: the capacity counts who can sit, E = members - k_0 (round 0's seats); outside
-    # review 20: k + cap (E - E // 2 - k), the auditors at the cap on earlier segments out of the draw
-    assert check(9, members=30) == [7] * 9  # E 27: 63 <= 7 + 8 * (14 - 7) = 63
-    with pytest.raises(AppealRefused, match="PanelTooLarge.*at most 55"):
-        check(9, members=29)  # E 26: 63 > 7 + 8 * (13 - 7) = 55, though 63 <= 26 * 8 / 2 (the old rule)
-    with pytest.raises(AppealRefused, match="PanelTooLarge.*at most 15"):
-        check(9, members=19)  # E 16: 7 + 8 * (8 - 7) = 15, where the old rule admitted 64
+    # review 20: the auditors at the cap on earlier segments out of the draw; review 22: exact,
+    # k + cap (E - E // 2 - k + 1) - 1 (the last segment keeps k iff 8 x 7 // 8 <= free - k)
+    assert check(9, members=30) == [7] * 9  # E 27: 63 <= 7 + 8 * (14 - 7 + 1) - 1 = 70
+    with pytest.raises(AppealRefused, match="PanelTooLarge.*at most 62"):
+        check(
+            9, members=29
+        )  # E 26: 63 > 7 + 8 * (13 - 7 + 1) - 1 = 62, though 63 <= 26 * 8 / 2 (the old rule)
+    with pytest.raises(AppealRefused, match="PanelTooLarge.*at most 22"):
+        check(9, members=19)  # E 16: 7 + 8 * (8 - 7 + 1) - 1 = 22, where the old rule admitted 64
     with pytest.raises(AppealRefused, match="PanelTooLarge.*at most 0"):
         check(9, members=15)  # E 12: E - E // 2 = 6 < k = 7, no capped round
 

@@ -67,8 +67,8 @@ def test_capped_rounds_fail_only_on_a_majority_of_refusals() -> None:
 
 
 def test_the_forge_round_is_refused_at_capacity_15() -> None:
-    assert capped_capacity(21, 7, 2) == 15
-    with pytest.raises(AppealRefused, match="PanelTooLarge.*at most 15"):
+    assert capped_capacity(21, 7, 2) == 16  # review 20's 15, exact since review 22 (+ cap - 1)
+    with pytest.raises(AppealRefused, match="PanelTooLarge.*at most 16"):
         check_capacity(3, 21, eligible=21, seat_cap=2)
     check_capacity(2, 14, eligible=21, seat_cap=2)  # within the cap: only the count binds
 
@@ -77,7 +77,8 @@ def test_check_capacity_is_the_proposed_bound() -> None:
     for cap in range(1, 9):
         for k in PANELS:
             for eligible in range(k, 81):
-                bound = fixed_capacity(k, eligible, cap) if eligible - eligible // 2 >= k else 0
+                # review 20's bound, made exact by review 22 (Review22CapacityFloorSlack): + cap - 1
+                bound = fixed_capacity(k, eligible, cap) + cap - 1 if eligible - eligible // 2 >= k else 0
                 assert capped_capacity(eligible, k, cap) == bound
                 for segments in (cap + 1, cap + 2, 2 * cap + 3):
                     admitted = _admitted(segments, k, eligible, cap)

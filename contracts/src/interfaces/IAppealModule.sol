@@ -150,6 +150,10 @@ interface IAppealModule is IPanelHost {
     // --------------------------------------------------------------- refusals (appeal_admission.check_appeal order)
 
     error AppealsDisabled(uint256 sessionId);
+    /// @notice Staking's current minimum of `tier` (lowered since the opening) cannot back every seat lock
+    /// the session can ask of one auditor of the tier (`required` = slashAmount x
+    /// `AppealMath.sessionLockSeats`): a round could not fill (outside review 26).
+    error MinStakeBelowSessionLocks(uint256 tier, uint256 minStake, uint256 required);
     error AppealWindowClosed(uint256 sessionId, uint256 segment, uint256 windowEnd);
     error SegmentFinal(uint256 sessionId, uint256 segment);
     error NoRoundsLeft(uint256 sessionId, uint256 segment);

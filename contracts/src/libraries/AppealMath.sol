@@ -36,17 +36,18 @@ library AppealMath {
     }
 
     /// @notice The most seats a round naming more segments than the seat cap may have, its segments each of
-    /// `k` seats among the same `eligible` auditors (outside review 20): `k + seatCap (eligible - eligible / 2
-    /// - k)`, 0 when `eligible - eligible / 2 < k` (no such round is admitted). The draw fills segments in
-    /// order and an auditor at the cap leaves it for the rest of the round, so before the last of S segments
-    /// up to floor((S - 1) k / seatCap) auditors may be at the cap. With at most floor(eligible / 2)
-    /// refusing, the last segment still finds eligible - floor(eligible / 2) - floor((S - 1) k / seatCap)
-    /// auditors, at least k when S k is within this bound (sufficient, not exact: Review22CapacityFloorSlack):
-    /// the cap fails the draw only if more than half of the eligible refuse. (`eligible * seatCap / 2` ignored the auditors at the cap; for seatCap 1 both
-    /// are ceil(eligible / 2) up to rounding.)
+    /// `k` seats among the same `eligible` auditors (outside reviews 20, 22): `k + seatCap (free - k + 1) - 1`
+    /// with free = eligible - eligible / 2, 0 when free < k (no such round is admitted). The draw fills
+    /// segments in order and an auditor at the cap leaves it for the rest of the round, so before the last
+    /// of S segments up to floor((S - 1) k / seatCap) auditors may be at the cap. With at most
+    /// floor(eligible / 2) refusing, the last segment still finds free - floor((S - 1) k / seatCap) auditors,
+    /// at least k iff (S - 1) k < seatCap (free - k + 1), i.e. iff S k is within this bound (exact:
+    /// Review22CapacityFloorSlack); so the cap fails the draw only if more than half of the eligible refuse.
+    /// Premise: every eligible account can take `seatCap` seats (the stake premise rule, SessionOps
+    /// `_checkStakeBacksLocks`, rechecked at admission).
     function cappedCapacity(uint256 eligible, uint256 k, uint256 seatCap) internal pure returns (uint256) {
         uint256 free = eligible - eligible / 2;
-        return free < k ? 0 : k + seatCap * (free - k);
+        return free < k ? 0 : k + seatCap * (free - k + 1) - 1;
     }
 
     /// @notice The most seat locks one auditor can hold at once for one session whose `segmentCount` segments

@@ -12,6 +12,7 @@ import {SegmentWord} from "../libraries/SegmentWord.sol";
 import {AppealWord} from "../libraries/AppealWord.sol";
 import {AppealMath} from "../libraries/AppealMath.sol";
 import {AppealStore} from "./AppealStore.sol";
+import {IStakingParams} from "../SessionOps.sol";
 
 /// @title AppealAdmission
 /// @notice The admission of appeals (`appeal`, `quote`: `appeal_admission.check_appeal`), run by its
@@ -138,7 +139,14 @@ contract AppealAdmission is AppealStore {
     {
         SessionAppeals storage sa = _sessions[sessionId];
         AppealParams memory p = paramsOf(sessionId);
-        if (p.appealBlocks == 0 || p.maxRounds == 0) revert AppealsDisabled(sessionId);
+        {
+            // Sessions opened before the core wired this module never had their opening check the stake
+            // premise (SessionOps `_checkStakeBacksLocks`): not appealable (outside review 26, as canaries).
+            uint256 from = core.canariesFromSession();
+            if (p.appealBlocks == 0 || p.maxRounds == 0 || from == 0 || sessionId < from) {
+                revert AppealsDisabled(sessionId);
+            }
+        }
         if (sa.finalizedAt == 0) revert AppealWindowNotOpen(sessionId, 0);
         if (segments.length == 0) revert EmptyAppeal();
         if (sa.outcomeFinal) revert AppealWindowClosed(sessionId, segments[0], sa.lastWindowEnd);
@@ -167,6 +175,7 @@ contract AppealAdmission is AppealStore {
             }
             _checkOne(sessionId, seg, i, q, c, p, members, firstTier);
         }
+        _checkStakeBacksLocks(sessionId, s.segmentCount, firstTier, c, p);
         // The `eligible` of `_checkOne`, the same for every named segment (one tier, one depth): `_checkOne`
         // refused the round unless members > earlierSeats(k_0, depth).
         eligible = members - AppealMath.earlierSeats(c.seatsPerTier[firstTier], q.depth);
@@ -223,6 +232,33 @@ contract AppealAdmission is AppealStore {
             q.totalSeats += k;
         }
         q.bond += AppealMath.minBond(k0, d + 1, c.reward, p.appealBondMultiplierBps);
+    }
+
+    /// @dev Outside review 26: the opening's stake premise (`minStake[t] >= slashAmount x
+    /// AppealMath.sessionLockSeats`, SessionOps `_checkStakeBacksLocks`) rechecked with Staking's CURRENT
+    /// minimum for the round's tier, so a minimum lowered after the opening refuses the round here instead of
+    /// admitting one its draw cannot fill (session-held exclusions, nobody refusing). The tier's segment count
+    /// is walked (<= MAX_SEGMENTS / 8 words) only when the bound with every segment of the tier fails.
+    function _checkStakeBacksLocks(
+        uint256 sessionId,
+        uint256 n,
+        uint256 tier,
+        IAuditSessions.SessionParams memory c,
+        AppealParams memory p
+    ) private view {
+        uint256 minStake = IStakingParams(address(core.staking())).params().minStake[tier];
+        if (minStake >= c.slashAmount * AppealMath.sessionLockSeats(n, n, c.seatCap, p.maxRounds)) return;
+        uint256 tierSegments = 0;
+        uint256 words = SegmentWord.wordCount(n);
+        for (uint256 w = 0; w < words; ++w) {
+            uint256 word = core.segmentWord(sessionId, 0, w);
+            for (uint256 seg = 8 * w; seg < 8 * w + 8 && seg < n; ++seg) {
+                if (SegmentWord.tier(SegmentWord.lane(word, seg)) == tier) ++tierSegments;
+            }
+        }
+        uint256 required =
+            c.slashAmount * AppealMath.sessionLockSeats(tierSegments, n, c.seatCap, p.maxRounds);
+        if (minStake < required) revert MinStakeBelowSessionLocks(tier, minStake, required);
     }
 
     /// @dev The tier's live members but the provider: leaves with weight in the snapshot a round appealed now

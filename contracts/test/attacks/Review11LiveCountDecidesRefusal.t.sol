@@ -102,9 +102,11 @@ contract Review11LiveCountDecidesRefusal is NoCanaryAppealsFixture {
         assertEq(members, live - (leaves ? 1 : 0), "dead and departed leaves are not live");
         uint256 eligible = members > 1 ? members - 1 : 0; // minus k_0 = 1 earlier seat
         // outside review 17: the capacity counts the eligible (who can sit), not every live member; outside
-        // review 20: k + seatCap (E - E / 2 - k), the auditors at the cap on earlier segments out of the draw
+        // review 20: the auditors at the cap on earlier segments out of the draw; review 22: exact,
+        // k + seatCap (E - E / 2 - k + 1) - 1
         uint256 free = eligible - eligible / 2;
-        bool admissible = eligible >= K1 && (m <= CAP || (free >= K1 && m * K1 <= K1 + CAP * (free - K1)));
+        bool admissible =
+            eligible >= K1 && (m <= CAP || (free >= K1 && m * K1 <= K1 + CAP * (free - K1 + 1) - 1));
         IAppealModule.Quote memory q;
         try appeals.quote(sid, named) returns (IAppealModule.Quote memory got) {
             q = got;

@@ -29,7 +29,7 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// k)`, 0 if eligible - eligible / 2 < k, `AppealMath.cappedCapacity`, in AppealAdmission and consensus
 /// `check_capacity`): with at most floor(E / 2) refusing the last segment still finds
 /// E - floor(E / 2) - floor((S - 1) k / seatCap) >= k auditors. Here 7 + 2 x (11 - 7) = 15 < 21: quote and
-/// appeal revert `PanelTooLarge(sid, 21, 15)`, nothing paid (this test with 1583240's AppealAdmission:
+/// appeal revert `PanelTooLarge(sid, 21, 15)` (16 since review 22's exact bound), nothing paid (this test with 1583240's AppealAdmission:
 /// "next call did not revert as expected", fails). Control: the round the cap does not bind
 /// (2 segments = the seat cap, 14 seats) is admitted, charged, and drawn in full with the 8 accounts
 /// refusing.
@@ -90,7 +90,7 @@ contract Review20SeatCapMarginIgnoresCapSlack is NoCanaryAppealsFixture {
         uint256 epoch = block.number / EPOCH_BLOCKS + 1;
         assertEq(_sortition().liveCountAtExcept(1, epoch, provider), 24, "members 24: eligible 24 - 3 = 21");
         uint256 before = token.balanceOf(appellant);
-        bytes memory refusal = abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 21, 15);
+        bytes memory refusal = abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 21, 16);
         vm.expectRevert(refusal);
         appeals.quote(sid, _segs3());
         vm.expectRevert(refusal);

@@ -36,7 +36,7 @@ import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 /// Severity: MEDIUM (needs a round naming more segments than the seat cap and the failing segment after 8
 /// named segments D0 can sit on; the inflation is bounded by s's earlier-panel auditors' weight, which the
 /// defender chooses).
-/// Since review 20's capacity bound that round (members 20, E 17) is refused up front (`PanelTooLarge(63, 23)`,
+/// Since review 20's capacity bound that round (members 20, E 17) is refused up front (`PanelTooLarge(63, 23)`, 30 since review 22's exact bound,
 /// `test_MeasuredShapeRefusedUpFront`); the admitted re-shape has 20 refusers of 125 TRUST (members 30, E 27,
 /// cappedCapacity(27, 7, 8) = 63 seats): same s = 13, 62 of 63 seats, W_R 2,500, rule R's W_E 4,600, old
 /// contract's W_E 7,600 with the 2,900 top-up: UNFILLABLE on 55d381a (measured), REFUSED now.
@@ -198,7 +198,7 @@ contract Review21CappedEarlierAuditorInflatesEligible is NoCanaryAppealsFixture 
     /// 23)`.
     function test_MeasuredShapeRefusedUpFront() public {
         (uint256 sid, uint256[] memory named,,) = _world(100e18, REFUSERS_MEASURED, 250e18, 0);
-        bytes memory refusal = abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 63, 23);
+        bytes memory refusal = abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 63, 30);
         vm.expectRevert(refusal);
         appeals.quote(sid, named);
     }

@@ -5,11 +5,7 @@ import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {IAuditSessions} from "../../src/interfaces/IAuditSessions.sol";
 
-interface VmSkipReview22Floor {
-    function skip(bool) external;
-}
-
-/// @title Review22CapacityFloorSlack (outside review 22 of 0f4112d, open, LOW)
+/// @title Review22CapacityFloorSlack (outside review 22 of 0f4112d, LOW, fixed)
 /// @notice Property (docs/appeals-canaries.md "Round size"; `AppealMath.cappedCapacity` NatSpec): with at most
 /// floor(E / 2) refusing, the last of S segments still finds E - floor(E / 2) - floor((S - 1) k / seatCap)
 /// auditors, "at least k iff S k is within this bound" - so the bound refuses exactly the rounds the cap can
@@ -29,6 +25,11 @@ interface VmSkipReview22Floor {
 /// Fix proposal (one line, `AppealMath.cappedCapacity` and `appeal_admission.capped_capacity`):
 /// `return free < k ? 0 : k + seatCap * (free - k + 1) - 1;` (equal for seatCap 1; safe: S k <= that iff
 /// floor((S - 1) k / seatCap) <= free - k). Or keep the bound and drop "iff" from the NatSpec and the doc.
+/// Fixed (the exact form, contract and `capped_capacity`; safe since the stake premise rule lets every
+/// eligible account take seatCap seats): the 4-segment round is admitted (28 = capacity 7 + 2 x 11 - 1);
+/// control: with 35 members (E 32, free 16, worst case 32 - 16 - 10 = 6 < 7) it is refused PanelTooLarge(sid,
+/// 28, 26). The grid test asserts the new bound admits no round whose brute-forced worst case fails and
+/// refuses none whose worst case fills.
 contract Review22CapacityFloorSlack is NoCanaryAppealsFixture {
     function _sessionParams() internal pure override returns (IAuditSessions.SessionParams memory p) {
         p = super._sessionParams();
@@ -42,24 +43,24 @@ contract Review22CapacityFloorSlack is NoCanaryAppealsFixture {
         }
     }
 
-    function _setUp() internal returns (uint256 sid) {
-        sid = _setUpPassedSession(36, 4, FEE);
+    function _setUp(uint256 members) internal returns (uint256 sid) {
+        sid = _setUpPassedSession(members, 4, FEE);
         uint256 epoch = block.number / EPOCH_BLOCKS + 1;
-        assertEq(_sortition().liveCountAtExcept(1, epoch, provider), 36, "members 36: E 33");
+        assertEq(_sortition().liveCountAtExcept(1, epoch, provider), members, "members: E = members - 3");
     }
 
-    /// @dev The round whose worst case still fills is admitted (fails today: PanelTooLarge(28, 27)).
-    function test_SafeCappedRoundAdmitted_KNOWN() public {
-        VmSkipReview22Floor(address(vm)).skip(true);
-        uint256 sid = _setUp();
+    /// @dev The round whose worst case still fills is admitted (failed before the fix: PanelTooLarge(28, 27)).
+    function test_SafeCappedRoundAdmitted() public {
+        uint256 sid = _setUp(36);
         IAppealModule.Quote memory q = appeals.quote(sid, _segsN(4));
         assertEq(q.totalSeats, 28, "4 x 7 seats: worst case leaves 33 - 16 - 10 = 7 on the last segment");
     }
 
-    /// @dev Control: today's figures (PanelTooLarge 28 > 27, nothing paid) and the 3-segment round admitted.
-    function test_ControlFloorSlackFigures() public {
-        uint256 sid = _setUp();
-        bytes memory refusal = abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 28, 27);
+    /// @dev Control: one member fewer (E 32, free 16) the worst case leaves 32 - 16 - 10 = 6 < 7: refused
+    /// PanelTooLarge(28, 26), nothing paid; its 3-segment round is admitted and charged.
+    function test_ControlUnsafeRoundRefused() public {
+        uint256 sid = _setUp(35);
+        bytes memory refusal = abi.encodeWithSelector(IAppealModule.PanelTooLarge.selector, sid, 28, 26);
         vm.expectRevert(refusal);
         appeals.quote(sid, _segsN(4));
         uint256 before = token.balanceOf(appellant);
@@ -68,7 +69,7 @@ contract Review22CapacityFloorSlack is NoCanaryAppealsFixture {
         appeals.appeal(sid, _segsN(4), type(uint256).max);
         assertEq(token.balanceOf(appellant), before, "nothing paid");
         IAppealModule.Quote memory q = appeals.quote(sid, _segsN(3));
-        assertEq(q.totalSeats, 21, "3 x 7 seats admitted (capacity 27)");
-        assertTrue(q.refusalsCharged, "charged: E 33 >= 14");
+        assertEq(q.totalSeats, 21, "3 x 7 seats admitted (capacity 26)");
+        assertTrue(q.refusalsCharged, "charged: E 32 >= 14");
     }
 }

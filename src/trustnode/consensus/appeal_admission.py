@@ -16,6 +16,7 @@ from trustnode.consensus.appeals import (
     panel_seats,
 )
 from trustnode.consensus.encoding import MAX_ROUND
+from trustnode.consensus.session_stake import required_min_stake
 
 
 def check_appeal(
@@ -61,15 +62,16 @@ def check_appeal(
 
 def capped_capacity(eligible: int, k: int, seat_cap: int) -> int:
     """The most seats of a round naming more segments than the seat cap, each segment `k` seats among
-    the same `eligible` auditors (`AppealMath.cappedCapacity`, outside review 20):
-    k + seat_cap (eligible - eligible // 2 - k), 0 if eligible - eligible // 2 < k.  The draw fills
+    the same `eligible` auditors (`AppealMath.cappedCapacity`, outside reviews 20, 22):
+    k + seat_cap (free - k + 1) - 1 with free = eligible - eligible // 2, 0 if free < k.  The draw fills
     segments in order and an auditor at the cap leaves it for the rest of the round, so before the last
     of S segments up to (S - 1) k // seat_cap auditors may be at the cap; with at most eligible // 2
-    refusing the last segment still finds eligible - eligible // 2 - (S - 1) k // seat_cap >= k auditors
-    iff S k is within this bound.  (eligible * seat_cap // 2 ignored the auditors at the cap: 8 of 21
+    refusing the last segment still finds free - (S - 1) k // seat_cap >= k auditors iff S k is within
+    this bound (exact, `Review22CapacityFloorSlack`; premise: every eligible account can take seat_cap
+    seats, the stake premise rule).  (eligible * seat_cap // 2 ignored the auditors at the cap: 8 of 21
     refusing failed a round of 3 x 7 seats with seat cap 2.)"""
     free = eligible - eligible // 2
-    return 0 if free < k else k + seat_cap * (free - k)
+    return 0 if free < k else k + seat_cap * (free - k + 1) - 1
 
 
 def check_capacity(segments: int, seats: int, *, eligible: int, seat_cap: int) -> None:
@@ -155,6 +157,10 @@ def check_session_appeal(
     members: Callable[[int], int],
     seat_cap: int,
     max_bond: int | None = None,
+    wired: bool = True,
+    min_stake: Sequence[int] | None = None,
+    slash_amount: int = 0,
+    require_charged: bool = False,
 ) -> Admission:
     """What `appeal(sessionId, segments, maxBond)` checks, in AppealModule's order; the round it opens.
 
@@ -168,10 +174,16 @@ def check_session_appeal(
     AppealWindowNotOpen (canary window running), TooManyRounds (round above min(maxRounds * n, 255)),
     then segment by segment InvalidSegment, SegmentsNotAscending, SegmentIsCanary, MixedDepths,
     MixedTiers, AppealPending and `check_appeal`'s SegmentFinal, NoRoundsLeft, AppealWindowClosed,
-    NotEnoughEligibleAuditors; then `check_capacity`'s PanelTooLarge; last BondAboveLimit on the sum
-    of the bonds.
+    NotEnoughEligibleAuditors; then MinStakeBelowSessionLocks; `check_capacity`'s PanelTooLarge;
+    BondAboveLimit on the sum of the bonds; last RefusalsNotCharged if `require_charged`.
+
+    `wired`: the session opened after the modules were wired (`canariesFromSession`), else its opening
+    never checked the stake premise and it is not appealable (AppealsDisabled, outside review 26).
+    `min_stake`: Staking's CURRENT minimum per tier (None: not checked): the opening's stake premise
+    (`session_stake`) is rechecked for the round's tier with `slash_amount`, so a minimum lowered after
+    the opening refuses the round instead of admitting one its draw cannot fill (outside review 26).
     """
-    if appeal.appeal_blocks == 0 or appeal.max_rounds == 0:
+    if appeal.appeal_blocks == 0 or appeal.max_rounds == 0 or not wired:
         raise AppealRefused("AppealsDisabled")
     if opens_after is None:
         raise AppealRefused("AppealWindowNotOpen", "round 0 has not finalized")
@@ -209,12 +221,22 @@ def check_session_appeal(
                                eligible=eligible)  # fmt: skip
         out_seats.append(panel_seats(k0, d))
         bonds.append(bond)
+    if tier is not None and min_stake is not None:  # AppealAdmission._checkStakeBacksLocks
+        n, t = len(segments), int(tier)
+        required = required_min_stake(sum(1 for g in segments if int(g.tier) == t), n, seat_cap=seat_cap,
+                                      max_rounds=appeal.max_rounds, slash_amount=slash_amount)  # fmt: skip
+        if min_stake[t] < required:
+            raise AppealRefused(
+                "MinStakeBelowSessionLocks", f"tier {t}: minimum stake {min_stake[t]} < required {required}"
+            )
     if tier is not None:  # every named segment has this tier and depth, so this `eligible`
         check_capacity(len(named), sum(out_seats), eligible=eligible, seat_cap=seat_cap)
     total = sum(bonds)
     if max_bond is not None and total > max_bond:
         raise AppealRefused("BondAboveLimit", f"the bond is {total}")
     charged = refusals_charged(eligible, out_seats[0])
+    if require_charged and not charged:  # AppealAdmission._open, after BondAboveLimit
+        raise AppealRefused("RefusalsNotCharged", f"eligible {eligible} < 2 k = {2 * out_seats[0]}")
     return Admission(round=rounds_opened + 1, depth=depth, segments=list(named), seats=out_seats, bonds=bonds,
                      eligible=eligible, refusals_charged=charged)  # fmt: skip
 

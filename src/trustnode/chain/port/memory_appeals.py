@@ -152,7 +152,9 @@ class AppealOps(RoundOps):
         return result
 
     # -- appeals -------------------------------------------------------------------------------
-    def _admit(self, s: Session, segments: Sequence[int], max_bond: int | None) -> Admission:
+    def _admit(
+        self, s: Session, segments: Sequence[int], max_bond: int | None, require_charged: bool = False
+    ) -> Admission:
         p = self.c.params_of(s)
         records = self._records(s)
         running = self._running(s)
@@ -162,7 +164,7 @@ class AppealOps(RoundOps):
             opens_after=s.canary_end if s.finalized_at else None, outcome_final=s.outcome_final,
             window_ends=s.window_ends or [0] * len(s.tiers), rounds_opened=len(s.rounds), running=running,
             canaries={c.index for c in s.canaries_revealed}, members=lambda tier: self._members(s, tier),
-            seat_cap=p.seat_cap, max_bond=max_bond,
+            seat_cap=p.seat_cap, max_bond=max_bond, require_charged=require_charged,
         )  # fmt: skip
 
     def _members(self, s: Session, tier: int) -> int:
@@ -202,13 +204,14 @@ class AppealOps(RoundOps):
             s = self.c.session(session_id)
             named = sorted(segments)
             try:
-                adm = self._admit(s, named, max_bond)
+                adm = self._admit(s, named, max_bond, require_charged)
             except AppealRefused as exc:
+                if exc.name == "RefusalsNotCharged":  # AppealAdmission._open's arguments
+                    terms = self._admit(s, named, max_bond)
+                    raise revert(
+                        exc.name, sessionId=s.id, eligible=terms.eligible, needed=2 * terms.seats[0]
+                    ) from exc
                 raise revert(exc.name, sessionId=s.id, detail=exc.detail) from exc
-            if require_charged and not adm.refusals_charged:  # AppealAdmission._open, after BondAboveLimit
-                raise revert(
-                    "RefusalsNotCharged", sessionId=s.id, eligible=adm.eligible, needed=2 * adm.seats[0]
-                )
             me = self.address
             have = self.c.balances.get(me, 0)
             if have < adm.bond:

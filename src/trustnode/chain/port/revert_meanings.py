@@ -129,7 +129,7 @@ MEANINGS: dict[str, str] = {
     "RequestFailed": "the VRF coordinator did not deliver within its timeout",
     "TooManyConfirmations": "the canary commit window needs more confirmations than VRF v2.5 waits (200)",
     # appeals (AppealModule, AppealSettlement; issue 15), in the order the contract checks them
-    "AppealsDisabled": "this session's parameters disable appeals (appealBlocks or maxRounds is 0)",
+    "AppealsDisabled": "this session's parameters disable appeals (appealBlocks or maxRounds is 0), or it opened before the modules were wired",
     "AppealWindowNotOpen": "appeals open only after round 0 finalized and the canary reveal window closed",
     "EmptyAppeal": "an appeal names at least one segment",
     "InvalidSegment": "the session has no segment with this index",
