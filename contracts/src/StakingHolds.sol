@@ -131,7 +131,9 @@ abstract contract StakingHolds is StakingLedger {
         if (flow == 0) {
             if (tail == info.head) return 0;
             flow = tail - 1;
-            if (LedgerPacking.kind(_ring[auditor][flow % LEDGER_CAPACITY]) != LedgerPacking.KIND_FLOW) return 0;
+            if (LedgerPacking.kind(_ring[auditor][flow % LEDGER_CAPACITY]) != LedgerPacking.KIND_FLOW) {
+                return 0;
+            }
         }
         // flow + 1, if pending, is a SESSION entry (two FLOWs are never adjacent).
         return _flows[auditor][flow].deposits + _queuedAfter(auditor, flow + 1, tail);
