@@ -63,6 +63,8 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
     error LockRefused(address auditor);
     /// @notice A re-registration in another tier while the old tier's snapshots may still draw it.
     error TierHeld(address auditor, uint256 untilEpoch);
+    /// @notice A re-registration in another tier while the pool holds `locked` stake of seats (Review26).
+    error TierLocked(address auditor, uint256 locked);
 
     event Wired(address registry, address drawModule, address settlementModule);
     event TreasuryChanged(address treasury);
@@ -342,35 +344,6 @@ contract Staking is StakingViews, Ownable2Step, Pausable {
     /// @inheritdoc IStaking
     function queuedAfter(address auditor, uint256 entry) external view returns (uint256) {
         return _queuedAfter(auditor, entry, _info[auditor].tail);
-    }
-
-    /// @dev Deposits waiting in the FLOW entries after `entry` (up to `tail`): they become shares after
-    /// `entry` applies, so its slash cannot reach them. Exact in O(1) (at most 4 reads, no loop):
-    /// - pending SESSION entry e: a deposit queued before e's push waits in a FLOW before e, one queued
-    ///   after it in a FLOW after e (the tail FLOW, pushed behind e if need be); a queued deposit leaves
-    ///   the FLOW only when its entry applies, and no FLOW after e applies before e. So the deposits after
-    ///   e are those queued since its push: `_queuedEver` now less its value then (`_queuedAt`, mod 2^128;
-    ///   the difference is at most the pool's pending deposits, < 2^96). If nothing was pending at the push
-    ///   (no record: no gas spent on it), every pending deposit was queued since.
-    /// - pending FLOW entry f (not the last): f + 1 is a SESSION entry (two FLOWs are never adjacent), and
-    ///   f's own deposits are not after f, so the answer is f + 1's.
-    /// - applied entry (below the head): every pending deposit waits in a FLOW after it.
-    /// - the last entry or any index at or past the tail: 0.
-    function _queuedAfter(address auditor, uint256 entry, uint256 tail) private view returns (uint256) {
-        if (entry >= tail || entry + 1 == tail) return 0;
-        if (entry >= _info[auditor].head) {
-            uint256 slot = entry % LEDGER_CAPACITY;
-            uint256 at = _queuedAt[auditor][slot];
-            if (at >> 128 == entry) {
-                unchecked {
-                    return uint128(_queuedEver[auditor] - uint128(at));
-                }
-            }
-            if (LedgerPacking.kind(_ring[auditor][slot]) == LedgerPacking.KIND_FLOW) {
-                return _queuedAfter(auditor, entry + 1, tail);
-            }
-        }
-        return _books[auditor].pendingDeposits;
     }
 
     /// @dev `lockSeat`'s rule: refuse (nothing changes) unless registered in `tier`, at the tier's minimum

@@ -77,9 +77,12 @@ abstract contract StakingHolds is StakingLedger {
     /// still in the pool that the batch's shares bear. Expired batches (parked past their hold, or the
     /// last FLOW that took some, while pending) back no new lock, but every lock ahead of them is shared
     /// pro rata with them, so the pool may lock `basis + relief` in all: the remaining stake bears the
-    /// locks behind the batch and ahead * basis / (basis + x) of the rest (x the batch's value; basis
-    /// counts pending deposits, so x's part is never overstated). One group is counted (unqueued batches
-    /// first): fewer shares, less relief.
+    /// locks behind the batch and its part of the rest, relief = ahead * x / (basis - later + x) (x the
+    /// batch's value). `later`: the deposits of the batch's FLOW (they mint after it redeems) and of every
+    /// FLOW after it (`_queuedAfter`): they bear none of the locks ahead, so they do not dilute the batch's
+    /// part (Review25ReliefDilutedByLaterDeposit); the deposits before it and the other exiting shares,
+    /// which bear those locks but are left out of `basis`, keep x's part from being overstated. One group
+    /// is counted (unqueued batches first): fewer shares, less relief.
     function _lockLimit(address auditor, PoolInfo storage info, Pool memory pool)
         internal
         view
@@ -91,25 +94,58 @@ abstract contract StakingHolds is StakingLedger {
         uint256 holdEpoch = info.holdEpoch;
         if (holdEpoch != 0) {
             if (_epochNow() <= holdEpoch + HOLD_EPOCHS) registered = true;
-            (uint256 inHold, uint256 expired, uint256 ahead) = _heldShares(auditor, info, pool.locked);
-            if (inHold != 0 || expired != 0) {
-                PoolBook memory b = _books[auditor];
-                basis += inHold * b.assets / b.totalShares;
-                uint256 x = expired * b.assets / b.totalShares;
-                if (x != 0) relief = ahead * x / (basis + x);
-            }
+            (basis, relief) = _heldBasis(auditor, info, basis, pool.locked);
         }
         limit = basis + relief;
         // Locked above the limit (after a slash) refuses every lock, of any amount.
         eligible = registered && basis >= _params.minStake[info.tier] && pool.locked <= limit;
     }
 
+    /// @dev `_lockLimit`'s basis (`backing` plus the batches in their own hold) and relief.
+    function _heldBasis(address auditor, PoolInfo storage info, uint256 backing, uint256 locked)
+        private
+        view
+        returns (uint256 basis, uint256 relief)
+    {
+        (uint256 inHold, uint256 x, uint256 ahead, uint256 flow) = _heldShares(auditor, info, locked);
+        basis = backing;
+        if (inHold == 0 && x == 0) return (basis, 0);
+        PoolBook memory b = _books[auditor];
+        basis += inHold * b.assets / b.totalShares;
+        x = x * b.assets / b.totalShares;
+        if (x != 0) {
+            uint256 later = _laterDeposits(auditor, info, flow);
+            relief = ahead * x / ((basis > later ? basis - later : 0) + x);
+        }
+    }
+
+    /// @dev Deposits that apply after the expired batch leaves: those of its FLOW `flow` and of every FLOW
+    /// after it. `flow` 0: the batch is not queued yet and will join the tail FLOW, if the tail is one
+    /// (`_unparkBatches`), else a new FLOW with no deposit.
+    function _laterDeposits(address auditor, PoolInfo storage info, uint256 flow)
+        private
+        view
+        returns (uint256)
+    {
+        uint256 tail = info.tail;
+        if (flow == 0) {
+            if (tail == info.head) return 0;
+            flow = tail - 1;
+            if (LedgerPacking.kind(_ring[auditor][flow % LEDGER_CAPACITY]) != LedgerPacking.KIND_FLOW) {
+                return 0;
+            }
+        }
+        // flow + 1, if pending, is a SESSION entry (two FLOWs are never adjacent).
+        return _flows[auditor][flow].deposits + _queuedAfter(auditor, flow + 1, tail);
+    }
+
     /// @dev Shares of the batches in their own hold, of the expired ones still in the pool (unqueued, or
-    /// else those of the pending held FLOW), and the locked stake ahead of the latter.
+    /// else those of the pending held FLOW), the locked stake ahead of the latter and their FLOW (0 while
+    /// unqueued).
     function _heldShares(address auditor, PoolInfo storage info, uint256 locked)
         private
         view
-        returns (uint256 inHold, uint256 expired, uint256 ahead)
+        returns (uint256 inHold, uint256 expired, uint256 ahead, uint256 flow)
     {
         uint256 cur = _epochNow();
         uint256 gen = info.generation;
@@ -126,6 +162,7 @@ abstract contract StakingHolds is StakingLedger {
             if (h.flow >= info.head && h.generation == gen) {
                 expired = h.shares;
                 ahead = ahead > h.newLocked ? ahead - h.newLocked : 0;
+                flow = h.flow;
             }
         }
     }

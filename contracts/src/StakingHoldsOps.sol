@@ -84,6 +84,8 @@ contract StakingHoldsOps is StakingAccounts {
     error DepositPending(address auditor, uint256 flow);
     /// @notice A re-registration in another tier while the old tier's snapshots may still draw it.
     error TierHeld(address auditor, uint256 untilEpoch);
+    /// @notice A re-registration in another tier while the pool holds `locked` stake of seats (Review26).
+    error TierLocked(address auditor, uint256 locked);
 
     event AuditorActivated(address indexed auditor, uint8 tier, uint256 reputation);
     event AuditorDeactivated(address indexed auditor);
@@ -142,7 +144,8 @@ contract StakingHoldsOps is StakingAccounts {
 
     // --------------------------------------------------------------- registry
 
-    /// @notice `Staking.onRegister`'s code.
+    /// @notice `Staking.onRegister`'s code: a tier change is refused while a hold lasts (`TierHeld`) or
+    /// while the pool holds locked stake (`TierLocked`); a re-registration in the same tier always passes.
     function onRegister(address auditor, uint8 tier) external onlyDelegated onlyRegistry {
         if (tier > 2) revert InvalidTier(tier);
         PoolInfo storage info = _info[auditor];
@@ -153,6 +156,11 @@ contract StakingHoldsOps is StakingAccounts {
             _pools[auditor].reputation = _params.initialReputation;
         } else if (info.tier != tier) {
             if (_holdActive(info)) revert TierHeld(auditor, info.holdEpoch + HOLD_EPOCHS);
+            // Seats it holds in one tier would count against its seats of a session's other tier, which
+            // the stake premise rule (SessionOps `_checkStakeBacksLocks`, per tier) does not bound
+            // (Review26TierMoveCarriesSessionLocks): it moves once every lock is released.
+            uint256 locked = _pools[auditor].locked;
+            if (locked != 0) revert TierLocked(auditor, locked);
             if (info.leafPlusOne != 0) _sortition.setWeight(info.tier, auditor, info.leafPlusOne, 0);
             (bool exists, uint256 leaf) = _sortition.leafOf(tier, auditor);
             info.leafPlusOne = exists ? uint32(leaf + 1) : 0;

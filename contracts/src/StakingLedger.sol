@@ -400,6 +400,35 @@ abstract contract StakingLedger is IStaking {
         return tail;
     }
 
+    /// @dev Deposits waiting in the FLOW entries after `entry` (up to `tail`): they become shares after
+    /// `entry` applies, so its slash cannot reach them. Exact in O(1) (at most 4 reads, no loop):
+    /// - pending SESSION entry e: a deposit queued before e's push waits in a FLOW before e, one queued
+    ///   after it in a FLOW after e (the tail FLOW, pushed behind e if need be); a queued deposit leaves
+    ///   the FLOW only when its entry applies, and no FLOW after e applies before e. So the deposits after
+    ///   e are those queued since its push: `_queuedEver` now less its value then (`_queuedAt`, mod 2^128;
+    ///   the difference is at most the pool's pending deposits, < 2^96). If nothing was pending at the push
+    ///   (no record: no gas spent on it), every pending deposit was queued since.
+    /// - pending FLOW entry f (not the last): f + 1 is a SESSION entry (two FLOWs are never adjacent), and
+    ///   f's own deposits are not after f, so the answer is f + 1's.
+    /// - applied entry (below the head): every pending deposit waits in a FLOW after it.
+    /// - the last entry or any index at or past the tail: 0.
+    function _queuedAfter(address auditor, uint256 entry, uint256 tail) internal view returns (uint256) {
+        if (entry >= tail || entry + 1 == tail) return 0;
+        if (entry >= _info[auditor].head) {
+            uint256 slot = entry % LEDGER_CAPACITY;
+            uint256 at = _queuedAt[auditor][slot];
+            if (at >> 128 == entry) {
+                unchecked {
+                    return uint128(_queuedEver[auditor] - uint128(at));
+                }
+            }
+            if (LedgerPacking.kind(_ring[auditor][slot]) == LedgerPacking.KIND_FLOW) {
+                return _queuedAfter(auditor, entry + 1, tail);
+            }
+        }
+        return _books[auditor].pendingDeposits;
+    }
+
     // --------------------------------------------------------------- positions
 
     /// @dev Bring a holder's position up to date: pick up its applied deposit and void shares of an

@@ -6,12 +6,9 @@ import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 import {StakingLedger} from "../../src/StakingLedger.sol";
 import {IStaking} from "../../src/interfaces/IStaking.sol";
+import {Staking} from "../../src/Staking.sol";
 
-interface VmSkipReview26Tier {
-    function skip(bool) external;
-}
-
-/// @title Review26TierMoveCarriesSessionLocks (outside review 26 of a7a6f5e, open)
+/// @title Review26TierMoveCarriesSessionLocks (outside review 26 of a7a6f5e, fixed)
 /// @notice Property (SessionOps `_checkStakeBacksLocks` NatSpec): with `minStake[t] >= slashAmount x
 /// sessionLockSeats(n_t, ...)` for each tier, "the session's own locks never refuse [an eligible auditor] a
 /// seat (reason 5 cannot occur)", so every eligible account can sit (the premise of admission's count).
@@ -35,7 +32,7 @@ interface VmSkipReview26Tier {
 /// A): 7 of 7. This world's round is not charged (E 7 < 2 k), so a plain refusal would also end it
 /// UNFILLABLE: the test shows the premise broken (an eligible, counted account the session's own locks
 /// refuse), not yet a charged round turned uncharged, which needs E >= 14 and E - k + 1 such movers.
-/// Without the `_KNOWN` skip the test fails at "no session-held exclusion".
+/// (Before the fix, measured with the move passing: the draw excluded A with reason 5, 6 of 7 seats.)
 /// Severity: LOW (an attacker can already refuse, charged (reason 3); this makes one eligible tier-2 account
 /// refuse UNCHARGED and counted, UNFILLABLE instead of REFUSED; it costs a tier-1 account that sat round 0
 /// of the target session, a hold and the tier change; an honest auditor moving tier with a small stake hits
@@ -44,6 +41,12 @@ interface VmSkipReview26Tier {
 /// like TierHeld); or have `_sessionHeld` count only the seats of the draw's tier (the other tier's locks are
 /// then the mover's own doing: reason 3, charged); or bound every tier by the whole session
 /// (slashAmount x sessionLockSeats(n, n, ...)), stricter still.
+/// Fix (chosen: the first option): `StakingHoldsOps.onRegister` refuses a tier change while the pool holds
+/// locked stake, `TierLocked(auditor, locked)` (as `TierHeld` refuses one during a hold); a re-registration
+/// in the same tier still passes. After the fix (`test_TierMoverSessionHeld`): A's move to tier 2 reverts
+/// TierLocked(A, 40 TRUST) after its hold; it re-registers in tier 1; tier 2 has 9 members at the appeal
+/// (A not among them), so no eligible tier-2 account carries locks of the session's other tier. Control
+/// unchanged: 7 of 7. Before the fix the same test failed at the expected revert (the move passed).
 /// Command: `scripts/forge test --match-path 'contracts/test/attacks/Review26*' -vv`.
 contract Review26TierMoveCarriesSessionLocks is NoCanaryAppealsFixture {
     event log_named_uint(string key, uint256 val);
@@ -151,18 +154,49 @@ contract Review26TierMoveCarriesSessionLocks is NoCanaryAppealsFixture {
         emit log_named_uint("refused", rd.refused ? 1 : 0);
     }
 
-    function test_TierMoverSessionHeld_KNOWN() public {
-        VmSkipReview26Tier(address(vm)).skip(true);
-        (IAppealModule.Round memory rd, uint256 aHeld,,) = _run(true);
-        assertEq(aHeld, 0, "no session-held exclusion");
-        assertEq(rd.drawnSeats, 7, "admitted round drawn in full");
-    }
-
-    function test_TierMoverMeasured() public {
-        (IAppealModule.Round memory rd, uint256 aHeld,, uint256 members) = _run(true);
-        assertEq(members, 10, "A counted as a tier-2 member");
-        assertGe(aHeld, 1, "A excluded as session-held");
-        assertLe(rd.drawnSeats, 6, "round short");
+    /// @dev The attack's steps up to the move: A sits round 0 in tier 1, deregisters, requests the
+    /// withdrawal of 55/72 of its shares and waits out its hold; then it asks for tier 2.
+    function test_TierMoverSessionHeld() public {
+        _deployAppeals();
+        _addAuditors(1, 5, 72e18);
+        _addAuditors(2, 9, 8e18);
+        address a = auditorAddrs[0];
+        _nextEpoch();
+        uint256 sid = _open(_tw(), 2 * FEE);
+        _commitCanaries(sid, new bytes32[](0));
+        _drawAll(sid);
+        _publish(sid);
+        _voteRound0(sid, 0, 0, 0);
+        vm.roll(block.number + 1);
+        uint256 seats = _seats(sid, a).length;
+        uint256 locked = staking.poolOf(a).locked;
+        emit log_named_uint("A's round-0 seats (tier 1)", seats);
+        emit log_named_uint("A locked", locked);
+        assertTrue(locked != 0, "setup: A holds the session's locks");
+        vm.startPrank(a);
+        registry.deregister();
+        staking.requestWithdrawal(a, staking.sharesOf(a, a) * 55 / 72);
+        vm.stopPrank();
+        for (uint256 i = 0; i < 4; ++i) {
+            _nextEpoch();
+        }
+        bytes32 key = keccak256(abi.encode("x25519", a));
+        vm.prank(a);
+        vm.expectRevert(abi.encodeWithSelector(Staking.TierLocked.selector, a, locked));
+        registry.register(2, uint64(1) << 2, key);
+        // The same tier still passes, locks or not.
+        vm.prank(a);
+        registry.register(1, uint64(1) << 2, key);
+        (uint8 tier, bool registered,) = staking.auditorOf(a);
+        assertEq(tier, 1, "A stays in tier 1");
+        assertTrue(registered, "same-tier re-registration with locks");
+        _nextEpoch();
+        _toAppealWindow(sid);
+        uint256 members = _sortition().liveCountAtExcept(2, block.number / EPOCH_BLOCKS + 1, provider);
+        emit log_named_uint("tier-2 members at the appeal", members);
+        assertEq(members, 9, "A is no tier-2 member");
+        (bool exists,) = _sortition().leafOf(2, a);
+        assertTrue(!exists, "A has no tier-2 leaf");
     }
 
     function test_ControlFreshTier2Auditor() public {

@@ -143,7 +143,8 @@ abstract contract StakingModel is StakingTestBase {
     /// basis = backing + the value of the batches in their own hold, and relief = the part of the locks
     /// ahead of the expired batches still in the pool (unqueued ones, else those of the pending held FLOW:
     /// every lock but those of the entries behind that FLOW, summed here from the entries) that their
-    /// shares bear pro rata: ahead * x / (basis + x).
+    /// shares bear pro rata: ahead * x / (basis - later + x), `later` the deposits of the FLOW they leave in
+    /// and of every FLOW after it (minted after they redeem, those bear none of the locks ahead: Review25).
     function _mLockLimit(address auditor) internal view returns (bool eligible, uint256 limit) {
         MPool storage p = mPool[auditor];
         bool registered = p.registered || _mHoldActive(auditor);
@@ -161,8 +162,11 @@ abstract contract StakingModel is StakingTestBase {
             else inHold += sum;
         }
         uint256 ahead = p.locked;
+        // The FLOW the expired shares leave in: the tail FLOW an unqueued batch will join (none: a new one).
+        uint256 flow = p.tail > p.head && mEntry[auditor][p.tail - 1].kind == KIND_FLOW ? p.tail - 1 : p.tail;
         if (expired == 0 && p.heldFlow >= p.head && p.heldGen == p.gen) {
             expired = p.heldShares;
+            flow = p.heldFlow;
             uint256 behind = 0;
             for (uint256 e = p.heldFlow + 1; e < p.tail; ++e) {
                 behind += mEntry[auditor][e].locked;
@@ -172,10 +176,22 @@ abstract contract StakingModel is StakingTestBase {
         if (inHold != 0) basis += inHold * p.assets / p.shares;
         if (expired != 0) {
             uint256 x = expired * p.assets / p.shares;
-            if (x != 0) limit = ahead * x / (basis + x);
+            if (x != 0) limit = ahead * x / (basis - _mDepositsFrom(auditor, flow) + x);
         }
         limit += basis;
         eligible = registered && basis >= 100e18 && p.locked <= limit;
+    }
+
+    /// @dev The deposits waiting in FLOW entries from `flow` to the tail, summed one by one.
+    function _mDepositsFrom(address auditor, uint256 flow) internal view returns (uint256 sum) {
+        MPool storage p = mPool[auditor];
+        for (uint256 e = flow; e < p.tail; ++e) {
+            MEntry storage f = mEntry[auditor][e];
+            if (f.kind != KIND_FLOW) continue;
+            for (uint256 i = 0; i < f.depAmounts.length; ++i) {
+                sum += f.depAmounts[i];
+            }
+        }
     }
 
     /// @dev Batches whose hold is over join the tail FLOW (skipped while the ledger is full).

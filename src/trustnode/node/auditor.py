@@ -165,7 +165,14 @@ class AuditorDaemon:
         expertise = self.ctx.settings.auditor.domains if domains is None else domains
         prof = p.profile(self.address)
         if not prof.registered:
-            p.register(self.tier, expertise, self.keys.public_key)
+            try:
+                p.register(self.tier, expertise, self.keys.public_key)
+            except ContractRevertError as exc:
+                # e.g. TierHeld / TierLocked: a move to another tier waits for its hold or its seats.
+                raise ChainError(
+                    f"auditor {self.address} cannot register in tier {self.tier.name.lower()}: "
+                    f"{reverts.explain(exc)}"
+                ) from exc
         elif prof.encryption_key.lower() != self.keys.public_hex.lower():
             p.update_profile(expertise, self.keys.public_key)
         have = p.self_stake(self.address)[1]

@@ -51,6 +51,10 @@ class StakingOps:
             if self.address in self.c.auditors and self.c.auditors[self.address].registered:
                 raise revert("AlreadyRegistered", auditor=self.address)
             old = self.c.auditors.get(self.address)
+            if old is not None and old.tier != int(tier) and old.locked != 0:
+                # Staking refuses a tier move while the pool holds seat locks (Review26): they would
+                # count against its seats in the other tier, which the stake premise rule does not bound.
+                raise revert("TierLocked", auditor=self.address, locked=old.locked)
             a = Auditor(tier=int(tier), expertise=expertise, key="0x" + encryption_key.hex())
             a.reputation = old.reputation if old else self.c.initial_reputation
             if old is not None:

@@ -99,6 +99,7 @@ MEANINGS: dict[str, str] = {
     "WithdrawalPending": "the withdrawal waits in the pool's ledger behind earlier sessions, or is held "
     "until the snapshots that still count its stake can no longer be drawn (then `drain` the pool)",
     "TierHeld": "a move to another tier waits until the old tier's snapshots can no longer draw the auditor",
+    "TierLocked": "a move to another tier waits until every seat the auditor holds is settled (its locks released)",
     "WithdrawalNotReady": "the withdrawal's cooldown is not over",
     "AlreadyClaimed": "the withdrawal was claimed already",
     "EntryNotPending": "the ledger entry is not pending",
