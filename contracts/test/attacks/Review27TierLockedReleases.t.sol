@@ -15,7 +15,7 @@ import {Staking} from "../../src/Staking.sol";
 /// Attack (bypass): deregister, wait out the hold, register in another tier while the lock stands.
 /// Measured (`scripts/forge test --match-path 'contracts/test/attacks/Review27*' -vv`): a holds 16 TRUST of
 /// locks (2 seats x 8 TRUST) after round 0's draw; deregistered and past its hold, tier 2 is refused
-/// TierLocked(a, 16 TRUST); 100 epochs later its own `advance` ends the session (status 8) and its own
+/// TierLocked(a, 16 TRUST); 100 epochs later its own `advance` ends the session (status 8, Expired) and its own
 /// `settle(sid, 0, a)` releases the lock (0 locked after the drain); tier 2 is then accepted.
 /// Result: HOLDS in this path (no trap: a never-published session ends by deadline and the auditor frees its
 /// own stake; no bypass by deregistration).
