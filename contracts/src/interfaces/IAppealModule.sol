@@ -183,6 +183,10 @@ interface IAppealModule is IPanelHost {
     error AppealPending(uint256 sessionId, uint256 segment);
     error SegmentIsCanary(uint256 sessionId, uint256 segment);
     error TooManyRounds(uint256 sessionId);
+    /// @notice The proven leavers (`quote`/`appeal` with `leavers`) are not strictly ascending at `leaver`.
+    error LeaversNotAscending(address leaver);
+    /// @notice More proven leavers than `AppealMath.MAX_LEAVERS` (`max`).
+    error TooManyLeavers(uint256 count, uint256 max);
     // lifecycle
     error InvalidParams();
     error NotCore(address caller);
@@ -264,6 +268,18 @@ interface IAppealModule is IPanelHost {
     /// @notice What `appeal(sessionId, segments, ...)` would open now; reverts with the refusal it would hit.
     function quote(uint256 sessionId, uint256[] calldata segments) external view returns (Quote memory);
 
+    /// @notice `quote(sessionId, segments)` with proven leavers (outside review 22): a named segment's eligible
+    /// count assumes every earlier-panel auditor of it still live, unless the caller names it here. A leaver
+    /// counts for a segment iff it sat on one of the segment's earlier panels (round 0 or an earlier appeal
+    /// panel) and has no weight in the round's snapshot; the others are ignored. Eligible never exceeds the
+    /// auditors who can sit on the segment.
+    /// @param leavers Strictly ascending (`LeaversNotAscending`), at most `AppealMath.MAX_LEAVERS`
+    /// (`TooManyLeavers`).
+    function quote(uint256 sessionId, uint256[] calldata segments, address[] calldata leavers)
+        external
+        view
+        returns (Quote memory);
+
     /// @notice Appeal `segments` (strictly ascending, all at the same depth): pulls the bond (approve the
     /// token first) and opens the next round, whose draw randomness is requested now.
     /// @param maxBond The most the caller agrees to pay (`BondAboveLimit` above it).
@@ -281,6 +297,18 @@ interface IAppealModule is IPanelHost {
     function appeal(uint256 sessionId, uint256[] calldata segments, uint256 maxBond, bool requireCharged)
         external
         returns (uint256 round);
+
+    /// @notice `appeal(sessionId, segments, maxBond, requireCharged)` with proven leavers (see the `quote` with
+    /// `leavers`): earlier-panel auditors of the named segments with no weight in the round's snapshot.
+    /// @param leavers Strictly ascending, at most `AppealMath.MAX_LEAVERS`.
+    /// @return round The new round number.
+    function appeal(
+        uint256 sessionId,
+        uint256[] calldata segments,
+        uint256 maxBond,
+        bool requireCharged,
+        address[] calldata leavers
+    ) external returns (uint256 round);
 
     // ------------------------------------------------------------------------------------------ rounds
 

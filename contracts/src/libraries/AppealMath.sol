@@ -17,6 +17,8 @@ library AppealMath {
     uint256 internal constant MAX_PANEL_SEATS = 63;
     /// @notice Most appeal panels per segment.
     uint256 internal constant MAX_ROUNDS = 4;
+    /// @notice The most proven leavers an appeal may name (bounds admission's seat reads: outside review 22).
+    uint256 internal constant MAX_LEAVERS = 128;
     uint256 internal constant MAX_PHASE_BLOCKS = 100_000;
     uint256 internal constant MAX_CANARY_RATE_BPS = 3000;
     /// @notice Most canaryRefundBps (review finding 3): a canary's seats cost its provider k R of pool, paid

@@ -13,6 +13,8 @@ import {AppealWord} from "../libraries/AppealWord.sol";
 import {AppealMath} from "../libraries/AppealMath.sol";
 import {AppealStore} from "./AppealStore.sol";
 import {IStakingParams} from "../SessionOps.sol";
+import {IDrawModule} from "../interfaces/IDrawModule.sol";
+import {SeatWord} from "../libraries/SeatWord.sol";
 
 /// @title AppealAdmission
 /// @notice The admission of appeals (`appeal`, `quote`: `appeal_admission.check_appeal`), run by its
@@ -48,7 +50,17 @@ contract AppealAdmission is AppealStore {
         onlyDelegated
         returns (Quote memory q)
     {
-        (q,) = _check(sessionId, segments);
+        (q,) = _check(sessionId, segments, new address[](0));
+    }
+
+    /// @inheritdoc IAppealModule
+    function quote(uint256 sessionId, uint256[] calldata segments, address[] calldata leavers)
+        external
+        view
+        onlyDelegated
+        returns (Quote memory q)
+    {
+        (q,) = _check(sessionId, segments, leavers);
     }
 
     /// @inheritdoc IAppealModule
@@ -57,7 +69,7 @@ contract AppealAdmission is AppealStore {
         onlyDelegated
         returns (uint256 round)
     {
-        return _open(sessionId, segments, maxBond, false);
+        return _open(sessionId, segments, maxBond, false, new address[](0));
     }
 
     /// @inheritdoc IAppealModule
@@ -66,15 +78,29 @@ contract AppealAdmission is AppealStore {
         onlyDelegated
         returns (uint256 round)
     {
-        return _open(sessionId, segments, maxBond, requireCharged);
+        return _open(sessionId, segments, maxBond, requireCharged, new address[](0));
+    }
+
+    /// @inheritdoc IAppealModule
+    function appeal(
+        uint256 sessionId,
+        uint256[] calldata segments,
+        uint256 maxBond,
+        bool requireCharged,
+        address[] calldata leavers
+    ) external onlyDelegated returns (uint256 round) {
+        return _open(sessionId, segments, maxBond, requireCharged, leavers);
     }
 
     /// @dev Admit and open the round: `_check`, then the appellant's own terms (bond limit, charged refusals).
-    function _open(uint256 sessionId, uint256[] calldata segments, uint256 maxBond, bool requireCharged)
-        private
-        returns (uint256 round)
-    {
-        (Quote memory q, uint256 eligible) = _check(sessionId, segments);
+    function _open(
+        uint256 sessionId,
+        uint256[] calldata segments,
+        uint256 maxBond,
+        bool requireCharged,
+        address[] memory leavers
+    ) private returns (uint256 round) {
+        (Quote memory q, uint256 eligible) = _check(sessionId, segments, leavers);
         if (q.bond > maxBond) revert BondAboveLimit(q.bond, maxBond);
         if (requireCharged && !q.refusalsCharged) {
             revert RefusalsNotCharged(sessionId, eligible, 2 * q.seats[0]);
@@ -129,10 +155,20 @@ contract AppealAdmission is AppealStore {
         << SegmentWord.shiftOf(seg);
     }
 
+    /// @dev `_check`'s round-wide figures: the first segment's tier (every segment's), its live members but the
+    /// provider, the proven leavers with no weight in the snapshot, the least eligible of the named segments.
+    struct Tally {
+        uint256 tier;
+        uint256 members;
+        address[] gone;
+        uint256 eligible;
+    }
+
     /// @dev `appeal_admission.check_appeal` for every named segment, in its order of refusals (a segment that can
     /// never be appealed again says why - SegmentFinal, NoRoundsLeft - rather than AppealWindowClosed).
-    /// Returns the named segments' eligible auditors too (one tier, one depth: one count).
-    function _check(uint256 sessionId, uint256[] calldata segments)
+    /// Returns the round's eligible auditors too: the least of its named segments' (one tier, one depth: one
+    /// count, less the segment's proven leavers).
+    function _check(uint256 sessionId, uint256[] calldata segments, address[] memory leavers)
         private
         view
         returns (Quote memory q, uint256 eligible)
@@ -164,8 +200,11 @@ contract AppealAdmission is AppealStore {
         q.seats = new uint256[](segments.length);
         // One round names segments of one tier (`_checkOne`): the first one's (an invalid first segment
         // reverts in the loop before the count is used).
-        uint256 firstTier = SegmentWord.tier(_lane0(sessionId, segments[0]));
-        uint256 members = _members(uint8(firstTier), s.provider);
+        Tally memory t;
+        t.tier = SegmentWord.tier(_lane0(sessionId, segments[0]));
+        t.members = _members(uint8(t.tier), s.provider);
+        t.gone = _gone(uint8(t.tier), leavers);
+        t.eligible = type(uint256).max;
         for (uint256 i = 0; i < segments.length; ++i) {
             uint256 seg = segments[i];
             if (seg >= s.segmentCount) revert InvalidSegment(sessionId, seg);
@@ -173,16 +212,16 @@ contract AppealAdmission is AppealStore {
             if (canaries.length != 0 && (canaries[seg >> 8] >> (seg & 255)) & 1 == 1) {
                 revert SegmentIsCanary(sessionId, seg);
             }
-            _checkOne(sessionId, seg, i, q, c, p, members, firstTier);
+            _checkOne(sessionId, seg, i, q, c, p, t);
         }
-        _checkStakeBacksLocks(sessionId, s.segmentCount, firstTier, c, p);
-        // The `eligible` of `_checkOne`, the same for every named segment (one tier, one depth): `_checkOne`
-        // refused the round unless members > earlierSeats(k_0, depth).
-        eligible = members - AppealMath.earlierSeats(c.seatsPerTier[firstTier], q.depth);
+        _checkStakeBacksLocks(sessionId, s.segmentCount, t.tier, c, p);
+        eligible = t.eligible;
+        // One test for the round, on its least eligible segment (each has k = q.seats[0]).
+        q.refusalsCharged = AppealMath.refusalsCharged(eligible, q.seats[0]);
         // The seat cap binds only when a round names more segments than it: then the round's seats are
         // bounded so that the cap ends its draw only if more than half of the auditors who can sit on its
-        // segments refuse (outside review 9). Those are the eligible, members - earlierSeats(k_0, depth),
-        // not every live member: a segment's earlier-panel auditors cannot sit on it (outside review 17).
+        // segments refuse (outside review 9). Those are the eligible, members - earlierSeats(k_0, depth) (plus
+        // the least segment's proven leavers), not every live member: a segment's earlier-panel auditors cannot sit on it (outside review 17).
         // The bound counts the auditors at the cap on earlier segments, out of the draw for the last one
         // (`AppealMath.cappedCapacity`, outside review 20); every segment has k = q.seats[0].
         if (segments.length > c.seatCap) {
@@ -203,15 +242,14 @@ contract AppealAdmission is AppealStore {
         Quote memory q,
         IAuditSessions.SessionParams memory c,
         AppealParams memory p,
-        uint256 members,
-        uint256 firstTier
+        Tally memory t
     ) private view {
         uint256 w = _seg[sessionId][seg];
         uint256 d = AppealWord.depth(w);
         uint256 tier = SegmentWord.tier(_lane0(sessionId, seg));
         if (i == 0) q.depth = d + 1;
         else if (d + 1 != q.depth) revert MixedDepths(sessionId, seg);
-        else if (tier != firstTier) revert MixedTiers(sessionId, seg);
+        else if (tier != t.tier) revert MixedTiers(sessionId, seg);
         if (AppealWord.pending(w)) revert AppealPending(sessionId, seg);
         if (AppealWord.closed(w)) revert SegmentFinal(sessionId, seg);
         if (d >= p.maxRounds) revert NoRoundsLeft(sessionId, seg);
@@ -220,12 +258,17 @@ contract AppealAdmission is AppealStore {
         uint256 k0 = c.seatsPerTier[tier];
         uint256 k = AppealMath.panelSeats(k0, d + 1);
         // Auditors of the tier who can sit on the segment's next panel: the live members (the provider
-        // excluded) minus k_0 + ... + k_d, as if every earlier-panel auditor were still live (one who left
-        // lowers the live count only, so a provider's round-0 accounts cannot veto by leaving).
+        // excluded) minus k_0 + ... + k_d, as if every earlier-panel auditor were still live, but for the
+        // caller's proven leavers (outside review 22): each one that sat on an earlier panel of this segment
+        // and has no weight in the round's snapshot is a real earlier seat not among the live members, so it
+        // is not taken from them. E never exceeds the true count; without leavers, a round-0 auditor who
+        // leaves lowers E by one (conservative: it can veto or de-charge the appeal, not inflate it).
         uint256 taken = AppealMath.earlierSeats(k0, d + 1);
-        uint256 eligible = members > taken ? members - taken : 0;
+        uint256 proven = _proven(sessionId, seg, d, w, t.gone);
+        taken = taken > proven ? taken - proven : 0;
+        uint256 eligible = t.members > taken ? t.members - taken : 0;
         if (eligible < k) revert NotEnoughEligibleAuditors(sessionId, seg, eligible, k);
-        q.refusalsCharged = AppealMath.refusalsCharged(eligible, k);
+        if (eligible < t.eligible) t.eligible = eligible;
         q.seats[i] = k;
         // At most 63 seats per segment, segments bounded by calldata: no overflow.
         unchecked {
@@ -259,6 +302,59 @@ contract AppealAdmission is AppealStore {
         uint256 required =
             c.slashAmount * AppealMath.sessionLockSeats(tierSegments, n, c.seatCap, p.maxRounds);
         if (minStake < required) revert MinStakeBelowSessionLocks(tier, minStake, required);
+    }
+
+    /// @dev The proven leavers that have no weight in the round's snapshot (`_members`' epoch), checked
+    /// strictly ascending and at most `AppealMath.MAX_LEAVERS`; the array is `leavers`, shortened in place.
+    function _gone(uint8 tier, address[] memory leavers) private view returns (address[] memory gone) {
+        uint256 n = leavers.length;
+        if (n > AppealMath.MAX_LEAVERS) revert TooManyLeavers(n, AppealMath.MAX_LEAVERS);
+        uint256 epoch = _epochNow();
+        uint256 kept = 0;
+        address prev;
+        gone = leavers;
+        for (uint256 i = 0; i < n; ++i) {
+            address a = leavers[i];
+            if (i != 0 && a <= prev) revert LeaversNotAscending(a);
+            prev = a;
+            (bool exists, uint256 leaf) = sortition.leafOf(tier, a);
+            if (exists && sortition.leafWeightAt(tier, epoch, leaf) != 0) continue;
+            gone[kept++] = a;
+        }
+        assembly ("memory-safe") {
+            mstore(gone, kept)
+        }
+    }
+
+    /// @dev How many of `gone` sat on `seg` in round 0 or one of its `d` earlier appeal panels (`AppealWord`
+    /// rounds; not pending: checked): the DrawModule's seat words, <= MAX_LEAVERS x (d + 1) reads.
+    function _proven(uint256 sessionId, uint256 seg, uint256 d, uint256 w, address[] memory gone)
+        private
+        view
+        returns (uint256 n)
+    {
+        if (gone.length == 0) return 0;
+        IDrawModule draw = IDrawModule(address(core.drawModule()));
+        uint256 packed = AppealWord.rounds(w);
+        for (uint256 j = 0; j < gone.length; ++j) {
+            for (uint256 r = 0; r <= d; ++r) {
+                uint256 key = PanelKey.keyOf(sessionId, r == 0 ? 0 : (packed >> (8 * (r - 1))) & 0xff);
+                if (_sat(draw, key, gone[j], seg)) {
+                    ++n;
+                    break;
+                }
+            }
+        }
+    }
+
+    /// @dev Whether `auditor` holds a seat of `seg` on panel `key` (DrawModule `_hasSeat`).
+    function _sat(IDrawModule draw, uint256 key, address auditor, uint256 seg) private view returns (bool) {
+        uint256 word = draw.seatWordOf(key, auditor);
+        if (word == 0) return false;
+        uint256 bits = seg < SeatWord.WINDOW_BITS
+            ? SeatWord.window0(word)
+            : draw.highSeats(key, auditor, SeatWord.windowOf(seg));
+        return bits & SeatWord.bitOf(seg) != 0;
     }
 
     /// @dev The tier's live members but the provider: leaves with weight in the snapshot a round appealed now

@@ -89,6 +89,43 @@ contract AppealModule is AppealStore {
         _forward();
     }
 
+    /// @inheritdoc IAppealModule
+    /// @dev Run in `AppealAdmission` by DELEGATECALL (read-only there).
+    function quote(uint256 sessionId, uint256[] calldata segments, address[] calldata leavers)
+        external
+        view
+        returns (Quote memory q)
+    {
+        sessionId;
+        segments;
+        leavers;
+        q;
+        function() internal f = _forward;
+        function() internal view g;
+        assembly ("memory-safe") {
+            g := f
+        }
+        g();
+    }
+
+    /// @inheritdoc IAppealModule
+    /// @dev Run in `AppealAdmission` by DELEGATECALL.
+    function appeal(
+        uint256 sessionId,
+        uint256[] calldata segments,
+        uint256 maxBond,
+        bool requireCharged,
+        address[] calldata leavers
+    ) external returns (uint256 round) {
+        sessionId;
+        segments;
+        maxBond;
+        requireCharged;
+        leavers;
+        round;
+        _forward();
+    }
+
     /// @dev Run this call's own calldata (the same function of `AppealAdmission`) on this contract's storage
     /// and end the call with its return or revert data, as `AuditSessions._forward` does with `SessionOps`.
     /// Within a STATICCALL (`quote` as an `eth_call` or from a view) the DELEGATECALL stays static.

@@ -86,7 +86,8 @@ contract Review18AdmissionRunsAsTheModule is AppealsFixture {
     }
 
     function _quote(uint256[] memory segs) internal view returns (bool ok, bytes memory ret) {
-        (ok, ret) = address(appeals).staticcall(abi.encodeCall(IAppealModule.quote, (sid, segs)));
+        (ok, ret) =
+            address(appeals).staticcall(abi.encodeWithSignature("quote(uint256,uint256[])", sid, segs));
     }
 
     /// @notice The appellant is the caller, pays from its allowance to the module, the settlement receives the
@@ -176,7 +177,7 @@ contract Review18AdmissionRunsAsTheModule is AppealsFixture {
         (bool okS, bytes memory retS) = _quote(segs);
         Review18Cheats(address(vm)).record();
         (bool okC, bytes memory retC) =
-            address(appeals).call(abi.encodeCall(IAppealModule.quote, (sid, segs)));
+            address(appeals).call(abi.encodeWithSignature("quote(uint256,uint256[])", sid, segs));
         (, bytes32[] memory writes) = Review18Cheats(address(vm)).accesses(address(appeals));
         assertTrue(okS && okC, "quote answers");
         assertEq(keccak256(retS), keccak256(retC), "same answer by STATICCALL and CALL");
@@ -196,7 +197,9 @@ contract Review18AdmissionRunsAsTheModule is AppealsFixture {
         _toAppealWindow(sid);
         Review18Cheats(address(vm)).deal(appellant, 1 ether);
         vm.prank(appellant);
-        (bool ok,) = address(appeals).call{value: 1}(abi.encodeCall(IAppealModule.quote, (sid, _segs(0))));
+        (bool ok,) = address(appeals).call{value: 1}(
+            abi.encodeWithSignature("quote(uint256,uint256[])", sid, _segs(0))
+        );
         assertTrue(!ok, "quote with value");
         vm.prank(appellant);
         (ok,) = address(appeals).call{value: 1}(

@@ -98,12 +98,40 @@ def earlier_seats(k0: int, depth: int) -> int:
     return sum(panel_seats(k0, j) for j in range(depth))
 
 
-def eligible_auditors(members: int, k0: int, depth: int) -> int:
-    """Who can sit on a segment's new panel of `depth` (AppealModule._eligible): the tier's `members`
+def eligible_auditors(members: int, k0: int, depth: int, proven: int = 0) -> int:
+    """Who can sit on a segment's new panel of `depth` (AppealAdmission._checkOne): the tier's `members`
     with weight in the round's snapshot (the provider excluded) minus every seat of the segment's
-    earlier panels.  A lower bound on the live members who sat on none of them (an earlier auditor
-    may have left), so an admitted round is seatable by the snapshot unless auditors refuse."""
-    return max(0, members - earlier_seats(k0, depth))
+    earlier panels but its `proven` leavers (`proven_leavers`).  A lower bound on the live members who
+    sat on none of them (an earlier auditor may have left unnamed), so an admitted round is seatable by
+    the snapshot unless auditors refuse."""
+    return max(0, members - max(0, earlier_seats(k0, depth) - proven))
+
+
+MAX_LEAVERS = 128  # AppealMath.MAX_LEAVERS
+
+
+def check_leavers(leavers: Sequence[str]) -> None:
+    """The proven-leavers list's form (AppealAdmission._gone): at most MAX_LEAVERS, strictly ascending
+    as 160-bit numbers (TooManyLeavers, LeaversNotAscending)."""
+    if len(leavers) > MAX_LEAVERS:
+        raise AppealRefused("TooManyLeavers", f"{len(leavers)} > {MAX_LEAVERS}")
+    for a, b in zip(leavers, leavers[1:], strict=False):
+        if int(b, 16) <= int(a, 16):
+            raise AppealRefused("LeaversNotAscending", f"at {b}")
+
+
+def proven_leavers(
+    leavers: Sequence[str],
+    segment: int,
+    *,
+    live: Callable[[str], bool],
+    sat_before: Callable[[str, int], bool],
+) -> int:
+    """How many named leavers count for `segment` (outside review 22): those that sat on one of its
+    earlier panels (`sat_before(a, segment)`: round 0 or an earlier appeal panel) and have no weight in
+    the round's snapshot (`live(a)` false).  Anything else named is ignored, so the count never exceeds
+    the earlier seats missing from the live members."""
+    return sum(1 for a in leavers if not live(a) and sat_before(a, segment))
 
 
 def refusals_charged(eligible: int, k: int) -> bool:
@@ -161,6 +189,9 @@ def check_session_appeal(
     min_stake: Sequence[int] | None = None,
     slash_amount: int = 0,
     require_charged: bool = False,
+    leavers: Sequence[str] = (),
+    live: Callable[[str], bool] | None = None,
+    sat_before: Callable[[str, int], bool] | None = None,
 ) -> Admission:
     """What `appeal(sessionId, segments, maxBond)` checks, in AppealModule's order; the round it opens.
 
@@ -182,6 +213,9 @@ def check_session_appeal(
     `min_stake`: Staking's CURRENT minimum per tier (None: not checked): the opening's stake premise
     (`session_stake`) is rechecked for the round's tier with `slash_amount`, so a minimum lowered after
     the opening refuses the round instead of admitting one its draw cannot fill (outside review 26).
+    `leavers`: proven leavers (checked after TooManyRounds, `check_leavers`), counted per segment by
+    `proven_leavers` with `live` / `sat_before` (required when `leavers` is not empty); the round's
+    eligible is the least of its segments' (outside review 22).
     """
     if appeal.appeal_blocks == 0 or appeal.max_rounds == 0 or not wired:
         raise AppealRefused("AppealsDisabled")
@@ -195,7 +229,10 @@ def check_session_appeal(
         raise AppealRefused("AppealWindowNotOpen", f"appeals open after block {opens_after}")
     if rounds_opened + 1 > min(appeal.max_rounds * len(segments), MAX_ROUND):
         raise AppealRefused("TooManyRounds", "the session has no round left")
-    depth, tier, eligible = 0, None, 0
+    check_leavers(leavers)
+    if leavers and (live is None or sat_before is None):
+        raise ValueError("leavers need live and sat_before")
+    depth, tier, eligible = 0, None, -1
     out_seats: list[int] = []
     bonds: list[int] = []
     for j, i in enumerate(named):
@@ -216,9 +253,11 @@ def check_session_appeal(
         if i in running:
             raise AppealRefused("AppealPending", f"segment {i} has a panel running")
         k0 = seats[int(seg.tier)]
-        eligible = eligible_auditors(members(int(seg.tier)), k0, d)
+        proven = proven_leavers(leavers, i, live=live, sat_before=sat_before) if live and sat_before else 0
+        seg_eligible = eligible_auditors(members(int(seg.tier)), k0, d, proven)
         _, bond = check_appeal(seg, k0=k0, appeal=appeal, reward=reward, block=block, window_end=window_ends[i],
-                               eligible=eligible)  # fmt: skip
+                               eligible=seg_eligible)  # fmt: skip
+        eligible = seg_eligible if eligible < 0 else min(eligible, seg_eligible)
         out_seats.append(panel_seats(k0, d))
         bonds.append(bond)
     if tier is not None and min_stake is not None:  # AppealAdmission._checkStakeBacksLocks
@@ -229,7 +268,7 @@ def check_session_appeal(
             raise AppealRefused(
                 "MinStakeBelowSessionLocks", f"tier {t}: minimum stake {min_stake[t]} < required {required}"
             )
-    if tier is not None:  # every named segment has this tier and depth, so this `eligible`
+    if tier is not None:  # every named segment has this tier and depth; the least segment's `eligible`
         check_capacity(len(named), sum(out_seats), eligible=eligible, seat_cap=seat_cap)
     total = sum(bonds)
     if max_bond is not None and total > max_bond:
@@ -246,8 +285,11 @@ __all__ = [
     "capped_capacity",
     "check_appeal",
     "check_capacity",
+    "check_leavers",
     "check_session_appeal",
     "earlier_seats",
     "eligible_auditors",
+    "MAX_LEAVERS",
+    "proven_leavers",
     "refusals_charged",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cached_property
 
+from web3 import Web3
 from web3.contract import Contract
 from web3.logs import DISCARD
 from web3.types import TxReceipt
@@ -91,23 +92,46 @@ class AppealBindings(ProtocolBase):
 
     # -- appeals ---------------------------------------------------------------------------------
     def appeal_quote(
-        self, session_id: int, segments: Sequence[int], *, block: int | str = "pending"
+        self,
+        session_id: int,
+        segments: Sequence[int],
+        *,
+        block: int | str = "pending",
+        leavers: Sequence[str] = (),
     ) -> QuoteView:
         """What `appeal` would open in the next block (the one a transaction sent now lands in); the
-        refusal's revert otherwise."""
-        fn = self._appeals().functions.quote(session_id, list(segments))
+        refusal's revert otherwise.  `leavers`: proven leavers (the 3-argument `quote`, outside review 22;
+        strictly ascending as numbers: sorted here)."""
+        m = self._appeals()
+        if leavers:
+            fn = m.functions.quote(session_id, list(segments), _sorted_addresses(leavers))
+        else:
+            fn = m.functions.quote(session_id, list(segments))
         return QuoteView.from_abi(self.client.call(fn, block=block))
 
     def appeal(
-        self, session_id: int, segments: Sequence[int], max_bond: int, *, require_charged: bool = False
+        self,
+        session_id: int,
+        segments: Sequence[int],
+        max_bond: int,
+        *,
+        require_charged: bool = False,
+        leavers: Sequence[str] = (),
     ) -> tuple[int, TxReceipt]:
         """Appeal (approving the appeal module, which moves the bond to its AppealSettlement, up to
         `max_bond`); returns the round opened and the receipt. `require_charged`: the 4-argument
         `appeal`, reverting RefusalsNotCharged unless the round's lock refusals are charged when mined
-        (outside review 17: pass the quote's flag)."""
+        (outside review 17: pass the quote's flag). `leavers`: proven leavers (the 5-argument `appeal`,
+        outside review 22)."""
         m = self._appeals()
         self.ensure_allowance(m.address, max_bond)
-        receipt = self._tx(m.functions.appeal(session_id, list(segments), max_bond, require_charged))
+        if leavers:
+            call = m.functions.appeal(
+                session_id, list(segments), max_bond, require_charged, _sorted_addresses(leavers)
+            )
+        else:
+            call = m.functions.appeal(session_id, list(segments), max_bond, require_charged)
+        receipt = self._tx(call)
         events = m.events.AppealOpened().process_receipt(receipt, errors=DISCARD)
         return int(events[0]["args"]["round"]), receipt
 
@@ -192,3 +216,9 @@ class AppealBindings(ProtocolBase):
         """(segment index, verdict 1 PASS / 2 FAIL) in reveal order."""
         indices, verdicts = self._call(self._canaries().functions.revealedOf(session_id))
         return [(int(i), int(v)) for i, v in zip(indices, verdicts, strict=True)]
+
+
+def _sorted_addresses(addresses: Sequence[str]) -> list[str]:
+    """Checksummed, strictly ascending as 160-bit numbers (AppealAdmission's `LeaversNotAscending`)."""
+    unique = {int(a, 16): a for a in addresses}
+    return [Web3.to_checksum_address(unique[k]) for k in sorted(unique)]
