@@ -130,6 +130,8 @@ MEANINGS: dict[str, str] = {
     "RequestFailed": "the VRF coordinator did not deliver within its timeout",
     "TooManyConfirmations": "the canary commit window needs more confirmations than VRF v2.5 waits (200)",
     # appeals (AppealModule, AppealSettlement; issue 15), in the order the contract checks them
+    "LeaversNotAscending": "the proven leavers named to quote/appeal are not strictly ascending (a duplicate or out of order) at this address: sort them and drop duplicates",
+    "TooManyLeavers": "more proven leavers were named than admission reads (AppealMath.MAX_LEAVERS, 128): name only the earlier-panel auditors of the appealed segments that left",
     "AppealsDisabled": "this session's parameters disable appeals (appealBlocks or maxRounds is 0), or it opened before the modules were wired",
     "AppealWindowNotOpen": "appeals open only after round 0 finalized and the canary reveal window closed",
     "EmptyAppeal": "an appeal names at least one segment",
