@@ -32,7 +32,7 @@ AUDITORS = [
     AuditorSpec(name="computer-4", tier=Tier.COMPUTER, account=9, later=True),
 ]
 LAZY = str(dev_account(6).address)
-HONEST = {str(dev_account(i).address) for i in (2, 3, 7)}
+HONEST = {str(dev_account(i).address) for i in (2, 3, 7, 9)}  # computer-1..4
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ senders never collide; a revert (at estimation or after mining) becomes a
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +33,8 @@ from trustnode.chain.errors import (
 
 _NONCE_MANAGERS: dict[tuple[str, int, str], _NonceManager] = {}
 _NONCE_MANAGERS_LOCK = threading.Lock()
+
+log = logging.getLogger(__name__)
 
 
 class _NonceManager:
@@ -159,7 +162,9 @@ class ChainClient:
                 f"chain at {self.rpc_url} is not reachable: {self._say(exc)}"
             ) from exc
 
-    def transact(self, fn: Any, *, value: int = 0, gas: int | None = None, wait: bool = True) -> TxReceipt:
+    def transact(
+        self, fn: Any, *, value: int = 0, gas: int | None = None, wait: bool = True, _retried: bool = False
+    ) -> TxReceipt:
         """Estimate, sign, send and (by default) wait for the receipt of `fn`.
 
         `fn` is a ContractFunction or a contract constructor. Estimation runs first, so a
@@ -168,9 +173,11 @@ class ChainClient:
         number (a deadline that passes, a window that opens) is estimated as it will execute.
         """
         base: dict[str, Any] = {"from": self.address, "value": value, "chainId": self.chain_id}
+        estimated = gas is None
         if gas is None:
+            margin = 2.0 if _retried else 1.25
             try:
-                gas = int(fn.estimate_gas(base, block_identifier="pending") * 1.25) + 10_000
+                gas = int(fn.estimate_gas(base, block_identifier="pending") * margin) + 10_000
             except ContractLogicError as exc:
                 self.tx_failed += 1
                 raise decode_revert(_revert_data(exc)) from exc
@@ -202,6 +209,16 @@ class ChainClient:
             self.on_transaction(receipt["transactionHash"].hex(), receipt)
         if receipt["status"] != 1:
             self.tx_failed += 1
+            if estimated and receipt["gasUsed"] * 100 >= gas * 95 and not _retried:
+                # It ran out of gas: transactions mined ahead of it in its block made its work
+                # dearer than the estimate (three auditors staking in one block did). Once more,
+                # estimated afresh with a wider margin; unused gas is refunded.
+                log.info(
+                    "transaction %s ran out of its gas estimate (%d): sending it again",
+                    receipt["transactionHash"].hex(),
+                    gas,
+                )
+                return self.transact(fn, value=value, gas=None, wait=wait, _retried=True)
             raise self._replay_revert(tx, receipt)
         return receipt
 
