@@ -3,6 +3,7 @@ pragma solidity 0.8.28;
 
 import {NoCanaryAppealsFixture} from "./AppealAttackKit.sol";
 import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
+import {AppealMath} from "../../src/libraries/AppealMath.sol";
 
 /// @title Review28ProvenLeaversNeverInflate (outside review 28 of 59b8d36: proven leavers at admission)
 /// @notice Property (AppealAdmission `_checkOne`, docs/appeals-canaries.md "Who counts"): whatever the
@@ -26,6 +27,10 @@ import {IAppealModule} from "../../src/interfaces/IAppealModule.sol";
 /// (3) left then re-registered: same leaf; gone (counted) while its snapshot weight is 0, live (not
 /// counted, members + 1) from the next epoch: E 14 either way = the true count.
 /// (4) the provider (a tier-1 auditor here), a tier-2 auditor, address(0): never proven (no seat).
+/// (5) flip side: one segment's earlier-panel auditors are <= 62 < MAX_LEAVERS (128) at every admissible
+/// depth, so a defender cannot make a single-segment appeal's leavers unnameable.
+/// (gas) 128 leavers: quote 1,055,247 gas on 1 segment (98,486 without), 2,002,352 on 8 (139,668 without);
+/// see Review28LeaversGasScaling for many segments.
 /// Severity: none (holds). Command:
 /// `scripts/forge test --match-path 'contracts/test/attacks/Review28*' -vv`
 contract Review28ProvenLeaversNeverInflate is NoCanaryAppealsFixture {
@@ -232,8 +237,7 @@ contract Review28ProvenLeaversNeverInflate is NoCanaryAppealsFixture {
         assertEq(_eOf(sid, _segs(0), p0), CHARGED, "17 - 3 + 0 = 14: not counted twice");
         uint256[] memory rounds = new uint256[](1);
         assertEq(_truth(sid, 0, rounds), 14, "truth 14");
-        // Not 15: E is exactly 14 (the 3-seat round-0 panel). Read it through a depth where 2 k > E: none
-        // here, so check the live members instead.
+        // Charged reads E >= 14 only; E = members - 3 + proven with proven = 0 here (live): 17 - 3 = 14.
         assertEq(_sortition().liveCountAtExcept(1, block.number / EPOCH_BLOCKS + 1, provider), 17, "members");
     }
 
@@ -298,5 +302,19 @@ contract Review28ProvenLeaversNeverInflate is NoCanaryAppealsFixture {
         emit log_named_uint("quote gas, 8 segments, no leavers", g8n);
         emit log_named_uint("quote gas, 8 segments, 128 leavers", g8);
         assertTrue(g1 < 3_000_000, "128 leavers on one segment fit easily");
+    }
+
+    // ------------------------------------------------------------------------------------------ flip side
+
+    /// @dev (5) HOLDS: one segment's earlier-panel auditors always fit one list, so a defender cannot make a
+    /// single-segment appeal's leavers unnameable: every admissible depth has k_{d+1} <= 63 (AppealSettlement
+    /// `_safeRounds`), hence earlierSeats(k_0, d + 1) = (2^(d+1) - 1)(k_0 + 1) - (d + 1) <= 62 < MAX_LEAVERS.
+    /// (A round of many segments may need more than 128 leavers: the appellant splits it; no veto.)
+    function testFuzz_Review28OneSegmentsLeaversFitOneList(uint8 k0, uint8 depth) public pure {
+        uint256 d = bound(depth, 1, AppealMath.MAX_ROUNDS);
+        uint256 k = bound(k0, 1, 63);
+        if (AppealMath.panelSeats(k, d) > AppealMath.MAX_PANEL_SEATS) return;
+        assertLe(AppealMath.earlierSeats(k, d), 62, "<= 62 earlier seats");
+        assertTrue(AppealMath.earlierSeats(k, d) < AppealMath.MAX_LEAVERS, "fits one leavers list");
     }
 }
